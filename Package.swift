@@ -1,0 +1,131 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Upcoming language features every target opts into (see DESIGN.md, "Style").
+let upcomingFeatures: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "identity-gateway",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "identity-gateway", targets: ["identity-gateway"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["YAML"]),
+    ],
+    targets: [
+        .target(
+            name: "GatewayCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            name: "GatewayPostgres",
+            dependencies: [
+                "GatewayCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            exclude: ["Migrations"],
+            swiftSettings: upcomingFeatures,
+            plugins: ["EmbedMigrations"]
+        ),
+        .target(
+            name: "GatewayHTTP",
+            dependencies: [
+                "GatewayCore",
+                "GatewayPostgres",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            name: "StaticUsersPlugin",
+            dependencies: ["GatewayCore", "GatewayHTTP"],
+            path: "Plugins/StaticUsers",
+            swiftSettings: upcomingFeatures
+        ),
+        .executableTarget(
+            name: "identity-gateway",
+            dependencies: [
+                "GatewayCore",
+                "GatewayPostgres",
+                "GatewayHTTP",
+                "StaticUsersPlugin",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+
+        // Build tooling: turns a target's Migrations/*.sql into Swift source,
+        // so the binary carries its schema and never looks for the source tree.
+        .executableTarget(
+            name: "migration-embedder",
+            path: "BuildTools/MigrationEmbedder",
+            swiftSettings: upcomingFeatures
+        ),
+        .plugin(
+            name: "EmbedMigrations",
+            capability: .buildTool(),
+            dependencies: ["migration-embedder"],
+            path: "BuildTools/EmbedMigrations"
+        ),
+
+        .target(
+            name: "GatewayTestSupport",
+            dependencies: [
+                "GatewayCore",
+                "GatewayPostgres",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/GatewayTestSupport",
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "GatewayCoreTests",
+            dependencies: ["GatewayCore", "GatewayTestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "GatewayPostgresTests",
+            dependencies: ["GatewayPostgres", "GatewayTestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "GatewayHTTPTests",
+            dependencies: [
+                "GatewayHTTP",
+                "StaticUsersPlugin",
+                "GatewayTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

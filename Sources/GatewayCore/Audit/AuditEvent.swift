@@ -1,0 +1,41 @@
+public import Foundation
+
+/// One entry of the audit trail. Never holds a secret: no password, code,
+/// private key, admin token or identity token.
+public struct AuditEvent: Sendable, Equatable {
+    public enum Outcome: String, Sendable {
+        case success
+        case failure
+    }
+
+    /// `nil` when the request named no readable app.
+    public var appID: AppID?
+    /// What happened, e.g. `token.issued`, `token.denied`.
+    public var event: String
+    public var outcome: Outcome
+    /// A stable code saying why, for failures (`invalid_credentials`, `unknown_user`, ...).
+    public var reason: String?
+    public var userID: String?
+    public var credentialType: String?
+    public var keyID: KeyID?
+    public var requestID: String
+
+    public init(
+        appID: AppID?, event: String, outcome: Outcome, reason: String? = nil, userID: String? = nil,
+        credentialType: String? = nil, keyID: KeyID? = nil, requestID: String
+    ) {
+        self.appID = appID
+        self.event = event
+        self.outcome = outcome
+        self.reason = reason
+        self.userID = userID
+        self.credentialType = credentialType
+        self.keyID = keyID
+        self.requestID = requestID
+    }
+}
+
+extension AuditEvent {
+    /// Stored as the app of events whose request named no readable app.
+    public static let noApp = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+}

@@ -1,0 +1,68 @@
+import _CryptoExtras
+import Foundation
+
+/// An RSA private key parsed once, with the forms the gateway stores and
+/// publishes. Keys under 2048 bits are refused.
+public struct RSAKeyPair: Sendable {
+    public static let minimumBits = 2048
+    public static let generatableBits: Set<Int> = [2048, 3072, 4096]
+
+    let privateKey: _RSA.Signing.PrivateKey
+
+    /// Parses a PEM private key: PKCS#1 (`BEGIN RSA PRIVATE KEY`) or PKCS#8
+    /// (`BEGIN PRIVATE KEY`). Errors are 400s that never echo the input.
+    public init(pem: String) throws(GatewayError) {
+        guard pem.contains("-----BEGIN RSA PRIVATE KEY-----") || pem.contains("-----BEGIN PRIVATE KEY-----") else {
+            throw .invalidRequest("private_key_pem must be a PEM RSA private key (PKCS#1 or PKCS#8).")
+        }
+        let key: _RSA.Signing.PrivateKey
+        do {
+            key = try _RSA.Signing.PrivateKey(unsafePEMRepresentation: pem)
+        } catch {
+            throw .invalidRequest("private_key_pem could not be read as an RSA private key.")
+        }
+        guard key.keySizeInBits >= Self.minimumBits else {
+            throw .invalidRequest(
+                "private_key_pem is a \(key.keySizeInBits)-bit key; at least \(Self.minimumBits) bits are required.")
+        }
+        self.privateKey = key
+    }
+
+    /// Generates a new key. Slow (tens to hundreds of milliseconds): call it
+    /// off the cooperative thread pool.
+    public static func generate(bits: Int) throws(GatewayError) -> RSAKeyPair {
+        guard generatableBits.contains(bits) else {
+            throw .invalidRequest("bits must be one of 2048, 3072 or 4096.")
+        }
+        do {
+            return RSAKeyPair(privateKey: try _RSA.Signing.PrivateKey(keySize: .init(bitCount: bits)))
+        } catch {
+            throw .internalError
+        }
+    }
+
+    private init(privateKey: _RSA.Signing.PrivateKey) {
+        self.privateKey = privateKey
+    }
+
+    public var bits: Int { privateKey.keySizeInBits }
+
+    /// PKCS#8 PEM of the private key: the form the gateway seals and stores.
+    public var privateKeyPEM: String { privateKey.pemRepresentation }
+
+    /// SubjectPublicKeyInfo PEM (`BEGIN PUBLIC KEY`) of the public half.
+    public var publicKeyPEM: String { privateKey.publicKey.pemRepresentation }
+
+    /// A signer over this key through swift-crypto.
+    public var signer: any RS256Signer { SwiftCryptoRS256Signer(key: privateKey) }
+}
+
+/// RS256 through swift-crypto (BoringSSL), PKCS#1 v1.5 padding.
+struct SwiftCryptoRS256Signer: RS256Signer {
+    let key: _RSA.Signing.PrivateKey
+
+    func sign(_ message: [UInt8]) throws -> [UInt8] {
+        let signature = try key.signature(for: message, padding: .insecurePKCS1v1_5)
+        return signature.withUnsafeBytes { Array($0) }
+    }
+}

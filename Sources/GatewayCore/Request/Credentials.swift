@@ -1,0 +1,22 @@
+/// The `credentials` object of a token request: a `type` that selects the
+/// credential plugin, and that plugin's string fields (`password`, `code`, ...).
+public struct Credentials: Sendable, Equatable {
+    /// At most this many fields besides `type`.
+    public static let maximumFieldCount = 16
+
+    public let type: String
+    public let fields: [String: String]
+
+    public init(type: String, fields: [String: String] = [:]) {
+        self.type = type
+        self.fields = fields
+    }
+
+    /// A required field, or a 400 naming it.
+    public func requiredField(_ name: String) throws(GatewayError) -> String {
+        guard let value = fields[name], !value.isEmpty else {
+            throw .invalidRequest("credentials.\(name) is required for credentials of type \(type).")
+        }
+        return value
+    }
+}

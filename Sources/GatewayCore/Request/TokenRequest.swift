@@ -1,0 +1,70 @@
+/// A validated request for an identity token. Build it with
+/// ``init(appID:userID:nonce:credentials:)`` from the raw fields the client sent;
+/// every check answers 400 `invalid_request` naming the field.
+public struct TokenRequest: Sendable, Equatable {
+    public static let maximumUserIDBytes = 256
+    public static let maximumNonceBytes = 1024
+
+    public let appID: AppID
+    /// The user the client claims to be; some credential types derive it instead.
+    public let userID: String?
+    /// The Layer nonce, byte for byte as received.
+    public let nonce: String
+    /// `nil` when the client sent none (Layer's quick-start clients send none).
+    public let credentials: Credentials?
+
+    public init(appID: String?, userID: String?, nonce: String?, credentials: Credentials?) throws(GatewayError) {
+        self.appID = try Self.validatedAppID(appID)
+        self.userID = try userID.map { text throws(GatewayError) in try Self.validatedUserID(text) }
+        self.nonce = try Self.validatedNonce(nonce)
+        if let credentials {
+            try Self.validate(credentials)
+        }
+        self.credentials = credentials
+    }
+
+    /// Parses an app id in any accepted form.
+    public static func validatedAppID(_ text: String?) throws(GatewayError) -> AppID {
+        guard let text, !text.isEmpty else { throw .invalidRequest("app_id is required.") }
+        guard let appID = AppID(text) else {
+            throw .invalidRequest(
+                "app_id must be layer:///apps/staging/<uuid>, layer:///apps/production/<uuid> or a bare UUID.")
+        }
+        return appID
+    }
+
+    static func validatedUserID(_ text: String) throws(GatewayError) -> String {
+        let length = text.utf8.count
+        guard length >= 1, length <= maximumUserIDBytes else {
+            throw .invalidRequest("user_id must be 1 to \(maximumUserIDBytes) bytes of UTF-8.")
+        }
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidRequest("user_id must not contain control characters.")
+        }
+        return text
+    }
+
+    static func validatedNonce(_ text: String?) throws(GatewayError) -> String {
+        guard let text, !text.isEmpty else { throw .invalidRequest("nonce is required.") }
+        guard text.utf8.count <= maximumNonceBytes else {
+            throw .invalidRequest("nonce must be at most \(maximumNonceBytes) bytes.")
+        }
+        if text.utf8.contains(UInt8(ascii: " ")) {
+            throw .invalidRequest(
+                "nonce contains a space: it was probably URL-decoded, which turns '+' into ' '. "
+                    + "Send the nonce exactly as the Layer SDK returned it (percent-encode it once in a form body).")
+        }
+        guard text.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E }) else {
+            throw .invalidRequest("nonce must be visible ASCII characters only.")
+        }
+        return text
+    }
+
+    static func validate(_ credentials: Credentials) throws(GatewayError) {
+        guard !credentials.type.isEmpty else { throw .invalidRequest("credentials.type is required.") }
+        guard credentials.type.utf8.count <= 64 else { throw .invalidRequest("credentials.type is too long.") }
+        guard credentials.fields.count <= Credentials.maximumFieldCount else {
+            throw .invalidRequest("credentials has more than \(Credentials.maximumFieldCount) fields.")
+        }
+    }
+}

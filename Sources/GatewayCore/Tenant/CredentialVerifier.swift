@@ -1,0 +1,55 @@
+/// Checks one kind of credential for one app. A plugin builds one verifier per
+/// app from that app's settings when the app is loaded, never per request.
+public protocol CredentialVerifier: Sendable {
+    /// Decides whether the attempt proves the identity it claims.
+    ///
+    /// Throw ``GatewayError`` for malformed input (a missing field is a 400);
+    /// return ``VerificationResult/rejected(reason:)`` for credentials that do
+    /// not match, whatever the cause: the caller answers every rejection alike.
+    func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult
+}
+
+/// What a verifier is asked: who claims to be whom, with which credential.
+public struct CredentialAttempt: Sendable {
+    public let app: AppSettings
+    public let userID: String?
+    public let credentials: Credentials
+    public let requestID: String
+
+    public init(app: AppSettings, userID: String?, credentials: Credentials, requestID: String) {
+        self.app = app
+        self.userID = userID
+        self.credentials = credentials
+        self.requestID = requestID
+    }
+}
+
+/// A verifier's answer.
+public enum VerificationResult: Sendable, Equatable {
+    case verified(VerifiedIdentity)
+    /// The credentials do not prove the identity. `reason` is a stable code for
+    /// the audit trail (`unknown_user`, `bad_password`, ...); it never reaches
+    /// the client.
+    case rejected(reason: String)
+}
+
+/// The user a verifier vouches for, with the profile fields that become the
+/// token's optional claims.
+public struct VerifiedIdentity: Sendable, Equatable {
+    public var userID: String
+    public var firstName: String?
+    public var lastName: String?
+    public var displayName: String?
+    public var avatarURL: String?
+
+    public init(
+        userID: String, firstName: String? = nil, lastName: String? = nil,
+        displayName: String? = nil, avatarURL: String? = nil
+    ) {
+        self.userID = userID
+        self.firstName = firstName
+        self.lastName = lastName
+        self.displayName = displayName
+        self.avatarURL = avatarURL
+    }
+}

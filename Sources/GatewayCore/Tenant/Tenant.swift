@@ -1,0 +1,30 @@
+/// A tenant ready to serve token requests: its settings, its signing key
+/// parsed once, and one verifier per credential type it accepts.
+public struct Tenant: Sendable {
+    public let settings: AppSettings
+    /// `nil` while the app has no active key.
+    public let signingKey: TokenSigningKey?
+    private let verifiers: [String: Result<any CredentialVerifier, GatewayError>]
+
+    /// - Parameter verifiers: per credential type, the verifier, or the error
+    ///   its options produced (answered to every request of that type).
+    public init(
+        settings: AppSettings, signingKey: TokenSigningKey?,
+        verifiers: [String: Result<any CredentialVerifier, GatewayError>]
+    ) {
+        self.settings = settings
+        self.signingKey = signingKey
+        self.verifiers = verifiers
+    }
+
+    /// The verifier for `credentialType`, or the 400/403 that explains why there is none.
+    public func verifier(for credentialType: String) throws(GatewayError) -> any CredentialVerifier {
+        guard let slot = verifiers[credentialType] else {
+            let accepted = settings.credentialTypes.joined(separator: ", ")
+            throw GatewayError(
+                .unsupportedCredentialType, status: 400,
+                "This app does not accept credentials of type '\(credentialType)'; it accepts: \(accepted).")
+        }
+        return try slot.get()
+    }
+}

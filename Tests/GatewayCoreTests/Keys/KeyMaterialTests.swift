@@ -1,0 +1,75 @@
+import Foundation
+import GatewayCore
+import GatewayTestSupport
+import Testing
+
+@Suite struct KeyMaterialTests {
+    @Test(arguments: ["pkcs1", "pkcs8"])
+    func importsOpenSSLKeysInBothPEMForms(_ format: String) throws {
+        let pem = try TestKeys.opensslPEM(format: format)
+        #expect(pem.contains(format == "pkcs1" ? "BEGIN RSA PRIVATE KEY" : "BEGIN PRIVATE KEY"))
+        let pair = try RSAKeyPair(pem: pem)
+        #expect(pair.bits == 2048)
+        #expect(pair.publicKeyPEM.contains("BEGIN PUBLIC KEY"))
+        // The stored form reads back as the same key.
+        #expect(try RSAKeyPair(pem: pair.privateKeyPEM).publicKeyPEM == pair.publicKeyPEM)
+    }
+
+    @Test func refusesKeysUnder2048Bits() throws {
+        let pem = try TestKeys.opensslPEM(format: "pkcs8", bits: 1024)
+        #expect(throws: GatewayError.invalidRequest("private_key_pem is a 1024-bit key; at least 2048 bits are required.")) {
+            try RSAKeyPair(pem: pem)
+        }
+    }
+
+    @Test(arguments: [
+        "", "hello", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+        "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n",
+    ])
+    func refusesWhatIsNotAnRSAPrivateKeyWithoutEchoingIt(_ pem: String) {
+        do {
+            _ = try RSAKeyPair(pem: pem)
+            Issue.record("accepted \(pem)")
+        } catch {
+            #expect(error.code == .invalidRequest)
+            #expect(!pem.isEmpty ? !error.message.contains(pem) : true)
+        }
+    }
+
+    @Test func refusesAnECKey() throws {
+        let pem = try OpenSSL.run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
+        #expect(throws: GatewayError.self) { try RSAKeyPair(pem: pem) }
+    }
+
+    @Test func generatesOnlyTheOfferedSizes() {
+        #expect(throws: GatewayError.self) { try RSAKeyPair.generate(bits: 1024) }
+        #expect(throws: GatewayError.self) { try RSAKeyPair.generate(bits: 2049) }
+    }
+
+    @Test func theMasterKeySealsForOneContextOnly() throws {
+        let masterKey = try MasterKey(base64: MasterKey.generateBase64())
+        let sealed = try masterKey.seal(Data("secret".utf8), context: "app_keys:a:1")
+        #expect(!sealed.contains(Data("secret".utf8)))
+        #expect(try masterKey.open(sealed, context: "app_keys:a:1") == Data("secret".utf8))
+        #expect(throws: (any Error).self) { try masterKey.open(sealed, context: "app_keys:a:2") }
+
+        let otherKey = try MasterKey(base64: MasterKey.generateBase64())
+        #expect(throws: (any Error).self) { try otherKey.open(sealed, context: "app_keys:a:1") }
+
+        var flipped = sealed
+        flipped[flipped.count - 1] ^= 1
+        #expect(throws: (any Error).self) { try masterKey.open(flipped, context: "app_keys:a:1") }
+    }
+
+    @Test(arguments: ["", "c2hvcnQ=", "not base64!", Data(count: 31).base64EncodedString(), Data(count: 33).base64EncodedString()])
+    func theMasterKeyMustBe32Base64Bytes(_ text: String) {
+        #expect(throws: GatewayError.self) { try MasterKey(base64: text) }
+    }
+
+    @Test func constantTimeEqualityAnswersEquality() {
+        #expect(ConstantTime.equals("wonderland", "wonderland"))
+        #expect(!ConstantTime.equals("wonderland", "wonderlanD"))
+        #expect(!ConstantTime.equals("wonderland", "wonderland "))
+        #expect(!ConstantTime.equals("", "x"))
+    }
+}
