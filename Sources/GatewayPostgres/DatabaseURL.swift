@@ -1,0 +1,58 @@
+import Foundation
+public import PostgresNIO
+
+/// Reads a `postgres://user:password@host:port/database?sslmode=...` URL into
+/// PostgresClient's configuration. `sslmode` is `disable`, `prefer` (default)
+/// or `require`; a `host` query item naming a directory selects a Unix socket.
+public struct DatabaseURL: Sendable, CustomStringConvertible {
+    public let configuration: PostgresClient.Configuration
+    /// The URL with the password masked, fit for logs.
+    public let description: String
+
+    public init(_ text: String, maximumConnections: Int = 20) throws {
+        guard let components = URLComponents(string: text),
+            components.scheme == "postgres" || components.scheme == "postgresql"
+        else {
+            throw DatabaseURLError("the database URL must look like postgres://user:password@host:5432/database")
+        }
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        let username = components.percentEncodedUser?.removingPercentEncoding ?? "postgres"
+        let password = components.percentEncodedPassword?.removingPercentEncoding
+        var database = components.path
+        if database.hasPrefix("/") { database.removeFirst() }
+
+        var configuration: PostgresClient.Configuration
+        if let socketDirectory = query["host"], socketDirectory.hasPrefix("/") {
+            let port = components.port ?? 5432
+            configuration = .init(
+                unixSocketPath: "\(socketDirectory)/.s.PGSQL.\(port)", username: username, password: password,
+                database: database.isEmpty ? nil : database)
+        } else {
+            guard let host = components.host, !host.isEmpty else {
+                throw DatabaseURLError("the database URL names no host")
+            }
+            let tls: PostgresClient.Configuration.TLS
+            switch query["sslmode"] ?? "prefer" {
+            case "disable": tls = .disable
+            case "prefer": tls = .prefer(.makeClientConfiguration())
+            case "require": tls = .require(.makeClientConfiguration())
+            case let other: throw DatabaseURLError("sslmode '\(other)' is not one of disable, prefer, require")
+            }
+            configuration = .init(
+                host: host, port: components.port ?? 5432, username: username, password: password,
+                database: database.isEmpty ? nil : database, tls: tls)
+        }
+        configuration.options.maximumConnections = maximumConnections
+        self.configuration = configuration
+
+        var masked = components
+        if masked.password != nil { masked.password = "***" }
+        self.description = masked.string ?? "postgres://***"
+    }
+}
+
+public struct DatabaseURLError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,47 @@
+public import Foundation
+public import GatewayCore
+
+/// A tenant key as stored: its public half in clear, its private half sealed
+/// under the master key.
+public struct StoredKey: Sendable, Equatable {
+    public var appID: AppID
+    public var keyID: KeyID
+    public var status: KeyStatus
+    public var bits: Int
+    public var publicKeyPEM: String
+    public var sealedPrivateKey: Data
+    public var createdAt: Date
+
+    public init(
+        appID: AppID, keyID: KeyID, status: KeyStatus, bits: Int, publicKeyPEM: String,
+        sealedPrivateKey: Data, createdAt: Date = Date()
+    ) {
+        self.appID = appID
+        self.keyID = keyID
+        self.status = status
+        self.bits = bits
+        self.publicKeyPEM = publicKeyPEM
+        self.sealedPrivateKey = sealedPrivateKey
+        self.createdAt = createdAt
+    }
+
+    /// The additional data a sealed private key is bound to: its own row.
+    public static func sealingContext(appID: AppID, keyID: KeyID) -> String {
+        "app_keys:\(appID):\(keyID.uuid.uuidString.lowercased())"
+    }
+
+    /// Seals `pair` for storage under `masterKey`.
+    public init(appID: AppID, keyID: KeyID, status: KeyStatus, pair: RSAKeyPair, masterKey: MasterKey) throws {
+        self.init(
+            appID: appID, keyID: keyID, status: status, bits: pair.bits, publicKeyPEM: pair.publicKeyPEM,
+            sealedPrivateKey: try masterKey.seal(
+                Data(pair.privateKeyPEM.utf8), context: Self.sealingContext(appID: appID, keyID: keyID)))
+    }
+
+    /// Opens and parses the private key; throws when the master key is not the
+    /// one it was sealed with.
+    public func open(with masterKey: MasterKey) throws -> RSAKeyPair {
+        let pem = try masterKey.open(sealedPrivateKey, context: Self.sealingContext(appID: appID, keyID: keyID))
+        return try RSAKeyPair(pem: String(decoding: pem, as: UTF8.self))
+    }
+}

@@ -1,0 +1,105 @@
+import GatewayPostgres
+import GatewayTestSupport
+import Logging
+import PostgresNIO
+import Testing
+
+@Suite struct MigrationRunnerTests {
+    let logger = TestDatabase.logger
+    let first = Migration(source: "test", name: "0001_first.sql", sql: "CREATE TABLE first (id int PRIMARY KEY);")
+    let second = Migration(
+        source: "test", name: "0002_second.sql",
+        sql: "CREATE TABLE second (id int); INSERT INTO second VALUES (1); INSERT INTO second VALUES (2);")
+
+    @Test func appliesInOrderAndASecondRunIsANoOp() async throws {
+        try await TestDatabase.with(migrations: []) { client, _ in
+            let runner = MigrationRunner(client: client, logger: logger)
+            let firstRun = try await runner.run([first, second])
+            let secondRun = try await runner.run([first, second])
+            let pending = try await runner.pending([first, second])
+            #expect(firstRun == ["test/0001_first.sql", "test/0002_second.sql"])
+            #expect(secondRun.isEmpty)
+            #expect(pending.isEmpty)
+            let rows = try await client.query("SELECT count(*) FROM second", logger: logger)
+            for try await count in rows.decode(Int.self) { #expect(count == 2) }
+        }
+    }
+
+    @Test func theCoreSchemaAppliesOnAnEmptyDatabase() async throws {
+        try await TestDatabase.with(migrations: []) { client, _ in
+            let runner = MigrationRunner(client: client, logger: logger)
+            let applied = try await runner.run(Migration.core)
+            let pending = try await runner.pending(Migration.core)
+            #expect(applied.count == Migration.core.count)
+            #expect(pending.isEmpty)
+        }
+    }
+
+    @Test func refusesAnAppliedFileThatWasEdited() async throws {
+        try await TestDatabase.with(migrations: []) { client, _ in
+            let runner = MigrationRunner(client: client, logger: logger)
+            try await runner.run([first])
+            let edited = Migration(source: "test", name: first.name, sql: "CREATE TABLE first (id bigint PRIMARY KEY);")
+            await #expect {
+                try await runner.run([edited, second])
+            } throws: { error in
+                "\(error)".contains("test/0001_first.sql was edited after it was applied")
+            }
+            // Nothing after the refused file ran.
+            let pending = try await runner.pending([first, second])
+            #expect(pending == [second])
+        }
+    }
+
+    @Test func refusesADatabaseMigratedByANewerBinary() async throws {
+        try await TestDatabase.with(migrations: []) { client, _ in
+            let runner = MigrationRunner(client: client, logger: logger)
+            try await runner.run([first, second])
+            await #expect {
+                try await runner.run([first])
+            } throws: { error in
+                "\(error)".contains("test/0002_second.sql applied, which this binary does not know")
+            }
+        }
+    }
+
+    @Test func aFailingMigrationRollsBackWhole() async throws {
+        try await TestDatabase.with(migrations: []) { client, _ in
+            let runner = MigrationRunner(client: client, logger: logger)
+            let broken = Migration(
+                source: "test", name: "0001_broken.sql", sql: "CREATE TABLE half (id int); SELECT no_such_column FROM half;")
+            await #expect {
+                try await runner.run([broken])
+            } throws: { error in
+                "\(error)".contains("no_such_column") && "\(error)".contains("rolled back")
+            }
+            let rows = try await client.query("SELECT to_regclass('half') IS NULL", logger: logger)
+            for try await absent in rows.decode(Bool.self) { #expect(absent) }
+            let pending = try await runner.pending([broken])
+            #expect(pending == [broken])
+        }
+    }
+
+    @Test func concurrentRunnersApplyEachFileOnce() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let slow = Migration(
+                source: "test", name: "0001_slow.sql",
+                sql: "CREATE TABLE counted (n int); SELECT pg_sleep(0.3); INSERT INTO counted VALUES (1);")
+            let results = try await withThrowingTaskGroup(of: [String].self) { group in
+                for _ in 0..<3 {
+                    group.addTask {
+                        try await TestDatabase.withClient(url) { client in
+                            try await MigrationRunner(client: client, logger: logger).run([slow, second])
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.flatMap { $0 }.sorted() == ["test/0001_slow.sql", "test/0002_second.sql"])
+            try await TestDatabase.withClient(url) { client in
+                let rows = try await client.query("SELECT count(*) FROM counted", logger: logger)
+                for try await count in rows.decode(Int.self) { #expect(count == 1) }
+            }
+        }
+    }
+}
