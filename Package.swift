@@ -123,6 +123,7 @@ let package = Package(
                 "StaticUsersPlugin",
                 "GatewayTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: upcomingFeatures
         ),

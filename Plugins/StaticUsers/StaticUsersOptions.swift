@@ -1,0 +1,81 @@
+import Foundation
+import GatewayCore
+
+/// The static plugin's options, read strictly: an unknown key or a badly
+/// typed value is a 400 that names it.
+struct StaticUsersOptions: Sendable {
+    struct User: Sendable {
+        let identity: VerifiedIdentity
+        let password: String?
+    }
+
+    static let maximumUsers = 1000
+    private static let userKeys: Set<String> = [
+        "user_id", "password", "first_name", "last_name", "display_name", "avatar_url",
+    ]
+
+    let users: [String: User]
+    let allowAnyUser: Bool
+
+    init(_ options: JSONValue) throws(GatewayError) {
+        let members: [String: JSONValue]
+        switch options {
+        case .null: members = [:]
+        case .object(let object): members = object
+        default: throw .invalidRequest("plugins.static must be an object.")
+        }
+        if let unknown = members.keys.sorted().first(where: { !["users", "allow_any_user"].contains($0) }) {
+            throw .invalidRequest("plugins.static.\(unknown) is not an option of the static plugin.")
+        }
+        switch members["allow_any_user"] {
+        case nil: allowAnyUser = false
+        case .bool(let value): allowAnyUser = value
+        default: throw .invalidRequest("plugins.static.allow_any_user must be true or false.")
+        }
+        var users: [String: User] = [:]
+        switch members["users"] {
+        case nil: break
+        case .array(let list) where list.count <= Self.maximumUsers:
+            for (index, entry) in list.enumerated() {
+                let user = try Self.user(entry, path: "plugins.static.users[\(index)]")
+                guard users[user.identity.userID] == nil else {
+                    throw .invalidRequest("plugins.static.users[\(index)].user_id repeats '\(user.identity.userID)'.")
+                }
+                users[user.identity.userID] = user
+            }
+        default:
+            throw .invalidRequest("plugins.static.users must be a list of at most \(Self.maximumUsers) users.")
+        }
+        self.users = users
+    }
+
+    private static func user(_ entry: JSONValue, path: String) throws(GatewayError) -> User {
+        guard case .object(let fields) = entry else { throw .invalidRequest("\(path) must be an object.") }
+        if let unknown = fields.keys.sorted().first(where: { !userKeys.contains($0) }) {
+            throw .invalidRequest("\(path).\(unknown) is not a field of a static user.")
+        }
+        func text(_ key: String) throws(GatewayError) -> String? {
+            switch fields[key] {
+            case nil, .null: return nil
+            case .string(let value) where value.utf8.count <= 1024: return value
+            default: throw .invalidRequest("\(path).\(key) must be a string of at most 1024 bytes.")
+            }
+        }
+        guard let userID = try text("user_id"), !userID.isEmpty,
+            userID.utf8.count <= TokenRequest.maximumUserIDBytes
+        else {
+            throw .invalidRequest("\(path).user_id must be 1 to \(TokenRequest.maximumUserIDBytes) bytes.")
+        }
+        let avatarURL = try text("avatar_url")
+        if let avatarURL, !avatarURL.isEmpty {
+            guard let url = URL(string: avatarURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+                url.host != nil
+            else { throw .invalidRequest("\(path).avatar_url must be an absolute http(s) URL.") }
+        }
+        return User(
+            identity: VerifiedIdentity(
+                userID: userID, firstName: try text("first_name"), lastName: try text("last_name"),
+                displayName: try text("display_name"), avatarURL: avatarURL),
+            password: try text("password"))
+    }
+}

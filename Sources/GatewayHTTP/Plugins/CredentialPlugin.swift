@@ -1,0 +1,26 @@
+public import GatewayCore
+public import GatewayPostgres
+
+/// The seam every credential plugin implements: one folder under `Plugins/`
+/// and one registration line in the executable. A plugin names the
+/// `credentials.type` it answers, owns its migrations, and builds one verifier
+/// per app from that app's options.
+public protocol CredentialPlugin: Sendable {
+    /// The `credentials.type` value this plugin verifies, e.g. `"password"`.
+    var credentialType: String { get }
+
+    /// Schema changes for this plugin's own tables, applied after the core ones.
+    var migrations: [Migration] { get }
+
+    /// Builds the verifier for one app from the app's options for this plugin
+    /// (`plugins[credentialType]`, `.null` when absent). Called when an app is
+    /// loaded or changed, never per request.
+    ///
+    /// Throw ``GatewayError`` to refuse: the error names the bad option, or
+    /// says why this app may not use the plugin at all.
+    func makeVerifier(for app: AppSettings, options: JSONValue) throws(GatewayError) -> any CredentialVerifier
+}
+
+extension CredentialPlugin {
+    public var migrations: [Migration] { [] }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import GatewayCore
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Turns any error into the gateway's JSON error body:
+/// `{"error", "message", "status", "request_id"}`. Unexpected errors are
+/// logged in full and answered with a bare 500.
+enum ErrorResponder {
+    struct Body: Encodable {
+        let error: String
+        let message: String
+        let status: Int
+        let request_id: String
+    }
+
+    static func response(for error: any Error, requestID: String, logger: Logger) -> Response {
+        let gatewayError = translate(error, logger: logger)
+        let body = Body(
+            error: gatewayError.code.rawValue, message: gatewayError.message, status: gatewayError.status,
+            request_id: requestID)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if gatewayError.status == 405 { headers[.allow] = "POST" }
+        return Response(
+            status: .init(code: gatewayError.status), headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    static func translate(_ error: any Error, logger: Logger) -> GatewayError {
+        switch error {
+        case let error as GatewayError:
+            return error
+        case is NIOTooManyBytesError:
+            return GatewayError(.payloadTooLarge, status: 413, "The request body exceeds the size limit.")
+        case let error as HTTPError:
+            switch error.status {
+            case .contentTooLarge:
+                return GatewayError(.payloadTooLarge, status: 413, "The request body exceeds the size limit.")
+            case .notFound:
+                return GatewayError(.notFound, status: 404, "No such route.")
+            case .methodNotAllowed:
+                return GatewayError(.methodNotAllowed, status: 405, "This route does not accept that method.")
+            default:
+                let code = error.status.code
+                return GatewayError(
+                    .init(rawValue: code < 500 ? "invalid_request" : "internal_error"), status: code,
+                    error.body ?? error.status.reasonPhrase)
+            }
+        default:
+            logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
+            return .internalError
+        }
+    }
+}

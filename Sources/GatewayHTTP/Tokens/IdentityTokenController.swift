@@ -1,0 +1,123 @@
+public import Foundation
+import GatewayCore
+public import GatewayPostgres
+public import Hummingbird
+import HTTPTypes
+import Logging
+
+/// `POST /v1/identity_tokens` (and Layer's sample paths `/identity_tokens`,
+/// `/authenticate`): checks the credentials and answers a Layer identity token.
+/// Every request, issued or denied, leaves one audit row; a token is answered
+/// only after its row is committed.
+public struct IdentityTokenController: Sendable {
+    public static let maximumBodyBytes = 64 * 1024
+    public static let paths: [RouterPath] = ["/v1/identity_tokens", "/identity_tokens", "/authenticate"]
+
+    private let tenants: TenantDirectory
+    private let auditLog: PostgresAuditLog
+    private let now: @Sendable () -> Date
+
+    public init(tenants: TenantDirectory, auditLog: PostgresAuditLog, now: @escaping @Sendable () -> Date = Date.init) {
+        self.tenants = tenants
+        self.auditLog = auditLog
+        self.now = now
+    }
+
+    public func addRoutes(to router: Router<GatewayRequestContext>) {
+        for path in Self.paths {
+            router.post(path) { request, context in try await self.respond(to: request, context: context) }
+            for method: HTTPRequest.Method in [.get, .put, .patch, .delete] {
+                router.on(path, method: method) { _, _ -> Response in
+                    throw GatewayError(.methodNotAllowed, status: 405, "Use POST to request an identity token.")
+                }
+            }
+        }
+    }
+
+    func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
+        var event = AuditEvent(appID: nil, event: "token.denied", outcome: .failure, requestID: context.requestID)
+        let result: Result<String, GatewayError>
+        do {
+            result = .success(try await issueToken(for: request, context: context, event: &event))
+        } catch {
+            result = .failure(ErrorResponder.translate(error, logger: context.logger))
+        }
+
+        switch result {
+        case .success(let token):
+            do {
+                try await auditLog.record(event)
+            } catch {
+                context.logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
+                throw GatewayError.unavailable
+            }
+            return Self.tokenResponse(token)
+        case .failure(let error):
+            if event.reason == nil { event.reason = error.code.rawValue }
+            do {
+                try await auditLog.record(event)
+            } catch {
+                context.logger.error("audit write of a denial failed", metadata: ["error": "\(error)"])
+            }
+            throw error
+        }
+    }
+
+    /// Runs the flow up to a minted token, filling `event` as facts become known.
+    private func issueToken(
+        for request: Request, context: GatewayRequestContext, event: inout AuditEvent
+    ) async throws -> String {
+        let body = try await request.body.collect(upTo: Self.maximumBodyBytes)
+        let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
+        event.appID = fields.appID.flatMap(AppID.init)
+        let tokenRequest = try fields.validated()
+        event.userID = tokenRequest.userID
+
+        let tenant = try await tenants.tenant(for: tokenRequest.appID)
+        guard tenant.settings.isEnabled else {
+            throw GatewayError(.appDisabled, status: 403, "This app is disabled.")
+        }
+        guard let credentials = tokenRequest.credentials ?? tenant.settings.credentialTypes.first.map({ Credentials(type: $0) })
+        else {
+            throw GatewayError(.unsupportedCredentialType, status: 400, "This app accepts no credentials.")
+        }
+        event.credentialType = credentials.type
+
+        let verifier = try tenant.verifier(for: credentials.type)
+        let attempt = CredentialAttempt(
+            app: tenant.settings, userID: tokenRequest.userID, credentials: credentials, requestID: context.requestID)
+        let identity: VerifiedIdentity
+        switch try await verifier.verify(attempt) {
+        case .verified(let verified):
+            identity = verified
+        case .rejected(let reason):
+            event.reason = reason
+            throw GatewayError.invalidCredentials
+        }
+        guard let signingKey = tenant.signingKey else {
+            throw GatewayError(
+                .noSigningKey, status: 503, "This app has no active signing key; an operator must activate one.")
+        }
+
+        let claims = IdentityTokenClaims(
+            issuer: tenant.settings.providerID, identity: identity, nonce: tokenRequest.nonce,
+            issuedAt: Int64(now().timeIntervalSince1970), lifetimeSeconds: tenant.settings.tokenTTLSeconds)
+        let token = try signingKey.mint(claims)
+        event.event = "token.issued"
+        event.outcome = .success
+        event.userID = identity.userID
+        event.keyID = signingKey.keyID
+        return token
+    }
+
+    private static func tokenResponse(_ token: String) -> Response {
+        var body = ByteBuffer()
+        body.writeString(#"{"identity_token":""#)
+        body.writeString(token)
+        body.writeString(#""}"#)
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: body))
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import GatewayCore
+import GatewayHTTP
+import GatewayPostgres
+import GatewayTestSupport
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import PostgresNIO
+import StaticUsersPlugin
+import Testing
+
+/// A gateway router over a fresh test database, with helpers to create apps.
+struct TestGateway: Sendable {
+    static let plugins = PluginRegistry([StaticUsersPlugin()])
+
+    let client: PostgresClient
+    let masterKey: MasterKey
+    let tenants: TenantDirectory
+    let application: Application<RouterResponder<GatewayRequestContext>>
+
+    static func with(_ body: @Sendable (TestGateway) async throws -> Void) async throws {
+        try await TestDatabase.with(migrations: plugins.migrations) { client, _ in
+            let logger = TestDatabase.logger
+            let masterKey = try MasterKey(base64: MasterKey.generateBase64())
+            let tenants = TenantDirectory(
+                apps: AppRepository(client: client, logger: logger), keys: AppKeyRepository(client: client, logger: logger),
+                plugins: plugins, masterKey: masterKey, logger: logger)
+            let router = GatewayRouter.make(tenants: tenants, auditLog: PostgresAuditLog(client: client, logger: logger))
+            let gateway = TestGateway(
+                client: client, masterKey: masterKey, tenants: tenants,
+                application: Application(router: router, logger: logger))
+            try await body(gateway)
+        }
+    }
+
+    /// A development app with static users alice/wonderland (with a profile)
+    /// and bob (no password), and an active key; `configure` may change it first.
+    @discardableResult
+    func createApp(activeKey: Bool = true, _ configure: (inout AppSettings) -> Void = { _ in }) async throws -> AppSettings {
+        var app = AppSettings(
+            appID: AppID(uuid: UUID()), name: "Test app", environment: .development,
+            providerID: ProviderID(uuid: UUID()), tokenTTLSeconds: 300, credentialTypes: ["static"],
+            plugins: [
+                "static": .object([
+                    "users": .array([
+                        .object([
+                            "user_id": .string("alice"), "password": .string("wonderland"),
+                            "first_name": .string("Alice"), "display_name": .string("Alice L."),
+                            "avatar_url": .string("https://example.com/alice.png"),
+                        ]),
+                        .object(["user_id": .string("bob")]),
+                    ])
+                ])
+            ])
+        configure(&app)
+        try await AppRepository(client: client, logger: TestDatabase.logger).insert(app)
+        if activeKey {
+            try await AppKeyRepository(client: client, logger: TestDatabase.logger).insert(
+                StoredKey(appID: app.appID, keyID: Self.keyID(of: app), status: .active, pair: TestKeys.shared, masterKey: masterKey))
+        }
+        return app
+    }
+
+    /// The key id `createApp` gives an app's key: derived from the app id, so tests can predict it.
+    static func keyID(of app: AppSettings) -> KeyID {
+        var bytes = app.appID.uuid.uuid
+        bytes.0 ^= 0xFF
+        return KeyID(uuid: UUID(uuid: bytes))
+    }
+
+    /// Runs `body` with a client of the router (no sockets).
+    func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+        try await application.test(.router, body)
+    }
+
+    /// Every audit row, oldest first, as (request_id, event, reason, user_id, whole row as text).
+    func auditRows() async throws -> [(requestID: String, event: String, reason: String?, userID: String?, text: String)] {
+        let rows = try await client.query(
+            "SELECT request_id, event, reason, user_id, audit_events::text FROM audit_events ORDER BY id",
+            logger: TestDatabase.logger)
+        var result: [(String, String, String?, String?, String)] = []
+        for try await row in rows.decode((String, String, String?, String?, String).self) { result.append(row) }
+        return result.map { (requestID: $0.0, event: $0.1, reason: $0.2, userID: $0.3, text: $0.4) }
+    }
+}
+
+extension TestClientProtocol {
+    /// POSTs `object` as JSON to `path`.
+    func postJSON(_ object: [String: any Sendable], to path: String = "/v1/identity_tokens", headers: HTTPFields = [:]) async throws
+        -> TestResponse
+    {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        let body = try JSONSerialization.data(withJSONObject: object)
+        return try await execute(uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: body))
+    }
+
+    /// POSTs raw bytes with a content type.
+    func post(_ path: String = "/v1/identity_tokens", contentType: String?, body: String) async throws -> TestResponse {
+        var headers: HTTPFields = [:]
+        if let contentType { headers[.contentType] = contentType }
+        return try await execute(uri: path, method: .post, headers: headers, body: ByteBuffer(string: body))
+    }
+}
+
+/// A token request body for `app` as alice with her password.
+func aliceRequest(_ app: AppSettings, nonce: String = "abc+/=123") -> [String: any Sendable] {
+    [
+        "app_id": "layer:///apps/staging/\(app.appID)", "user_id": "alice", "nonce": nonce,
+        "credentials": ["type": "static", "password": "wonderland"],
+    ]
+}
+
+/// A successful response's token, or nil.
+func identityToken(in response: TestResponse) -> String? {
+    guard let object = try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
+    else { return nil }
+    return object["identity_token"] as? String
+}
+
+/// The members of a JSON error body.
+func errorBody(_ response: TestResponse) throws -> [String: Any] {
+    let object = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))
+    return try #require(object as? [String: Any])
+}
