@@ -1,0 +1,113 @@
+import Configuration
+import Foundation
+import GatewayCore
+import GatewayPostgres
+import Logging
+import SystemPackage
+
+/// The gateway's settings, read once at start from environment variables
+/// (`GATEWAY_*`) over an optional YAML file. Every bad value is reported, one
+/// line each, before anything starts.
+struct GatewayConfiguration: Sendable {
+    var databaseURL: String
+    var httpHost: String = "127.0.0.1"
+    var httpPort: Int = 8080
+    /// Required by `serve`; `migrate` needs none.
+    var masterKey: MasterKey?
+    var migrateOnStart: Bool = false
+    var logLevel: Logger.Level = .info
+    var databaseMaxConnections: Int = 20
+
+    /// Reads and validates every key; throws ``ConfigurationProblems`` listing each bad one.
+    static func load(file: String?, overrides: [String: String] = [:]) async throws -> GatewayConfiguration {
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(values: overrides.reduce(into: [:]) { $0[AbsoluteConfigKey(stringLiteral: $1.key)] = .init(.string($1.value), isSecret: true) }),
+            EnvironmentVariablesProvider().prefixKeys(with: "gateway"),
+        ]
+        let filePath = file ?? ProcessInfo.processInfo.environment["GATEWAY_CONFIG_FILE"]
+        if let filePath {
+            do {
+                providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(filePath)))
+            } catch {
+                throw ConfigurationProblems(["config file \(filePath): \(error)"])
+            }
+        }
+        return try GatewayConfiguration(reader: ConfigReader(providers: providers))
+    }
+
+    init(reader: ConfigReader) throws {
+        var problems: [String] = []
+
+        let databaseURL = reader.string(forKey: "database.url", isSecret: true)
+        if let databaseURL {
+            do { _ = try DatabaseURL(databaseURL) } catch { problems.append("database.url (GATEWAY_DATABASE_URL): \(error)") }
+        } else {
+            problems.append("database.url (GATEWAY_DATABASE_URL) is required, e.g. postgres://gateway:secret@127.0.0.1:5432/gateway")
+        }
+        self.databaseURL = databaseURL ?? ""
+
+        var masterKeyText = reader.string(forKey: "master_key", isSecret: true)
+        if masterKeyText == nil, let path = reader.string(forKey: "master_key_file") {
+            do {
+                masterKeyText = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                problems.append("master_key_file (GATEWAY_MASTER_KEY_FILE): cannot read \(path)")
+            }
+        }
+        var masterKey: MasterKey?
+        if let masterKeyText {
+            do { masterKey = try MasterKey(base64: masterKeyText) } catch {
+                problems.append("master_key (GATEWAY_MASTER_KEY): \(error.message)")
+            }
+        }
+
+        if let host = reader.string(forKey: "http.host") { httpHost = host }
+        httpPort = Self.integer(reader, "http.port", env: "GATEWAY_HTTP_PORT", in: 1...65535, default: 8080, &problems)
+        databaseMaxConnections = Self.integer(
+            reader, "database.max_connections", env: "GATEWAY_DATABASE_MAX_CONNECTIONS", in: 1...1000, default: 20,
+            &problems)
+        switch reader.string(forKey: "migrate_on_start")?.lowercased() {
+        case nil, "false", "0", "no": migrateOnStart = false
+        case "true", "1", "yes": migrateOnStart = true
+        case let other?: problems.append("migrate_on_start (GATEWAY_MIGRATE_ON_START): '\(other)' is not true or false")
+        }
+        if let level = reader.string(forKey: "log.level") {
+            if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else {
+                problems.append("log.level (GATEWAY_LOG_LEVEL): '\(level)' is not one of trace, debug, info, notice, warning, error, critical")
+            }
+        }
+
+        guard problems.isEmpty else { throw ConfigurationProblems(problems) }
+        self.masterKey = masterKey
+    }
+
+    /// The master key, or the problem that explains how to give one.
+    func requiredMasterKey() throws -> MasterKey {
+        guard let masterKey else {
+            throw ConfigurationProblems([
+                "master_key (GATEWAY_MASTER_KEY) or master_key_file (GATEWAY_MASTER_KEY_FILE) is required: "
+                    + "32 random bytes, base64 (generate one with: openssl rand -base64 32)"
+            ])
+        }
+        return masterKey
+    }
+
+    private static func integer(
+        _ reader: ConfigReader, _ key: ConfigKey, env: String, in range: ClosedRange<Int>, default value: Int,
+        _ problems: inout [String]
+    ) -> Int {
+        guard let text = reader.string(forKey: key) else { return value }
+        guard let number = Int(text), range.contains(number) else {
+            problems.append("\(key) (\(env)): '\(text)' is not a whole number in \(range.lowerBound)...\(range.upperBound)")
+            return value
+        }
+        return number
+    }
+}
+
+/// Every configuration problem found at start, one per line.
+struct ConfigurationProblems: Error, CustomStringConvertible {
+    let problems: [String]
+    init(_ problems: [String]) { self.problems = problems }
+    var description: String { "invalid configuration:\n" + problems.map { "  - \($0)" }.joined(separator: "\n") }
+}

@@ -1,0 +1,76 @@
+import GatewayCore
+import GatewayHTTP
+import GatewayPostgres
+import Hummingbird
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+import UnixSignals
+
+/// Wires Postgres, the tenant directory and the HTTP server into one service
+/// group that stops cleanly on SIGTERM or SIGINT.
+struct GatewayServer {
+    let configuration: GatewayConfiguration
+    let logger: Logger
+
+    /// Runs until a shutdown signal. `prepare` runs once the database is
+    /// reachable and the schema is current, before the first request.
+    func run(prepare: @escaping @Sendable (PostgresClient) async throws -> Void = { _ in }) async throws {
+        let masterKey = try configuration.requiredMasterKey()
+        let databaseURL = try DatabaseURL(
+            configuration.databaseURL, maximumConnections: configuration.databaseMaxConnections)
+        let client = PostgresClient(configuration: databaseURL.configuration, backgroundLogger: logger)
+        let tenants = TenantDirectory(
+            apps: AppRepository(client: client, logger: logger), keys: AppKeyRepository(client: client, logger: logger),
+            plugins: installedPlugins, masterKey: masterKey, logger: logger)
+        let router = GatewayRouter.make(tenants: tenants, auditLog: PostgresAuditLog(client: client, logger: logger))
+
+        var app = Application(
+            router: router,
+            configuration: .init(
+                address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "identity-gateway"),
+            logger: logger)
+        let migrateOnStart = configuration.migrateOnStart
+        app.beforeServerStarts {
+            let runner = MigrationRunner(client: client, logger: logger)
+            if migrateOnStart {
+                try await runner.run(installedPlugins.migrations)
+            } else {
+                let pending = try await runner.pending(installedPlugins.migrations)
+                guard pending.isEmpty else {
+                    throw ConfigurationProblems([
+                        "the database schema is behind by \(pending.count) migration(s); run `identity-gateway migrate` "
+                            + "or set GATEWAY_MIGRATE_ON_START=true"
+                    ])
+                }
+            }
+            try await prepare(client)
+            logger.info("identity-gateway listening", metadata: [
+                "address": "\(configuration.httpHost):\(configuration.httpPort)", "database": "\(databaseURL)",
+            ])
+        }
+        let services = ServiceGroup(
+            configuration: .init(
+                services: [client, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await services.run()
+    }
+}
+
+/// Runs `body` with a connected client and closes it afterwards.
+func withPostgresClient<Result: Sendable>(
+    _ url: String, logger: Logger, _ body: @escaping @Sendable (PostgresClient) async throws -> Result
+) async throws -> Result {
+    let client = PostgresClient(configuration: try DatabaseURL(url).configuration, backgroundLogger: logger)
+    return try await withThrowingTaskGroup(of: Result?.self) { group in
+        group.addTask {
+            await client.run()
+            return nil
+        }
+        group.addTask { try await body(client) }
+        defer { group.cancelAll() }
+        while let result = try await group.next() {
+            if let result { return result }
+        }
+        throw CancellationError()
+    }
+}

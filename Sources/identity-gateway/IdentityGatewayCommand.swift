@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+@main
+struct IdentityGatewayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "identity-gateway",
+        abstract: "A multi-tenant identity gateway that mints Layer identity tokens.",
+        subcommands: [ServeCommand.self, MigrateCommand.self, DevCommand.self, LocalPostgresCommand.self]
+    )
+}
+
+/// Options every command that reads configuration shares.
+struct ConfigurationOptions: ParsableArguments {
+    @Option(name: .long, help: "A YAML configuration file (also GATEWAY_CONFIG_FILE); environment variables win over it.")
+    var config: String?
+}
+
+/// Sends log lines to standard error at `level`.
+func bootstrapLogging(level: Logger.Level) -> Logger {
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = level
+        return handler
+    }
+    return Logger(label: "identity-gateway")
+}
+
+/// Prints configuration problems plainly and exits non-zero.
+func reportingProblems<T>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let problems as ConfigurationProblems {
+        throw ValidationError(problems.description)
+    }
+}
+
+/// Writes a line to standard output at once (no stdio buffering), so a
+/// supervisor or a script reading a pipe sees it while the server runs.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

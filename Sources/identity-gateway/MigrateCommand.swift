@@ -1,0 +1,21 @@
+import ArgumentParser
+import GatewayHTTP
+import GatewayPostgres
+
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate", abstract: "Apply the database migrations this binary carries, then exit.")
+
+    @OptionGroup var options: ConfigurationOptions
+
+    func run() async throws {
+        try await reportingProblems {
+            let configuration = try await GatewayConfiguration.load(file: options.config)
+            let logger = bootstrapLogging(level: configuration.logLevel)
+            let applied = try await withPostgresClient(configuration.databaseURL, logger: logger) { client in
+                try await MigrationRunner(client: client, logger: logger).run(installedPlugins.migrations)
+            }
+            say(applied.isEmpty ? "schema is current" : "applied: " + applied.joined(separator: ", "))
+        }
+    }
+}
