@@ -127,6 +127,16 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        .testTarget(
+            name: "CommandLineTests",
+            dependencies: [
+                "GatewayCore",
+                "GatewayPostgres",
+                "GatewayTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -62,7 +62,7 @@ struct GatewayConfiguration: Sendable {
         }
 
         if let host = reader.string(forKey: "http.host") { httpHost = host }
-        httpPort = Self.integer(reader, "http.port", env: "GATEWAY_HTTP_PORT", in: 1...65535, default: 8080, &problems)
+        httpPort = Self.integer(reader, "http.port", env: "GATEWAY_HTTP_PORT", in: 0...65535, default: 8080, &problems)
         databaseMaxConnections = Self.integer(
             reader, "database.max_connections", env: "GATEWAY_DATABASE_MAX_CONNECTIONS", in: 1...1000, default: 20,
             &problems)

@@ -45,9 +45,7 @@ struct GatewayServer {
                 }
             }
             try await prepare(client)
-            logger.info("identity-gateway listening", metadata: [
-                "address": "\(configuration.httpHost):\(configuration.httpPort)", "database": "\(databaseURL)",
-            ])
+            logger.info("database ready; starting the HTTP server", metadata: ["database": "\(databaseURL)"])
         }
         let services = ServiceGroup(
             configuration: .init(

@@ -1,0 +1,110 @@
+import Foundation
+import GatewayCore
+import GatewayPostgres
+import GatewayTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The binary as an operator runs it: configuration errors, `migrate`, and
+/// `serve` answering a real HTTP request.
+@Suite struct CommandLineTests {
+    let masterKey = MasterKey.generateBase64()
+
+    @Test func badConfigurationStopsTheStartWithOneLinePerProblem() async throws {
+        let exit = try await GatewayProcess.run(
+            ["serve"],
+            environment: [
+                "GATEWAY_HTTP_PORT": "80000", "GATEWAY_LOG_LEVEL": "loud", "GATEWAY_MIGRATE_ON_START": "maybe",
+                "GATEWAY_MASTER_KEY": "c2hvcnQ=",
+            ])
+        #expect(exit.status != 0)
+        for expected in [
+            "database.url (GATEWAY_DATABASE_URL) is required",
+            "http.port (GATEWAY_HTTP_PORT): '80000' is not a whole number in 0...65535",
+            "log.level (GATEWAY_LOG_LEVEL): 'loud' is not one of",
+            "migrate_on_start (GATEWAY_MIGRATE_ON_START): 'maybe' is not true or false",
+            "master_key (GATEWAY_MASTER_KEY): the master key must be 32 random bytes",
+        ] {
+            #expect(exit.output.contains(expected), "missing: \(expected)\n\(exit.output)")
+        }
+        #expect(!exit.output.contains("c2hvcnQ="))
+    }
+
+    @Test func serveRequiresAMasterKey() async throws {
+        let exit = try await GatewayProcess.run(
+            ["serve"], environment: ["GATEWAY_DATABASE_URL": "postgres://u:p@127.0.0.1:1/d"])
+        #expect(exit.status != 0)
+        #expect(exit.output.contains("master_key (GATEWAY_MASTER_KEY) or master_key_file"))
+    }
+
+    @Test func migrateAppliesOnceAndServeRefusesAStaleSchema() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let environment = ["GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": masterKey]
+            let stale = try await GatewayProcess.run(["serve"], environment: environment)
+            #expect(stale.status != 0)
+            #expect(stale.output.contains("run `identity-gateway migrate`"))
+
+            let first = try await GatewayProcess.run(["migrate"], environment: environment)
+            #expect(first.status == 0)
+            #expect(first.output.contains("applied: core/0001_initial.sql"))
+            let second = try await GatewayProcess.run(["migrate"], environment: environment)
+            #expect(second.status == 0)
+            #expect(second.output.contains("schema is current"))
+        }
+    }
+
+    @Test func serveReadsAYAMLFileUnderTheEnvironmentAndIssuesTokens() async throws {
+        try await TestDatabase.with(migrations: []) { client, url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "gateway-config-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let keyFile = folder.appending(path: "master.key")
+            try Data(masterKey.utf8).write(to: keyFile)
+            let configFile = folder.appending(path: "gateway.yaml")
+            try Data(
+                """
+                database:
+                  url: "postgres://nobody@127.0.0.1:1/nothing"
+                http:
+                  port: 1
+                master_key_file: \(keyFile.path)
+                migrate_on_start: true
+                log:
+                  level: info
+                """.utf8
+            ).write(to: configFile)
+
+            // The environment wins over the file for the URL and the port.
+            let server = try await GatewayProcess.start(
+                ["serve", "--config", configFile.path],
+                environment: ["GATEWAY_DATABASE_URL": url, "GATEWAY_HTTP_PORT": "0"])
+            defer { Task { await server.stop() } }
+
+            let app = AppSettings(
+                appID: AppID(uuid: UUID()), name: "cli", environment: .development, providerID: ProviderID(uuid: UUID()),
+                credentialTypes: ["static"], plugins: ["static": .object(["allow_any_user": .bool(true)])])
+            try await AppRepository(client: client, logger: TestDatabase.logger).insert(app)
+            try await AppKeyRepository(client: client, logger: TestDatabase.logger).insert(
+                StoredKey(
+                    appID: app.appID, keyID: KeyID(uuid: UUID()), status: .active, pair: TestKeys.shared,
+                    masterKey: try MasterKey(base64: masterKey)))
+
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/v1/identity_tokens")!)
+            request.httpMethod = "POST"
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(#"{"app_id":"\#(app.appID)","user_id":"dana","nonce":"abc+/=123"}"#.utf8)
+            let (data, response) = try await URLSession.shared.data(for: request)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            let body = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
+            let token = try #require(body["identity_token"].flatMap(ParsedIdentityToken.init(compact:)))
+            #expect(token.claims["prn"] == .string("dana"))
+            #expect(token.claims["nce"] == .string("abc+/=123"))
+
+            #expect(await server.stop() == 0)
+            #expect(!server.printed.contains(masterKey))
+        }
+    }
+}

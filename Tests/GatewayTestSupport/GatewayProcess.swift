@@ -1,0 +1,119 @@
+public import Foundation
+import Synchronization
+
+/// The built `identity-gateway` binary run as a child process, the way an
+/// operator runs it. Its path comes from `GATEWAY_TEST_BINARY`, set by
+/// `./scripts/test`.
+public final class GatewayProcess: Sendable {
+    public struct NotConfigured: Error, CustomStringConvertible {
+        public var description: String { "GATEWAY_TEST_BINARY is not set: run the tests with ./scripts/test" }
+    }
+
+    public struct Exit: Sendable {
+        public let status: Int32
+        /// Standard output and standard error together.
+        public let output: String
+    }
+
+    private let process: Process
+    private let output = Mutex<String>("")
+
+    /// The port the server reported listening on.
+    public let port: Int
+
+    public static func binary() throws -> URL {
+        guard let path = ProcessInfo.processInfo.environment["GATEWAY_TEST_BINARY"], !path.isEmpty else {
+            throw NotConfigured()
+        }
+        return URL(fileURLWithPath: path)
+    }
+
+    /// Runs the binary to completion. The child sees only `environment` plus PATH and HOME.
+    public static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Exit {
+        let process = try makeProcess(arguments, environment: environment)
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            process.terminationHandler = { _ in continuation.resume() }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
+        }
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return Exit(status: process.terminationStatus, output: text)
+    }
+
+    /// Starts `serve` (or another server command) and returns once it logs
+    /// that it listens, or throws with its output if it exits first.
+    public static func start(_ arguments: [String], environment: [String: String]) async throws -> GatewayProcess {
+        let process = try makeProcess(arguments, environment: environment)
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let (lines, continuation) = AsyncStream<String>.makeStream()
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                continuation.finish()
+            } else {
+                continuation.yield(String(decoding: data, as: UTF8.self))
+            }
+        }
+        process.terminationHandler = { _ in continuation.finish() }
+        try process.run()
+
+        var seen = ""
+        for await chunk in lines {
+            seen += chunk
+            if let port = listeningPort(in: seen) {
+                let server = GatewayProcess(process: process, port: port, seen: seen)
+                Task { for await chunk in lines { server.output.withLock { $0 += chunk } } }
+                return server
+            }
+        }
+        process.waitUntilExit()
+        throw Failure(description: "the gateway exited (\(process.terminationStatus)) before listening:\n\(seen)")
+    }
+
+    private init(process: Process, port: Int, seen: String) {
+        self.process = process
+        self.port = port
+        self.output.withLock { $0 = seen }
+    }
+
+    /// What the server printed so far.
+    public var printed: String { output.withLock { $0 } }
+
+    /// Sends SIGTERM and waits for the exit status.
+    @discardableResult
+    public func stop() async -> Int32 {
+        let process = self.process
+        return await withCheckedContinuation { continuation in
+            if !process.isRunning {
+                continuation.resume(returning: process.terminationStatus)
+                return
+            }
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            process.terminate()
+        }
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    private static func makeProcess(_ arguments: [String], environment: [String: String]) throws -> Process {
+        let process = Process()
+        process.executableURL = try binary()
+        process.arguments = arguments
+        var childEnvironment = environment
+        for name in ["PATH", "HOME"] { childEnvironment[name] = ProcessInfo.processInfo.environment[name] }
+        process.environment = childEnvironment
+        return process
+    }
+
+    private static func listeningPort(in text: String) -> Int? {
+        guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
+        return Int(text[range.upperBound...].prefix { $0.isNumber })
+    }
+}
