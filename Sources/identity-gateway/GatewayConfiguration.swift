@@ -17,6 +17,9 @@ struct GatewayConfiguration: Sendable {
     var migrateOnStart: Bool = false
     var logLevel: Logger.Level = .info
     var databaseMaxConnections: Int = 20
+    /// Seeds one operator token on a database that has none.
+    var bootstrapAdminToken: AdminTokenSecret?
+    var cacheReloadSeconds: Int = 60
 
     /// Reads and validates every key; throws ``ConfigurationProblems`` listing each bad one.
     static func load(file: String?, overrides: [String: String] = [:]) async throws -> GatewayConfiguration {
@@ -66,6 +69,14 @@ struct GatewayConfiguration: Sendable {
         databaseMaxConnections = Self.integer(
             reader, "database.max_connections", env: "GATEWAY_DATABASE_MAX_CONNECTIONS", in: 1...1000, default: 20,
             &problems)
+        cacheReloadSeconds = Self.integer(
+            reader, "cache.reload_seconds", env: "GATEWAY_CACHE_RELOAD_SECONDS", in: 1...86400, default: 60, &problems)
+        if let text = reader.string(forKey: "admin.bootstrap_token", isSecret: true) {
+            let secret = AdminTokenSecret(text: text)
+            if secret.isWellFormed { bootstrapAdminToken = secret } else {
+                problems.append("admin.bootstrap_token (GATEWAY_ADMIN_BOOTSTRAP_TOKEN): must be 32 to 512 visible ASCII characters")
+            }
+        }
         switch reader.string(forKey: "migrate_on_start")?.lowercased() {
         case nil, "false", "0", "no": migrateOnStart = false
         case "true", "1", "yes": migrateOnStart = true

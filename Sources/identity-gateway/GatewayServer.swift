@@ -23,7 +23,13 @@ struct GatewayServer {
         let tenants = TenantDirectory(
             apps: AppRepository(client: client, logger: logger), keys: AppKeyRepository(client: client, logger: logger),
             plugins: installedPlugins, masterKey: masterKey, logger: logger)
-        let router = GatewayRouter.make(tenants: tenants, auditLog: PostgresAuditLog(client: client, logger: logger))
+        let router = GatewayRouter.make(
+            client: client, tenants: tenants, plugins: installedPlugins, masterKey: masterKey, logger: logger)
+        let changeListener = AppChangeListener(
+            client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds)
+        ) { payload in
+            tenants.invalidate(notification: payload)
+        }
 
         var app = Application(
             router: router,
@@ -44,12 +50,15 @@ struct GatewayServer {
                     ])
                 }
             }
+            if let secret = configuration.bootstrapAdminToken {
+                try await BootstrapToken.seed(secret, client: client, logger: logger)
+            }
             try await prepare(client)
             logger.info("database ready; starting the HTTP server", metadata: ["database": "\(databaseURL)"])
         }
         let services = ServiceGroup(
             configuration: .init(
-                services: [client, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: [client, changeListener, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await services.run()
     }
 }

@@ -7,7 +7,7 @@ struct IdentityGatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "identity-gateway",
         abstract: "A multi-tenant identity gateway that mints Layer identity tokens.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, DevCommand.self, LocalPostgresCommand.self]
+        subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, DevCommand.self, LocalPostgresCommand.self]
     )
 }
 

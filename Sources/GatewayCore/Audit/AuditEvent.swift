@@ -19,10 +19,15 @@ public struct AuditEvent: Sendable, Equatable {
     public var credentialType: String?
     public var keyID: KeyID?
     public var requestID: String
+    /// The admin token behind an admin event.
+    public var actor: UUID?
+    /// Facts worth keeping that have no column, e.g. which settings changed.
+    public var detail: [String: String]
 
     public init(
         appID: AppID?, event: String, outcome: Outcome, reason: String? = nil, userID: String? = nil,
-        credentialType: String? = nil, keyID: KeyID? = nil, requestID: String
+        credentialType: String? = nil, keyID: KeyID? = nil, requestID: String, actor: UUID? = nil,
+        detail: [String: String] = [:]
     ) {
         self.appID = appID
         self.event = event
@@ -32,6 +37,8 @@ public struct AuditEvent: Sendable, Equatable {
         self.credentialType = credentialType
         self.keyID = keyID
         self.requestID = requestID
+        self.actor = actor
+        self.detail = detail
     }
 }
 

@@ -3,6 +3,7 @@ import GatewayCore
 import Hummingbird
 import Logging
 import NIOCore
+import PostgresNIO
 
 /// Turns any error into the gateway's JSON error body:
 /// `{"error", "message", "status", "request_id"}`. Unexpected errors are
@@ -34,6 +35,21 @@ enum ErrorResponder {
         switch error {
         case let error as GatewayError:
             return error
+        case let error as PostgresTransactionError:
+            // What went wrong inside the transaction is what matters to the caller.
+            let cause: (any Error)? = error.closureError ?? error.beginError ?? error.commitError
+            return cause.map { translate($0, logger: logger) } ?? .unavailable
+        case let error as PSQLError:
+            switch error.serverInfo?[.sqlState] {
+            case "23505", "23503":
+                return GatewayError(.conflict, status: 409, "That conflicts with what is stored (the id is taken or the parent is gone).")
+            case nil:
+                logger.error("database unreachable", metadata: ["error": "\(String(reflecting: error))"])
+                return .unavailable
+            default:
+                logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])
+                return .internalError
+            }
         case is NIOTooManyBytesError:
             return GatewayError(.payloadTooLarge, status: 413, "The request body exceeds the size limit.")
         case let error as HTTPError:

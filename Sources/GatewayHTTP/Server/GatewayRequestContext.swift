@@ -1,3 +1,4 @@
+public import GatewayPostgres
 public import Hummingbird
 
 
@@ -8,6 +9,8 @@ public struct GatewayRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by ``RequestIDMiddleware`` before any route runs.
     public var requestID: String = ""
+    /// The admin token of an `/admin` request, set by ``AdminAuthMiddleware``.
+    public var admin: AdminTokenRecord?
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)

@@ -48,8 +48,18 @@ public final class TenantDirectory: Sendable {
         _ = cache.withLock { $0.removeValue(forKey: appID) }
     }
 
+    /// Forgets every app.
+    public func invalidateAll() {
+        cache.withLock { $0.removeAll() }
+    }
+
+    /// Applies a payload of ``AppChangeNotification``: one app id, or everything.
+    public func invalidate(notification payload: String) {
+        if let appID = AppID(payload) { invalidate(appID) } else { invalidateAll() }
+    }
+
     private func load(_ appID: AppID) async throws -> Tenant? {
-        guard let settings = try await apps.find(appID) else { return nil }
+        guard let settings = try await apps.find(appID)?.settings else { return nil }
         var signingKey: TokenSigningKey?
         if let stored = try await keys.activeKey(of: appID) {
             let pair = try stored.open(with: masterKey)

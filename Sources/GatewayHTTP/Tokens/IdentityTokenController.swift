@@ -26,10 +26,10 @@ public struct IdentityTokenController: Sendable {
     public func addRoutes(to router: Router<GatewayRequestContext>) {
         for path in Self.paths {
             router.post(path) { request, context in try await self.respond(to: request, context: context) }
-            for method: HTTPRequest.Method in [.get, .put, .patch, .delete] {
-                router.on(path, method: method) { _, _ -> Response in
-                    throw GatewayError(.methodNotAllowed, status: 405, "Use POST to request an identity token.")
-                }
+        }
+        for method: HTTPRequest.Method in [.get, .put, .patch, .delete] {
+            router.on(Self.paths[0], method: method) { _, _ -> Response in
+                throw GatewayError(.methodNotAllowed, status: 405, "Use POST to request an identity token.")
             }
         }
     }

@@ -3,8 +3,16 @@ public import GatewayCore
 public import Logging
 public import PostgresNIO
 
-/// The `app_keys` table: each tenant's signing keys.
+/// The `app_keys` table: each tenant's signing keys. Writes take the
+/// connection of the caller's transaction and announce the change.
 public struct AppKeyRepository: Sendable {
+    /// What ``delete(_:of:on:)`` did.
+    public enum Deletion: Sendable {
+        case deleted
+        case notFound
+        case refusedActive
+    }
+
     private let client: PostgresClient
     private let logger: Logger
 
@@ -14,13 +22,56 @@ public struct AppKeyRepository: Sendable {
     }
 
     public func insert(_ key: StoredKey) async throws {
-        try await client.query(
+        try await client.withConnection { try await insert(key, on: $0) }
+    }
+
+    public func insert(_ key: StoredKey, on connection: PostgresConnection) async throws {
+        try await connection.query(
             """
             INSERT INTO app_keys (app_id, key_id, status, bits, public_key_pem, sealed_private_key, activated_at)
             VALUES (\(key.appID.uuid), \(key.keyID.uuid), \(key.status.rawValue), \(key.bits), \(key.publicKeyPEM),
                     \(ByteBuffer(bytes: key.sealedPrivateKey)),
                     CASE WHEN \(key.status.rawValue) = 'active' THEN now() END)
             """, logger: logger)
+        try await notify(key.appID, on: connection)
+    }
+
+    /// Makes `keyID` the app's signing key and retires the one it replaces, in
+    /// the caller's transaction. `false` when the app has no such key.
+    public func activate(_ keyID: KeyID, of appID: AppID, on connection: PostgresConnection) async throws -> Bool {
+        let target = try await connection.query(
+            "SELECT status FROM app_keys WHERE app_id = \(appID.uuid) AND key_id = \(keyID.uuid) FOR UPDATE",
+            logger: logger)
+        var exists = false
+        for try await _ in target.decode(String.self) { exists = true }
+        guard exists else { return false }
+        try await connection.query(
+            """
+            UPDATE app_keys SET status = 'retired', retired_at = now()
+            WHERE app_id = \(appID.uuid) AND status = 'active' AND key_id <> \(keyID.uuid)
+            """, logger: logger)
+        try await connection.query(
+            """
+            UPDATE app_keys SET status = 'active', activated_at = now(), retired_at = NULL
+            WHERE app_id = \(appID.uuid) AND key_id = \(keyID.uuid)
+            """, logger: logger)
+        try await notify(appID, on: connection)
+        return true
+    }
+
+    /// Deletes a key that does not sign; the active key is refused.
+    public func delete(_ keyID: KeyID, of appID: AppID, on connection: PostgresConnection) async throws -> Deletion {
+        let rows = try await connection.query(
+            """
+            DELETE FROM app_keys
+            WHERE app_id = \(appID.uuid) AND key_id = \(keyID.uuid) AND status <> 'active'
+            RETURNING key_id
+            """, logger: logger)
+        for try await _ in rows {
+            try await notify(appID, on: connection)
+            return .deleted
+        }
+        return try await key(keyID, of: appID) == nil ? .notFound : .refusedActive
     }
 
     /// The key that signs for `appID`, if it has one.
@@ -28,25 +79,50 @@ public struct AppKeyRepository: Sendable {
         try await keys(of: appID, status: .active).first
     }
 
+    public func key(_ keyID: KeyID, of appID: AppID) async throws -> StoredKey? {
+        try await keys(of: appID).first { $0.keyID == keyID }
+    }
+
     /// The app's keys, newest first, optionally of one status.
     public func keys(of appID: AppID, status: KeyStatus? = nil) async throws -> [StoredKey] {
         let rows = try await client.query(
             """
-            SELECT key_id, status, bits, public_key_pem, sealed_private_key, created_at
+            SELECT key_id, status, bits, public_key_pem, sealed_private_key, created_at, activated_at, retired_at
             FROM app_keys
             WHERE app_id = \(appID.uuid) AND (\(status?.rawValue)::text IS NULL OR status = \(status?.rawValue))
             ORDER BY created_at DESC, key_id
             """, logger: logger)
         var keys: [StoredKey] = []
-        for try await (keyID, status, bits, publicKeyPEM, sealed, createdAt)
-            in rows.decode((UUID, String, Int, String, ByteBuffer, Date).self)
+        for try await (keyID, status, bits, publicKeyPEM, sealed, createdAt, activatedAt, retiredAt)
+            in rows.decode((UUID, String, Int, String, ByteBuffer, Date, Date?, Date?).self)
         {
-            keys.append(
-                StoredKey(
-                    appID: appID, keyID: KeyID(uuid: keyID), status: KeyStatus(rawValue: status) ?? .retired,
-                    bits: bits, publicKeyPEM: publicKeyPEM, sealedPrivateKey: Data(sealed.readableBytesView),
-                    createdAt: createdAt))
+            guard let status = KeyStatus(rawValue: status) else {
+                throw UnreadableRow("key \(keyID) has an unknown status '\(status)'")
+            }
+            var key = StoredKey(
+                appID: appID, keyID: KeyID(uuid: keyID), status: status, bits: bits, publicKeyPEM: publicKeyPEM,
+                sealedPrivateKey: Data(sealed.readableBytesView), createdAt: createdAt)
+            key.activatedAt = activatedAt
+            key.retiredAt = retiredAt
+            keys.append(key)
         }
         return keys
+    }
+
+    /// The public key `keyID` of any app whose provider id is `issuer`: what
+    /// a token claiming that issuer and key must verify under.
+    public func publicKeyPEM(issuer: ProviderID, keyID: KeyID) async throws -> String? {
+        let rows = try await client.query(
+            """
+            SELECT k.public_key_pem FROM app_keys k JOIN apps a ON a.app_id = k.app_id
+            WHERE k.key_id = \(keyID.uuid) AND a.provider_id = \(issuer.uuid)
+            """, logger: logger)
+        for try await pem in rows.decode(String.self) { return pem }
+        return nil
+    }
+
+    private func notify(_ appID: AppID, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            "SELECT pg_notify(\(AppChangeNotification.channel), \(appID.description))", logger: logger)
     }
 }

@@ -1,9 +1,10 @@
-import Foundation
+public import Foundation
 public import GatewayCore
 public import Logging
 public import PostgresNIO
 
-/// The `apps` table: one row a tenant.
+/// The `apps` table: one row a tenant. Writes take the connection of the
+/// caller's transaction and announce the change on ``AppChangeNotification``.
 public struct AppRepository: Sendable {
     private let client: PostgresClient
     private let logger: Logger
@@ -16,42 +17,88 @@ public struct AppRepository: Sendable {
     /// Inserts a new app; `false` when the app id is taken.
     @discardableResult
     public func insert(_ app: AppSettings) async throws -> Bool {
+        try await client.withConnection { try await insert(app, on: $0) }
+    }
+
+    /// Inserts a new app; `false` when the app id is taken.
+    public func insert(_ app: AppSettings, on connection: PostgresConnection) async throws -> Bool {
         let plugins = try Self.encodePlugins(app.plugins)
-        let rows = try await client.query(
+        let rows = try await connection.query(
             """
-            INSERT INTO apps (app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-                              credential_types, plugins)
-            VALUES (\(app.appID.uuid), \(app.name), \(app.environment.rawValue), \(app.providerID.uuid),
-                    \(app.tokenTTLSeconds), \(app.isEnabled), \(app.credentialTypes), \(plugins)::jsonb)
-            ON CONFLICT (app_id) DO NOTHING
-            RETURNING app_id
+            WITH inserted AS (
+                INSERT INTO apps (app_id, name, environment, provider_id, token_ttl_seconds, enabled,
+                                  credential_types, plugins)
+                VALUES (\(app.appID.uuid), \(app.name), \(app.environment.rawValue), \(app.providerID.uuid),
+                        \(app.tokenTTLSeconds), \(app.isEnabled), \(app.credentialTypes), \(plugins)::jsonb)
+                ON CONFLICT (app_id) DO NOTHING
+                RETURNING app_id
+            )
+            SELECT pg_notify(\(AppChangeNotification.channel), app_id::text) FROM inserted
             """, logger: logger)
         for try await _ in rows { return true }
         return false
     }
 
-    public func find(_ appID: AppID) async throws -> AppSettings? {
+    /// Replaces the app's settings; `false` when there is no such app.
+    public func update(_ app: AppSettings, on connection: PostgresConnection) async throws -> Bool {
+        let plugins = try Self.encodePlugins(app.plugins)
+        let rows = try await connection.query(
+            """
+            WITH updated AS (
+                UPDATE apps SET name = \(app.name), environment = \(app.environment.rawValue),
+                    provider_id = \(app.providerID.uuid), token_ttl_seconds = \(app.tokenTTLSeconds),
+                    enabled = \(app.isEnabled), credential_types = \(app.credentialTypes),
+                    plugins = \(plugins)::jsonb, updated_at = now()
+                WHERE app_id = \(app.appID.uuid)
+                RETURNING app_id
+            )
+            SELECT pg_notify(\(AppChangeNotification.channel), app_id::text) FROM updated
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Deletes the app and its keys; `false` when there is no such app.
+    public func delete(_ appID: AppID, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            WITH deleted AS (DELETE FROM apps WHERE app_id = \(appID.uuid) RETURNING app_id)
+            SELECT pg_notify(\(AppChangeNotification.channel), app_id::text) FROM deleted
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    public func find(_ appID: AppID) async throws -> StoredApp? {
+        try await list(where: appID, after: nil, limit: 1).first
+    }
+
+    /// Apps in app id order, starting after `cursor`; only `appID` when given.
+    public func list(where appID: AppID? = nil, after cursor: AppID?, limit: Int) async throws -> [StoredApp] {
         let rows = try await client.query(
             """
             SELECT app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-                   credential_types, plugins::text
-            FROM apps WHERE app_id = \(appID.uuid)
+                   credential_types, plugins::text, created_at, updated_at
+            FROM apps
+            WHERE (\(appID?.uuid)::uuid IS NULL OR app_id = \(appID?.uuid))
+              AND (\(cursor?.uuid)::uuid IS NULL OR app_id > \(cursor?.uuid))
+            ORDER BY app_id
+            LIMIT \(limit)
             """, logger: logger)
-        for try await row in rows.decode((UUID, String, String, UUID, Int, Bool, [String], String).self) {
-            return try Self.settings(from: row)
+        var apps: [StoredApp] = []
+        for try await row in rows.decode((UUID, String, String, UUID, Int, Bool, [String], String, Date, Date).self) {
+            let (appID, name, environment, providerID, ttl, enabled, credentialTypes, pluginsJSON, created, updated) = row
+            guard let environment = AppEnvironment(rawValue: environment) else {
+                throw UnreadableRow("app \(appID) has an unknown environment '\(environment)'")
+            }
+            let settings = AppSettings(
+                appID: AppID(uuid: appID), name: name, environment: environment,
+                providerID: ProviderID(uuid: providerID), tokenTTLSeconds: ttl, isEnabled: enabled,
+                credentialTypes: credentialTypes,
+                plugins: try JSONDecoder().decode([String: JSONValue].self, from: Data(pluginsJSON.utf8)))
+            apps.append(StoredApp(settings: settings, createdAt: created, updatedAt: updated))
         }
-        return nil
-    }
-
-    static func settings(from row: (UUID, String, String, UUID, Int, Bool, [String], String)) throws -> AppSettings {
-        let (appID, name, environment, providerID, ttl, enabled, credentialTypes, pluginsJSON) = row
-        guard let environment = AppEnvironment(rawValue: environment) else {
-            throw DatabaseURLError("app \(appID) has an unknown environment '\(environment)'")
-        }
-        return AppSettings(
-            appID: AppID(uuid: appID), name: name, environment: environment, providerID: ProviderID(uuid: providerID),
-            tokenTTLSeconds: ttl, isEnabled: enabled, credentialTypes: credentialTypes,
-            plugins: try JSONDecoder().decode([String: JSONValue].self, from: Data(pluginsJSON.utf8)))
+        return apps
     }
 
     static func encodePlugins(_ plugins: [String: JSONValue]) throws -> String {
@@ -59,4 +106,11 @@ public struct AppRepository: Sendable {
         encoder.outputFormatting = .sortedKeys
         return String(decoding: try encoder.encode(plugins), as: UTF8.self)
     }
+}
+
+/// An app's settings with the times the database keeps for it.
+public struct StoredApp: Sendable, Equatable {
+    public var settings: AppSettings
+    public var createdAt: Date
+    public var updatedAt: Date
 }

@@ -1,3 +1,4 @@
+import Foundation
 public import GatewayCore
 public import Logging
 public import PostgresNIO
@@ -14,12 +15,20 @@ public struct PostgresAuditLog: Sendable {
     }
 
     public func record(_ event: AuditEvent) async throws {
+        try await client.withConnection { try await record(event, on: $0) }
+    }
+
+    /// Writes the event in the caller's transaction, so it commits with the change it describes.
+    public func record(_ event: AuditEvent, on connection: PostgresConnection) async throws {
         let appID = event.appID?.uuid ?? AuditEvent.noApp
-        try await client.query(
+        let detail = String(decoding: try JSONEncoder().encode(event.detail), as: UTF8.self)
+        try await connection.query(
             """
-            INSERT INTO audit_events (app_id, event, outcome, reason, user_id, credential_type, key_id, request_id)
+            INSERT INTO audit_events (app_id, event, outcome, reason, user_id, credential_type, key_id, request_id,
+                                      actor, detail)
             VALUES (\(appID), \(event.event), \(event.outcome.rawValue), \(event.reason), \(event.userID),
-                    \(event.credentialType), \(event.keyID?.uuid), \(event.requestID))
+                    \(event.credentialType), \(event.keyID?.uuid), \(event.requestID), \(event.actor),
+                    \(detail)::jsonb)
             """, logger: logger)
     }
 }

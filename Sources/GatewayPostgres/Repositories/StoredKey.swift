@@ -11,6 +11,8 @@ public struct StoredKey: Sendable, Equatable {
     public var publicKeyPEM: String
     public var sealedPrivateKey: Data
     public var createdAt: Date
+    public var activatedAt: Date?
+    public var retiredAt: Date?
 
     public init(
         appID: AppID, keyID: KeyID, status: KeyStatus, bits: Int, publicKeyPEM: String,

@@ -27,7 +27,8 @@ struct TestGateway: Sendable {
             let tenants = TenantDirectory(
                 apps: AppRepository(client: client, logger: logger), keys: AppKeyRepository(client: client, logger: logger),
                 plugins: plugins, masterKey: masterKey, logger: logger)
-            let router = GatewayRouter.make(tenants: tenants, auditLog: PostgresAuditLog(client: client, logger: logger))
+            let router = GatewayRouter.make(
+                client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, logger: logger)
             let gateway = TestGateway(
                 client: client, masterKey: masterKey, tenants: tenants,
                 application: Application(router: router, logger: logger))

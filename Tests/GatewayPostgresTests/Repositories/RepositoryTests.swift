@@ -24,7 +24,7 @@ import Testing
             let insertedAgain = try await apps.insert(app)
             let missing = try await apps.find(AppID(uuid: UUID()))
             #expect(inserted)
-            #expect(found == app)
+            #expect(found?.settings == app)
             #expect(!insertedAgain)
             #expect(missing == nil)
         }

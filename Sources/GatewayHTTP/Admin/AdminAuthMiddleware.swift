@@ -1,0 +1,82 @@
+import Foundation
+import GatewayCore
+public import GatewayPostgres
+public import Hummingbird
+import HTTPTypes
+import Logging
+
+/// Lets a request through only with a live admin token:
+/// `Authorization: Bearer <token>`. The token's record lands in the context
+/// for the routes' scope checks.
+public struct AdminAuthMiddleware: RouterMiddleware {
+    public typealias Context = GatewayRequestContext
+
+    private let tokens: AdminTokenRepository
+
+    public init(tokens: AdminTokenRepository) {
+        self.tokens = tokens
+    }
+
+    public func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let header = request.headers[.authorization], header.count > 7,
+            header.prefix(7).lowercased() == "bearer "
+        else {
+            throw Self.unauthorized("Send an admin token: Authorization: Bearer <token>.")
+        }
+        let secret = AdminTokenSecret(text: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
+        guard secret.isWellFormed else { throw Self.unauthorized("The admin token is malformed.") }
+        let record: AdminTokenRecord?
+        do {
+            record = try await tokens.authenticate(secret)
+        } catch {
+            context.logger.error("admin token lookup failed", metadata: ["error": "\(error)"])
+            throw GatewayError.unavailable
+        }
+        guard let record else { throw Self.unauthorized("The admin token is unknown, revoked or expired.") }
+        var context = context
+        context.admin = record
+        context.logger[metadataKey: "admin_token_id"] = "\(record.id)"
+        return try await next(request, context)
+    }
+
+    static func unauthorized(_ message: String) -> GatewayError {
+        GatewayError(.unauthorized, status: 401, message)
+    }
+}
+
+extension GatewayRequestContext {
+    /// The caller's token, which the middleware guarantees on admin routes.
+    func adminToken() throws(GatewayError) -> AdminTokenRecord {
+        guard let admin else { throw AdminAuthMiddleware.unauthorized("An admin token is required.") }
+        return admin
+    }
+
+    /// 403 unless the caller is an operator.
+    func requireOperator() throws(GatewayError) -> AdminTokenRecord {
+        let admin = try adminToken()
+        guard admin.scope.isOperator else {
+            throw GatewayError(.insufficientScope, status: 403, "This needs an operator token.")
+        }
+        return admin
+    }
+
+    /// The app named by the `app_id` path parameter, when the caller may see
+    /// it. Another app's resources answer 404, exactly like a missing app.
+    func authorizedAppID() throws(GatewayError) -> (AppID, AdminTokenRecord) {
+        let admin = try adminToken()
+        let raw = parameters.get("app_id") ?? ""
+        guard let appID = AppID(raw.removingPercentEncoding ?? raw) else {
+            throw GatewayError.invalidRequest("The app id in the path must be layer:///apps/<env>/<uuid> or a UUID.")
+        }
+        guard admin.scope.covers(appID) else { throw AdminErrors.appNotFound(appID) }
+        return (appID, admin)
+    }
+}
+
+enum AdminErrors {
+    static func appNotFound(_ appID: AppID) -> GatewayError {
+        GatewayError(.notFound, status: 404, "No app with id \(appID) exists.")
+    }
+}

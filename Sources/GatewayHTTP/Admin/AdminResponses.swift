@@ -1,0 +1,108 @@
+import Foundation
+import GatewayCore
+import GatewayPostgres
+import Hummingbird
+import NIOCore
+
+/// JSON shapes the admin API answers with.
+enum AdminResponses {
+    struct App: Encodable {
+        let app_id: String
+        let name: String
+        let environment: String
+        let provider_id: String
+        let token_ttl_seconds: Int
+        let enabled: Bool
+        let credential_types: [String]
+        let plugins: [String: JSONValue]
+        let created_at: String
+        let updated_at: String
+
+        init(_ stored: StoredApp) {
+            let settings = stored.settings
+            let segment = settings.environment == .production ? "production" : "staging"
+            app_id = "layer:///apps/\(segment)/\(settings.appID)"
+            name = settings.name
+            environment = settings.environment.rawValue
+            provider_id = settings.providerID.description
+            token_ttl_seconds = settings.tokenTTLSeconds
+            enabled = settings.isEnabled
+            credential_types = settings.credentialTypes
+            plugins = settings.plugins
+            created_at = timestamp(stored.createdAt)
+            updated_at = timestamp(stored.updatedAt)
+        }
+    }
+
+    /// A key as the API shows it: never its private half.
+    struct Key: Encodable {
+        let key_id: String
+        let status: String
+        let bits: Int
+        let created_at: String
+        let activated_at: String?
+        let retired_at: String?
+        let public_key_pem: String
+        let jwk: PublicJWK?
+
+        init(_ key: StoredKey) {
+            key_id = key.keyID.description
+            status = key.status.rawValue
+            bits = key.bits
+            created_at = timestamp(key.createdAt)
+            activated_at = key.activatedAt.map(timestamp)
+            retired_at = key.retiredAt.map(timestamp)
+            public_key_pem = key.publicKeyPEM
+            jwk = PublicJWK(publicKeyPEM: key.publicKeyPEM, keyID: key.keyID)
+        }
+    }
+
+    struct AdminToken: Encodable {
+        let id: String
+        let name: String
+        let scope: String
+        let created_at: String
+        let expires_at: String?
+        let revoked_at: String?
+        let last_used_at: String?
+        /// Only in the answer to the creation, never again.
+        let token: String?
+
+        init(_ record: AdminTokenRecord, secret: AdminTokenSecret? = nil) {
+            id = record.id.uuidString.lowercased()
+            name = record.name
+            scope = record.scope.description
+            created_at = timestamp(record.createdAt)
+            expires_at = record.expiresAt.map(timestamp)
+            revoked_at = record.revokedAt.map(timestamp)
+            last_used_at = record.lastUsedAt.map(timestamp)
+            token = secret?.text
+        }
+    }
+
+    struct Page<Item: Encodable>: Encodable {
+        let items: [Item]
+        let next_cursor: String?
+    }
+
+    struct KeySet: Encodable {
+        let keys: [PublicJWK]
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    static func noContent() -> Response {
+        Response(status: .noContent)
+    }
+}
+
+/// RFC 3339 in UTC with seconds, as every time in the API is written.
+func timestamp(_ date: Date) -> String {
+    date.formatted(Date.ISO8601FormatStyle(timeZone: .gmt))
+}

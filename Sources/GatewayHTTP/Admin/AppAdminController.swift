@@ -1,0 +1,75 @@
+import Foundation
+import GatewayCore
+import GatewayPostgres
+import Hummingbird
+
+/// `/admin/v1/apps`: create, list, read, change and delete tenants.
+struct AppAdminController: Sendable {
+    let apps: AppRepository
+    let plugins: PluginRegistry
+    let transactions: AuditedTransaction
+
+    func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
+        group.post("apps") { request, context in try await create(request, context) }
+        group.get("apps") { request, context in try await list(request, context) }
+        group.get("apps/{app_id}") { _, context in try await read(context) }
+        group.patch("apps/{app_id}") { request, context in try await update(request, context) }
+        group.delete("apps/{app_id}") { _, context in try await delete(context) }
+    }
+
+    private func create(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        let admin = try context.requireOperator()
+        let settings = try AppSettingsInput(plugins: plugins).create(from: try await JSONInput.read(request))
+        let event = AuditEvent(
+            appID: settings.appID, event: "admin.app.created", outcome: .success, requestID: context.requestID,
+            actor: admin.id)
+        let created = try await transactions.run(recording: event, when: { $0 }) { connection in
+            try await apps.insert(settings, on: connection)
+        }
+        guard created, let stored = try await apps.find(settings.appID) else {
+            throw GatewayError(.conflict, status: 409, "An app with id \(settings.appID) exists already.")
+        }
+        return try AdminResponses.json(AdminResponses.App(stored), status: .created)
+    }
+
+    private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        _ = try context.requireOperator()
+        let page = try Pagination(request)
+        let items = try await apps.list(after: page.after.map(AppID.init(uuid:)), limit: page.limit)
+        return try AdminResponses.json(
+            AdminResponses.Page(items: items.map(AdminResponses.App.init), next_cursor: page.nextCursor(items) { $0.settings.appID.uuid }))
+    }
+
+    private func read(_ context: GatewayRequestContext) async throws -> Response {
+        let (appID, _) = try context.authorizedAppID()
+        guard let stored = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
+        return try AdminResponses.json(AdminResponses.App(stored))
+    }
+
+    private func update(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        let (appID, admin) = try context.authorizedAppID()
+        guard let current = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
+        let input = try await JSONInput.read(request)
+        let settings = try AppSettingsInput(plugins: plugins).update(current.settings, from: input)
+        let event = AuditEvent(
+            appID: appID, event: "admin.app.updated", outcome: .success, requestID: context.requestID, actor: admin.id,
+            detail: ["fields": input.members.keys.sorted().joined(separator: ",")])
+        let updated = try await transactions.run(recording: event, when: { $0 }) { connection in
+            try await apps.update(settings, on: connection)
+        }
+        guard updated, let stored = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
+        return try AdminResponses.json(AdminResponses.App(stored))
+    }
+
+    private func delete(_ context: GatewayRequestContext) async throws -> Response {
+        let (appID, _) = try context.authorizedAppID()
+        let admin = try context.requireOperator()
+        let event = AuditEvent(
+            appID: appID, event: "admin.app.deleted", outcome: .success, requestID: context.requestID, actor: admin.id)
+        let deleted = try await transactions.run(recording: event, when: { $0 }) { connection in
+            try await apps.delete(appID, on: connection)
+        }
+        guard deleted else { throw AdminErrors.appNotFound(appID) }
+        return AdminResponses.noContent()
+    }
+}

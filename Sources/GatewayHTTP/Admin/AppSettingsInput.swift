@@ -1,0 +1,88 @@
+import Foundation
+import GatewayCore
+
+/// Reads app settings from an admin request and checks them against what
+/// this gateway offers: every problem is a 400 naming the field.
+struct AppSettingsInput {
+    static let fields: Set<String> = [
+        "app_id", "name", "environment", "provider_id", "token_ttl_seconds", "enabled", "credential_types", "plugins",
+    ]
+
+    let plugins: PluginRegistry
+
+    /// The settings of a new app (`POST /admin/v1/apps`).
+    func create(from input: JSONInput) throws(GatewayError) -> AppSettings {
+        try input.rejectUnknown(allowed: Self.fields)
+        guard let appID = AppID(try input.requiredString("app_id")) else {
+            throw .invalidRequest("app_id must be layer:///apps/staging/<uuid>, layer:///apps/production/<uuid> or a UUID.")
+        }
+        var settings = AppSettings(
+            appID: appID, name: "", environment: .development, providerID: ProviderID(uuid: UUID()),
+            credentialTypes: [])
+        for required in ["name", "environment", "provider_id", "credential_types"] where !input.has(required) {
+            throw .invalidRequest("\(required) is required.")
+        }
+        try apply(input, to: &settings)
+        return settings
+    }
+
+    /// The settings after a `PATCH`: only the fields present change.
+    func update(_ current: AppSettings, from input: JSONInput) throws(GatewayError) -> AppSettings {
+        try input.rejectUnknown(allowed: Self.fields)
+        if let appID = try input.string("app_id"), AppID(appID) != current.appID {
+            throw .invalidRequest("app_id cannot be changed.")
+        }
+        var settings = current
+        try apply(input, to: &settings)
+        return settings
+    }
+
+    private func apply(_ input: JSONInput, to settings: inout AppSettings) throws(GatewayError) {
+        if let name = try input.string("name") {
+            let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard (1...200).contains(trimmed.utf8.count) else { throw .invalidRequest("name must be 1 to 200 bytes.") }
+            settings.name = trimmed
+        }
+        if let environment = try input.string("environment") {
+            guard let parsed = AppEnvironment(rawValue: environment) else {
+                throw .invalidRequest("environment must be development or production.")
+            }
+            settings.environment = parsed
+        }
+        if let provider = try input.string("provider_id") {
+            guard let parsed = ProviderID(provider) else {
+                throw .invalidRequest("provider_id must be layer:///providers/<uuid> or a UUID.")
+            }
+            settings.providerID = parsed
+        }
+        if let ttl = try input.integer("token_ttl_seconds") {
+            guard AppSettings.tokenTTLRange.contains(ttl) else {
+                throw .invalidRequest("token_ttl_seconds must be between 30 and 600.")
+            }
+            settings.tokenTTLSeconds = ttl
+        }
+        if let enabled = try input.bool("enabled") { settings.isEnabled = enabled }
+        if let types = try input.strings("credential_types") { settings.credentialTypes = types }
+        if let options = try input.object("plugins") { settings.plugins = options.members }
+        try check(settings)
+    }
+
+    /// Cross-field rules: known, distinct credential types; options only for
+    /// those types; and each plugin accepting its options for this app.
+    private func check(_ settings: AppSettings) throws(GatewayError) {
+        let types = settings.credentialTypes
+        guard !types.isEmpty else { throw .invalidRequest("credential_types must name at least one credential type.") }
+        guard Set(types).count == types.count else { throw .invalidRequest("credential_types must not repeat a type.") }
+        let offered = plugins.credentialTypes
+        if let unknown = types.first(where: { !offered.contains($0) }) {
+            throw .invalidRequest(
+                "credential_types: '\(unknown)' is not offered by this gateway (it offers: \(offered.joined(separator: ", "))).")
+        }
+        if let stray = settings.plugins.keys.sorted().first(where: { !types.contains($0) }) {
+            throw .invalidRequest("plugins.\(stray): '\(stray)' is not among credential_types.")
+        }
+        for case let (_, .failure(error)) in plugins.verifiers(for: settings) {
+            throw .invalidRequest(error.message)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import GatewayCore
+import GatewayPostgres
+import Hummingbird
+
+/// `GET /v1/apps/{app_id}/jwks.json`: the app's public keys (next, active and
+/// retired), so anyone can verify its tokens across a rotation.
+struct JWKSController: Sendable {
+    let apps: AppRepository
+    let keys: AppKeyRepository
+
+    func addRoutes(to router: Router<GatewayRequestContext>) {
+        router.get("/v1/apps/{app_id}/jwks.json") { _, context in try await keySet(context) }
+    }
+
+    private func keySet(_ context: GatewayRequestContext) async throws -> Response {
+        let raw = context.parameters.get("app_id") ?? ""
+        guard let appID = AppID(raw.removingPercentEncoding ?? raw) else {
+            throw GatewayError.invalidRequest("The app id in the path must be layer:///apps/<env>/<uuid> or a UUID.")
+        }
+        guard try await apps.find(appID) != nil else {
+            throw GatewayError(.unknownApp, status: 404, "No app with id \(appID) exists on this gateway.")
+        }
+        let published = try await keys.keys(of: appID).compactMap { PublicJWK(publicKeyPEM: $0.publicKeyPEM, keyID: $0.keyID) }
+        var response = try AdminResponses.json(AdminResponses.KeySet(keys: published))
+        response.headers[.cacheControl] = "public, max-age=60"
+        return response
+    }
+}

@@ -1,0 +1,65 @@
+public import Logging
+public import PostgresNIO
+public import ServiceLifecycle
+
+/// Listens on ``AppChangeNotification/channel`` and passes each payload to
+/// `onChange`, so every replica drops a changed app from its cache within
+/// moments of the commit. As a safety net for a lost connection or a missed
+/// notification, it also says "everything" on every (re)connect and every
+/// `reloadInterval`.
+public struct AppChangeListener: Service {
+    private let client: PostgresClient
+    private let logger: Logger
+    private let reloadInterval: Duration
+    private let onChange: @Sendable (String) -> Void
+
+    public init(
+        client: PostgresClient, logger: Logger, reloadInterval: Duration = .seconds(60),
+        onChange: @escaping @Sendable (String) -> Void
+    ) {
+        self.client = client
+        self.logger = logger
+        self.reloadInterval = reloadInterval
+        self.onChange = onChange
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await listen() }
+                group.addTask { await reloadPeriodically() }
+            }
+        }
+    }
+
+    private func listen() async {
+        while !Task.isCancelled {
+            do {
+                try await client.withConnection { connection in
+                    try await connection.listen(on: AppChangeNotification.channel) { notifications in
+                        onChange(AppChangeNotification.everything)
+                        for try await notification in notifications {
+                            onChange(notification.payload)
+                        }
+                    }
+                }
+            } catch {
+                guard !Task.isCancelled else { return }
+                logger.warning("app change listener lost its connection; reconnecting", metadata: ["error": "\(error)"])
+                // Back off before reconnecting so a database outage is not hammered.
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    private func reloadPeriodically() async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: reloadInterval)
+            } catch {
+                return
+            }
+            onChange(AppChangeNotification.everything)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+public import Foundation
+public import GatewayCore
+public import Logging
+public import PostgresNIO
+
+/// An admin token as stored: everything but the secret, which is kept only
+/// as a digest.
+public struct AdminTokenRecord: Sendable, Equatable {
+    public var id: UUID
+    public var name: String
+    public var scope: AdminScope
+    public var createdAt: Date
+    public var expiresAt: Date?
+    public var revokedAt: Date?
+    public var lastUsedAt: Date?
+
+    public init(
+        id: UUID = UUID(), name: String, scope: AdminScope, createdAt: Date = Date(), expiresAt: Date? = nil,
+        revokedAt: Date? = nil, lastUsedAt: Date? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.scope = scope
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.revokedAt = revokedAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// The `admin_tokens` table.
+public struct AdminTokenRepository: Sendable {
+    private let client: PostgresClient
+    private let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    public func insert(_ record: AdminTokenRecord, secret: AdminTokenSecret, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            """
+            INSERT INTO admin_tokens (token_id, name, scope, secret_hash, created_at, expires_at)
+            VALUES (\(record.id), \(record.name), \(record.scope.description), \(ByteBuffer(bytes: secret.digest)),
+                    \(record.createdAt), \(record.expiresAt))
+            """, logger: logger)
+    }
+
+    /// The live token with this secret (not revoked, not expired), marking it used.
+    public func authenticate(_ secret: AdminTokenSecret) async throws -> AdminTokenRecord? {
+        let rows = try await client.query(
+            """
+            UPDATE admin_tokens SET last_used_at = now()
+            WHERE secret_hash = \(ByteBuffer(bytes: secret.digest)) AND revoked_at IS NULL
+              AND (expires_at IS NULL OR expires_at > now())
+            RETURNING \(unescaped: Self.columns)
+            """, logger: logger)
+        return try await Self.records(rows).first
+    }
+
+    /// Tokens in id order after `cursor`.
+    public func list(after cursor: UUID?, limit: Int) async throws -> [AdminTokenRecord] {
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: Self.columns) FROM admin_tokens
+            WHERE (\(cursor)::uuid IS NULL OR token_id > \(cursor))
+            ORDER BY token_id LIMIT \(limit)
+            """, logger: logger)
+        return try await Self.records(rows)
+    }
+
+    /// Revokes a live token; `false` when there is none with that id.
+    public func revoke(_ id: UUID, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query(
+            "UPDATE admin_tokens SET revoked_at = now() WHERE token_id = \(id) AND revoked_at IS NULL RETURNING token_id",
+            logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Whether any operator token was ever created (bootstrap seeds one only then).
+    public func hasOperatorToken() async throws -> Bool {
+        let rows = try await client.query("SELECT 1 FROM admin_tokens WHERE scope = 'operator' LIMIT 1", logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    private static let columns = "token_id, name, scope, created_at, expires_at, revoked_at, last_used_at"
+
+    private static func records(_ rows: PostgresRowSequence) async throws -> [AdminTokenRecord] {
+        var records: [AdminTokenRecord] = []
+        for try await (id, name, scope, created, expires, revoked, used)
+            in rows.decode((UUID, String, String, Date, Date?, Date?, Date?).self)
+        {
+            guard let scope = AdminScope(scope) else { throw UnreadableRow("admin token \(id) has scope '\(scope)'") }
+            records.append(
+                AdminTokenRecord(
+                    id: id, name: name, scope: scope, createdAt: created, expiresAt: expires, revokedAt: revoked,
+                    lastUsedAt: used))
+        }
+        return records
+    }
+}

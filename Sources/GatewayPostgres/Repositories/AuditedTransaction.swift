@@ -1,0 +1,32 @@
+public import GatewayCore
+public import Logging
+public import PostgresNIO
+
+/// Runs an admin change and its audit row in one transaction: both commit
+/// or neither does.
+public struct AuditedTransaction: Sendable {
+    private let client: PostgresClient
+    private let auditLog: PostgresAuditLog
+    private let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.auditLog = PostgresAuditLog(client: client, logger: logger)
+        self.logger = logger
+    }
+
+    /// Runs `change`, then records `event` when `change` returns `true`.
+    public func run<Result: Sendable>(
+        recording event: AuditEvent,
+        when shouldRecord: @Sendable (Result) -> Bool = { _ in true },
+        _ change: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await client.withTransaction(logger: logger) { connection in
+            let result = try await change(connection)
+            if shouldRecord(result) {
+                try await auditLog.record(event, on: connection)
+            }
+            return result
+        }
+    }
+}

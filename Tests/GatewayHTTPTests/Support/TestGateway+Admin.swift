@@ -1,0 +1,70 @@
+import Foundation
+import GatewayCore
+import GatewayPostgres
+import GatewayTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import Testing
+
+extension TestGateway {
+    /// Stores an admin token straight in the database and returns its secret.
+    func adminToken(
+        _ scope: AdminScope, expiresAt: Date? = nil, revoked: Bool = false, name: String = "test"
+    ) async throws -> String {
+        let secret = AdminTokenSecret.generate()
+        let record = AdminTokenRecord(name: name, scope: scope, expiresAt: expiresAt)
+        let tokens = AdminTokenRepository(client: client, logger: TestDatabase.logger)
+        try await client.withConnection { try await tokens.insert(record, secret: secret, on: $0) }
+        if revoked {
+            _ = try await client.withConnection { try await tokens.revoke(record.id, on: $0) }
+        }
+        return secret.text
+    }
+}
+
+extension TestGateway {
+    /// Calls an admin route through the router; see ``TestClientProtocol/admin(_:_:token:json:)``.
+    func admin(
+        _ method: HTTPRequest.Method, _ path: String, token: String?, json: [String: any Sendable]? = nil
+    ) async throws -> TestResponse {
+        try await test { try await $0.admin(method, path, token: token, json: json) }
+    }
+}
+
+extension TestClientProtocol {
+    /// Calls an admin route with a bearer token (or none) and an optional JSON body.
+    func admin(
+        _ method: HTTPRequest.Method, _ path: String, token: String?, json: [String: any Sendable]? = nil
+    ) async throws -> TestResponse {
+        var headers: HTTPFields = [:]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        var body: ByteBuffer?
+        if let json {
+            headers[.contentType] = "application/json"
+            body = ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: json))
+        }
+        return try await execute(uri: path, method: method, headers: headers, body: body)
+    }
+}
+
+/// A JSON object response body.
+func jsonObject(_ response: TestResponse) throws -> [String: Any] {
+    let object = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))
+    return try #require(object as? [String: Any])
+}
+
+/// A request body that creates a development app with static users allowed for anyone.
+func newAppBody(_ appID: UUID = UUID(), name: String = "New app") -> [String: any Sendable] {
+    [
+        "app_id": "layer:///apps/staging/\(appID.uuidString.lowercased())", "name": name,
+        "environment": "development", "provider_id": "layer:///providers/\(UUID().uuidString.lowercased())",
+        "credential_types": ["static"], "plugins": ["static": ["allow_any_user": true]],
+    ]
+}
+
+/// The body's text, for "does it leak" checks.
+func text(_ response: TestResponse) -> String {
+    String(decoding: response.body.readableBytesView, as: UTF8.self)
+}
