@@ -18,5 +18,6 @@ install_packages() {
 
 # What building and running the gateway needs from Debian.
 GATEWAY_RUNTIME_PACKAGES=(postgresql)
-# What the test suite needs on top: openssl verifies token signatures independently.
-GATEWAY_TEST_PACKAGES=(openssl)
+# What the test suite needs on top: openssl verifies token signatures
+# independently; python3 runs the OpenAPI validator from PyPI.
+GATEWAY_TEST_PACKAGES=(openssl python3 python3-venv)

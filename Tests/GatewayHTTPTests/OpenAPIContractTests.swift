@@ -1,0 +1,50 @@
+import Foundation
+import GatewayHTTP
+import GatewayTestSupport
+import Hummingbird
+import Testing
+import Yams
+
+/// `openapi.yaml` describes every route the gateway serves, no more, and is a
+/// valid OpenAPI 3.1 document.
+@Suite struct OpenAPIContractTests {
+    static let documentURL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "openapi.yaml")
+
+    @Test func everyRouteIsDescribedAndEveryDescribedRouteExists() async throws {
+        let document = try #require(try Yams.load(yaml: String(contentsOf: Self.documentURL, encoding: .utf8)) as? [String: Any])
+        let paths = try #require(document["paths"] as? [String: Any])
+        let methods: Set<String> = ["get", "put", "post", "patch", "delete", "head", "options"]
+        let described = Set(paths.flatMap { path, item in
+            (item as? [String: Any] ?? [:]).keys.filter(methods.contains).map { "\($0.uppercased()) \(path)" }
+        })
+
+        try await TestGateway.with { gateway in
+            let router = GatewayRouter.make(
+                client: gateway.client, tenants: gateway.tenants, plugins: TestGateway.plugins,
+                masterKey: gateway.masterKey, logger: TestDatabase.logger)
+            let served = Set(router.routes.map { "\($0.method.rawValue) \($0.path)" })
+            #expect(served.subtracting(described).sorted() == [], "routes openapi.yaml does not describe")
+            #expect(described.subtracting(served).sorted() == [], "routes openapi.yaml describes that do not exist")
+        }
+    }
+
+    @Test func theDocumentIsValidOpenAPI31() async throws {
+        guard let validator = ProcessInfo.processInfo.environment["GATEWAY_TEST_OPENAPI_VALIDATOR"] else {
+            Issue.record("GATEWAY_TEST_OPENAPI_VALIDATOR is not set: run the tests with ./scripts/test")
+            return
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: validator)
+        process.arguments = [Self.documentURL.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(text)")
+        #expect(text.contains("OK"))
+    }
+}
