@@ -9,10 +9,16 @@ import PostgresNIO
 enum BootstrapToken {
     /// Stores `secret` as an operator token unless one exists already.
     static func seed(_ secret: AdminTokenSecret, client: PostgresClient, logger: Logger) async throws {
+        let record = AdminTokenRecord(name: "bootstrap", scope: .operator)
         let tokens = AdminTokenRepository(client: client, logger: logger)
-        guard try await !tokens.hasOperatorToken() else { return }
-        let record = try await create(name: "bootstrap", scope: .operator, expiresAt: nil, secret: secret, client: client, logger: logger)
-        logger.notice("seeded the bootstrap operator token", metadata: ["admin_token_id": "\(record.id)"])
+        let seeded = try await AuditedTransaction(client: client, logger: logger).run(
+            recording: event(for: record), when: { $0 }
+        ) { connection in
+            try await tokens.seedOperatorToken(record, secret: secret, on: connection)
+        }
+        if seeded {
+            logger.notice("seeded the bootstrap operator token", metadata: ["admin_token_id": "\(record.id)"])
+        }
     }
 
     /// Creates a token directly in the database, audited with no actor.
@@ -21,14 +27,18 @@ enum BootstrapToken {
         logger: Logger
     ) async throws -> AdminTokenRecord {
         let record = AdminTokenRecord(name: name, scope: scope, expiresAt: expiresAt)
-        var appID: AppID?
-        if case .app(let scoped) = scope { appID = scoped }
-        let event = AuditEvent(
-            appID: appID, event: "admin.token.created", outcome: .success, requestID: "cli",
-            detail: ["token_id": record.id.uuidString.lowercased(), "scope": scope.description, "via": "database"])
-        try await AuditedTransaction(client: client, logger: logger).run(recording: event) { connection in
-            try await AdminTokenRepository(client: client, logger: logger).insert(record, secret: secret, on: connection)
+        let tokens = AdminTokenRepository(client: client, logger: logger)
+        try await AuditedTransaction(client: client, logger: logger).run(recording: event(for: record)) { connection in
+            try await tokens.insert(record, secret: secret, on: connection)
         }
         return record
+    }
+
+    private static func event(for record: AdminTokenRecord) -> AuditEvent {
+        var appID: AppID?
+        if case .app(let scoped) = record.scope { appID = scoped }
+        return AuditEvent(
+            appID: appID, event: "admin.token.created", outcome: .success, requestID: "cli",
+            detail: ["token_id": record.id.uuidString.lowercased(), "scope": record.scope.description, "via": "database"])
     }
 }

@@ -20,9 +20,7 @@ struct GatewayServer {
         let databaseURL = try DatabaseURL(
             configuration.databaseURL, maximumConnections: configuration.databaseMaxConnections)
         let client = PostgresClient(configuration: databaseURL.configuration, backgroundLogger: logger)
-        let tenants = TenantDirectory(
-            apps: AppRepository(client: client, logger: logger), keys: AppKeyRepository(client: client, logger: logger),
-            plugins: installedPlugins, masterKey: masterKey, logger: logger)
+        let tenants = TenantDirectory(client: client, plugins: installedPlugins, masterKey: masterKey, logger: logger)
         let router = GatewayRouter.make(
             client: client, tenants: tenants, plugins: installedPlugins, masterKey: masterKey, logger: logger)
         let changeListener = AppChangeListener(

@@ -66,12 +66,22 @@ extension GatewayRequestContext {
     /// it. Another app's resources answer 404, exactly like a missing app.
     func authorizedAppID() throws(GatewayError) -> (AppID, AdminTokenRecord) {
         let admin = try adminToken()
-        let raw = parameters.get("app_id") ?? ""
-        guard let appID = AppID(raw.removingPercentEncoding ?? raw) else {
-            throw GatewayError.invalidRequest("The app id in the path must be layer:///apps/<env>/<uuid> or a UUID.")
-        }
+        let appID: AppID = try pathIdentifier("app_id")
         guard admin.scope.covers(appID) else { throw AdminErrors.appNotFound(appID) }
         return (appID, admin)
+    }
+}
+
+extension GatewayRequestContext {
+    /// A Layer identifier from a path parameter, in any accepted form
+    /// (`layer:///...` arrives percent-encoded); 400 naming it otherwise.
+    func pathIdentifier<Identifier: LayerIdentifier>(_ name: String) throws(GatewayError) -> Identifier {
+        let raw = parameters.get(name) ?? ""
+        guard let identifier = Identifier(raw.removingPercentEncoding ?? raw) else {
+            throw GatewayError.invalidRequest(
+                "The \(name) in the path must be layer:///\(Identifier.uriPrefixes[0])<uuid> or a UUID.")
+        }
+        return identifier
     }
 }
 

@@ -108,11 +108,7 @@ struct KeyAdminController: Sendable {
     }
 
     private func keyID(_ context: GatewayRequestContext) throws(GatewayError) -> KeyID {
-        let raw = context.parameters.get("key_id") ?? ""
-        guard let keyID = KeyID(raw.removingPercentEncoding ?? raw) else {
-            throw GatewayError.invalidRequest("The key id in the path must be layer:///keys/<uuid> or a UUID.")
-        }
-        return keyID
+        try context.pathIdentifier("key_id")
     }
 
     private func existing(_ keyID: KeyID, of appID: AppID) async throws -> StoredKey {

@@ -14,10 +14,7 @@ struct JWKSController: Sendable {
     }
 
     private func keySet(_ context: GatewayRequestContext) async throws -> Response {
-        let raw = context.parameters.get("app_id") ?? ""
-        guard let appID = AppID(raw.removingPercentEncoding ?? raw) else {
-            throw GatewayError.invalidRequest("The app id in the path must be layer:///apps/<env>/<uuid> or a UUID.")
-        }
+        let appID: AppID = try context.pathIdentifier("app_id")
         guard try await apps.find(appID) != nil else {
             throw GatewayError(.unknownApp, status: 404, "No app with id \(appID) exists on this gateway.")
         }

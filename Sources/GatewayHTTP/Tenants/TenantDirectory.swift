@@ -1,6 +1,7 @@
 public import GatewayCore
-public import GatewayPostgres
+import GatewayPostgres
 public import Logging
+public import PostgresNIO
 import Synchronization
 
 /// Finds the tenant for an app id. Each app is read from Postgres once, its
@@ -14,11 +15,9 @@ public final class TenantDirectory: Sendable {
     private let logger: Logger
     private let cache = Mutex<[AppID: Tenant]>([:])
 
-    public init(
-        apps: AppRepository, keys: AppKeyRepository, plugins: PluginRegistry, masterKey: MasterKey, logger: Logger
-    ) {
-        self.apps = apps
-        self.keys = keys
+    public init(client: PostgresClient, plugins: PluginRegistry, masterKey: MasterKey, logger: Logger) {
+        self.apps = AppRepository(client: client, logger: logger)
+        self.keys = AppKeyRepository(client: client, logger: logger)
         self.plugins = plugins
         self.masterKey = masterKey
         self.logger = logger

@@ -79,12 +79,21 @@ public struct AdminTokenRepository: Sendable {
         return false
     }
 
-    /// Whether any operator token was ever created (bootstrap seeds one only then).
-    public func hasOperatorToken() async throws -> Bool {
-        let rows = try await client.query("SELECT 1 FROM admin_tokens WHERE scope = 'operator' LIMIT 1", logger: logger)
-        for try await _ in rows { return true }
-        return false
+    /// Stores `secret` as an operator token unless an operator token exists,
+    /// under a transaction-scoped advisory lock so replicas starting together
+    /// seed it once. `false` when one existed.
+    public func seedOperatorToken(
+        _ record: AdminTokenRecord, secret: AdminTokenSecret, on connection: PostgresConnection
+    ) async throws -> Bool {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.bootstrapLockKey))", logger: logger)
+        let rows = try await connection.query("SELECT 1 FROM admin_tokens WHERE scope = 'operator' LIMIT 1", logger: logger)
+        for try await _ in rows { return false }
+        try await insert(record, secret: secret, on: connection)
+        return true
     }
+
+    /// "idgw" + "boot".
+    static let bootstrapLockKey: Int64 = 0x6964_6777_626f_6f74
 
     private static let columns = "token_id, name, scope, created_at, expires_at, revoked_at, last_used_at"
 

@@ -24,9 +24,7 @@ struct TestGateway: Sendable {
         try await TestDatabase.with(migrations: plugins.migrations) { client, _ in
             let logger = TestDatabase.logger
             let masterKey = try MasterKey(base64: MasterKey.generateBase64())
-            let tenants = TenantDirectory(
-                apps: AppRepository(client: client, logger: logger), keys: AppKeyRepository(client: client, logger: logger),
-                plugins: plugins, masterKey: masterKey, logger: logger)
+            let tenants = TenantDirectory(client: client, plugins: plugins, masterKey: masterKey, logger: logger)
             let router = GatewayRouter.make(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, logger: logger)
             let gateway = TestGateway(

@@ -1,0 +1,31 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One HTTP request over a real socket, for tests that drive a running gateway process.
+public enum HTTPCall {
+    public struct Answer: Sendable {
+        public let status: Int
+        public let text: String
+
+        public var json: [String: any Sendable] {
+            ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable]) ?? [:]
+        }
+    }
+
+    public static func send(
+        _ method: String, _ url: String, token: String? = nil, json: [String: any Sendable]? = nil
+    ) async throws -> Answer {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let json {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return Answer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, text: String(decoding: data, as: UTF8.self))
+    }
+}
