@@ -131,6 +131,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: upcomingFeatures
         ),

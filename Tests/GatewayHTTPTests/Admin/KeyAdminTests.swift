@@ -1,3 +1,4 @@
+import _CryptoExtras
 import Foundation
 import GatewayCore
 import GatewayHTTP
@@ -29,6 +30,10 @@ import Testing
             let list = try await gateway.admin(.get, "/admin/v1/apps/\(app.appID)/keys", token: token)
             #expect(!text(list).contains("PRIVATE"))
             #expect(!text(list).contains("sealed"))
+            let pemLine = String(pem.split(separator: "\n")[1])
+            for row in try await gateway.auditRows() {
+                #expect(!row.text.contains("PRIVATE") && !row.text.contains(pemLine))
+            }
             // The imported key signs the next token.
             let issued = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
             let parsed = try #require(identityToken(in: issued).flatMap(ParsedIdentityToken.init(compact:)))
@@ -102,8 +107,17 @@ import Testing
             let after = try #require(identityToken(in: try await gateway.test { try await $0.postJSON(aliceRequest(app)) }))
             #expect(ParsedIdentityToken(compact: after)?.header["kid"] == .string(newKey.description))
 
-            // The old token still verifies: its key is retired, still published.
-            #expect(try await jwksKeyIDs(gateway, app).contains(oldKey.description))
+            // The old token still verifies with the key set alone: its key is retired, still published.
+            let jwks = try jsonObject(try await gateway.test { try await $0.execute(uri: "/v1/apps/\(app.appID)/jwks.json", method: .get) })
+            let oldJWK = try #require((jwks["keys"] as? [[String: Any]])?.first { $0["kid"] as? String == oldKey.description })
+            let publicKey = try _RSA.Signing.PublicKey(
+                n: try #require(Base64URL.decode(oldJWK["n"] as? String ?? "")),
+                e: try #require(Base64URL.decode(oldJWK["e"] as? String ?? "")))
+            let parts = before.split(separator: ".")
+            #expect(
+                publicKey.isValidSignature(
+                    _RSA.Signing.RSASignature(rawRepresentation: try #require(Base64URL.decode(parts[2]))),
+                    for: Data("\(parts[0]).\(parts[1])".utf8), padding: .insecurePKCS1v1_5))
             #expect(try await validate(gateway, before)["valid"] as? Bool == true)
             #expect(try await validate(gateway, after)["valid"] as? Bool == true)
 
