@@ -21,6 +21,7 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let insufficientScope = Code(rawValue: "insufficient_scope")
         public static let conflict = Code(rawValue: "conflict")
         public static let keyActive = Code(rawValue: "key_active")
+        public static let rateLimited = Code(rawValue: "rate_limited")
         public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
         public static let unavailable = Code(rawValue: "unavailable")
         public static let internalError = Code(rawValue: "internal_error")
@@ -30,11 +31,17 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The HTTP status this error is answered with.
     public let status: Int
     public let message: String
+    /// Response headers that belong with this error, e.g. `Retry-After`.
+    public var headers: [(name: String, value: String)] = []
 
     public init(_ code: Code, status: Int, _ message: String) {
         self.code = code
         self.status = status
         self.message = message
+    }
+
+    public static func == (lhs: GatewayError, rhs: GatewayError) -> Bool {
+        lhs.code == rhs.code && lhs.status == rhs.status && lhs.message == rhs.message
     }
 
     public var description: String { "\(code) (\(status)): \(message)" }

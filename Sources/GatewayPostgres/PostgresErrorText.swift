@@ -2,8 +2,8 @@ import PostgresNIO
 
 /// Readable text for database errors in logs and CLI output. PSQLError's own
 /// description is deliberately vague; the server's message is what helps.
-enum PostgresErrorText {
-    static func describe(_ error: any Error) -> String {
+public enum PostgresErrorText {
+    public static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {
                 let code = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import GatewayCore
+import GatewayHTTP
 import GatewayPostgres
 import Logging
 import SystemPackage
@@ -20,6 +21,10 @@ struct GatewayConfiguration: Sendable {
     /// Seeds one operator token on a database that has none.
     var bootstrapAdminToken: AdminTokenSecret?
     var cacheReloadSeconds: Int = 60
+    var rateLimits = RateLimitSettings()
+    /// Days of audit events to keep; 0 keeps them forever.
+    var auditRetentionDays: Int = 0
+    var databaseRequestTimeoutMilliseconds: Int = 2000
 
     /// Reads and validates every key; throws ``ConfigurationProblems`` listing each bad one.
     static func load(file: String?, overrides: [String: String] = [:]) async throws -> GatewayConfiguration {
@@ -77,11 +82,29 @@ struct GatewayConfiguration: Sendable {
                 problems.append("admin.bootstrap_token (GATEWAY_ADMIN_BOOTSTRAP_TOKEN): must be 32 to 512 visible ASCII characters")
             }
         }
-        switch reader.string(forKey: "migrate_on_start")?.lowercased() {
-        case nil, "false", "0", "no": migrateOnStart = false
-        case "true", "1", "yes": migrateOnStart = true
-        case let other?: problems.append("migrate_on_start (GATEWAY_MIGRATE_ON_START): '\(other)' is not true or false")
+        migrateOnStart = Self.boolean(reader, "migrate_on_start", env: "GATEWAY_MIGRATE_ON_START", default: false, &problems)
+        rateLimits.isEnabled = Self.boolean(reader, "rate_limits.enabled", env: "GATEWAY_RATE_LIMITS_ENABLED", default: true, &problems)
+        for name in rateLimits.policies.keys.sorted() {
+            let env = "GATEWAY_RATE_LIMITS_\(name.uppercased())"
+            rateLimits.policies[name]!.limit = Self.integer(
+                reader, ConfigKey(["rate_limits", name, "limit"]), env: env + "_LIMIT", in: RateLimitPolicy.limitRange,
+                default: rateLimits.policies[name]!.limit, &problems)
+            rateLimits.policies[name]!.periodSeconds = Self.integer(
+                reader, ConfigKey(["rate_limits", name, "period_seconds"]), env: env + "_PERIOD_SECONDS",
+                in: RateLimitPolicy.periodRange, default: rateLimits.policies[name]!.periodSeconds, &problems)
         }
+        if let list = reader.string(forKey: "http.trusted_proxies") {
+            for entry in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !entry.isEmpty {
+                if let range = CIDR(entry) { rateLimits.trustedProxies.append(range) } else {
+                    problems.append("http.trusted_proxies (GATEWAY_HTTP_TRUSTED_PROXIES): '\(entry)' is not an address or CIDR range")
+                }
+            }
+        }
+        auditRetentionDays = Self.integer(
+            reader, "audit.retention_days", env: "GATEWAY_AUDIT_RETENTION_DAYS", in: 0...36_500, default: 0, &problems)
+        databaseRequestTimeoutMilliseconds = Self.integer(
+            reader, "database.request_timeout_ms", env: "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS", in: 100...60_000,
+            default: 2000, &problems)
         if let level = reader.string(forKey: "log.level") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else {
                 problems.append("log.level (GATEWAY_LOG_LEVEL): '\(level)' is not one of trace, debug, info, notice, warning, error, critical")
@@ -101,6 +124,19 @@ struct GatewayConfiguration: Sendable {
             ])
         }
         return masterKey
+    }
+
+    private static func boolean(
+        _ reader: ConfigReader, _ key: ConfigKey, env: String, default value: Bool, _ problems: inout [String]
+    ) -> Bool {
+        switch reader.string(forKey: key)?.lowercased() {
+        case nil: return value
+        case "false", "0", "no": return false
+        case "true", "1", "yes": return true
+        case let other?:
+            problems.append("\(key) (\(env)): '\(other)' is not true or false")
+            return value
+        }
     }
 
     private static func integer(

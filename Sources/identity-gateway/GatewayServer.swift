@@ -21,8 +21,15 @@ struct GatewayServer {
             configuration.databaseURL, maximumConnections: configuration.databaseMaxConnections)
         let client = PostgresClient(configuration: databaseURL.configuration, backgroundLogger: logger)
         let tenants = TenantDirectory(client: client, plugins: installedPlugins, masterKey: masterKey, logger: logger)
+        let auditWriter = AuditWriter(client: client, logger: logger)
+        let maintenance = AuditMaintenance(
+            client: client, logger: logger,
+            retentionDays: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays)
         let router = GatewayRouter.make(
-            client: client, tenants: tenants, plugins: installedPlugins, masterKey: masterKey, logger: logger)
+            GatewayDependencies(
+                client: client, tenants: tenants, plugins: installedPlugins, masterKey: masterKey,
+                rateLimits: configuration.rateLimits, auditWriter: auditWriter,
+                databaseTimeout: .milliseconds(configuration.databaseRequestTimeoutMilliseconds), logger: logger))
         let changeListener = AppChangeListener(
             client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds)
         ) { payload in
@@ -48,6 +55,7 @@ struct GatewayServer {
                     ])
                 }
             }
+            try await maintenance.runOnce()
             if let secret = configuration.bootstrapAdminToken {
                 try await BootstrapToken.seed(secret, client: client, logger: logger)
             }
@@ -56,7 +64,7 @@ struct GatewayServer {
         }
         let services = ServiceGroup(
             configuration: .init(
-                services: [client, changeListener, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: [client, changeListener, maintenance, auditWriter, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await services.run()
     }
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import GatewayPostgres
+import PostgresNIO
 import Logging
 
 @main
@@ -33,6 +35,8 @@ func reportingProblems<T>(_ body: () async throws -> T) async throws -> T {
         return try await body()
     } catch let problems as ConfigurationProblems {
         throw ValidationError(problems.description)
+    } catch let error as PSQLError {
+        throw ValidationError("database: \(PostgresErrorText.describe(error))")
     }
 }
 

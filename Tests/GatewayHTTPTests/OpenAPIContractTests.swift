@@ -21,9 +21,7 @@ import Yams
         })
 
         try await TestGateway.with { gateway in
-            let router = GatewayRouter.make(
-                client: gateway.client, tenants: gateway.tenants, plugins: TestGateway.plugins,
-                masterKey: gateway.masterKey, logger: TestDatabase.logger)
+            let router = GatewayRouter.make(gateway.dependencies)
             let served = Set(router.routes.map { "\($0.method.rawValue) \($0.path)" })
             #expect(served.subtracting(described).sorted() == [], "routes openapi.yaml does not describe")
             #expect(described.subtracting(served).sorted() == [], "routes openapi.yaml describes that do not exist")

@@ -19,6 +19,12 @@ public struct AuditEvent: Sendable, Equatable {
     public var credentialType: String?
     public var keyID: KeyID?
     public var requestID: String
+    /// The client's address (see ``ClientAddress``).
+    public var clientIP: String?
+    /// The client's User-Agent, cut to ``maximumUserAgentBytes``.
+    public var userAgent: String? {
+        didSet { userAgent = userAgent.map(Self.truncated) }
+    }
     /// The admin token behind an admin event.
     public var actor: UUID?
     /// Facts worth keeping that have no column, e.g. which settings changed.
@@ -43,6 +49,18 @@ public struct AuditEvent: Sendable, Equatable {
 }
 
 extension AuditEvent {
+    public static let maximumUserAgentBytes = 256
+
+    static func truncated(_ text: String) -> String {
+        guard text.utf8.count > maximumUserAgentBytes else { return text }
+        var cut = ""
+        for character in text {
+            guard cut.utf8.count + String(character).utf8.count <= maximumUserAgentBytes else { break }
+            cut.append(character)
+        }
+        return cut
+    }
+
     /// Stored as the app of events whose request named no readable app.
     public static let noApp = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 }

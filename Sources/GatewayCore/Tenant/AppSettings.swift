@@ -17,6 +17,8 @@ public struct AppSettings: Sendable, Equatable {
     public var credentialTypes: [String]
     /// Options per credential type, as the operator wrote them.
     public var plugins: [String: JSONValue]
+    /// This app's limits where they differ from the deployment's, by policy name.
+    public var rateLimits: [String: RateLimitOverride]
 
     public init(
         appID: AppID,
@@ -26,7 +28,8 @@ public struct AppSettings: Sendable, Equatable {
         tokenTTLSeconds: Int = AppSettings.defaultTokenTTLSeconds,
         isEnabled: Bool = true,
         credentialTypes: [String],
-        plugins: [String: JSONValue] = [:]
+        plugins: [String: JSONValue] = [:],
+        rateLimits: [String: RateLimitOverride] = [:]
     ) {
         self.appID = appID
         self.name = name
@@ -36,5 +39,22 @@ public struct AppSettings: Sendable, Equatable {
         self.isEnabled = isEnabled
         self.credentialTypes = credentialTypes
         self.plugins = plugins
+        self.rateLimits = rateLimits
+    }
+}
+
+/// An app's own numbers for one rate-limit policy.
+public struct RateLimitOverride: Sendable, Hashable, Codable {
+    public var limit: Int
+    public var periodSeconds: Int
+
+    public init(limit: Int, periodSeconds: Int) {
+        self.limit = limit
+        self.periodSeconds = periodSeconds
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case limit
+        case periodSeconds = "period_seconds"
     }
 }

@@ -15,6 +15,7 @@ enum AdminResponses {
         let enabled: Bool
         let credential_types: [String]
         let plugins: [String: JSONValue]
+        let rate_limits: [String: RateLimitOverride]
         let created_at: String
         let updated_at: String
 
@@ -29,6 +30,7 @@ enum AdminResponses {
             enabled = settings.isEnabled
             credential_types = settings.credentialTypes
             plugins = settings.plugins
+            rate_limits = settings.rateLimits
             created_at = timestamp(stored.createdAt)
             updated_at = timestamp(stored.updatedAt)
         }

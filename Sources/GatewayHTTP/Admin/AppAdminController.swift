@@ -6,7 +6,7 @@ import Hummingbird
 /// `/admin/v1/apps`: create, list, read, change and delete tenants.
 struct AppAdminController: Sendable {
     let apps: AppRepository
-    let plugins: PluginRegistry
+    let settingsInput: AppSettingsInput
     let transactions: AuditedTransaction
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
@@ -19,7 +19,7 @@ struct AppAdminController: Sendable {
 
     private func create(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         let admin = try context.requireOperator()
-        let settings = try AppSettingsInput(plugins: plugins).create(from: try await JSONInput.read(request))
+        let settings = try settingsInput.create(from: try await JSONInput.read(request))
         let event = AuditEvent(
             appID: settings.appID, event: "admin.app.created", outcome: .success, requestID: context.requestID,
             actor: admin.id)
@@ -50,7 +50,7 @@ struct AppAdminController: Sendable {
         let (appID, admin) = try context.authorizedAppID()
         guard let current = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
         let input = try await JSONInput.read(request)
-        let settings = try AppSettingsInput(plugins: plugins).update(current.settings, from: input)
+        let settings = try settingsInput.update(current.settings, from: input)
         let event = AuditEvent(
             appID: appID, event: "admin.app.updated", outcome: .success, requestID: context.requestID, actor: admin.id,
             detail: ["fields": input.members.keys.sorted().joined(separator: ",")])

@@ -6,9 +6,11 @@ import GatewayCore
 struct AppSettingsInput {
     static let fields: Set<String> = [
         "app_id", "name", "environment", "provider_id", "token_ttl_seconds", "enabled", "credential_types", "plugins",
+        "rate_limits",
     ]
 
     let plugins: PluginRegistry
+    let rateLimits: RateLimitSettings
 
     /// The settings of a new app (`POST /admin/v1/apps`).
     func create(from input: JSONInput) throws(GatewayError) -> AppSettings {
@@ -64,7 +66,29 @@ struct AppSettingsInput {
         if let enabled = try input.bool("enabled") { settings.isEnabled = enabled }
         if let types = try input.strings("credential_types") { settings.credentialTypes = types }
         if let options = try input.object("plugins") { settings.plugins = options.members }
+        if let limits = try input.object("rate_limits") { settings.rateLimits = try rateLimitOverrides(limits) }
         try check(settings)
+    }
+
+    /// `{policy: {limit, period_seconds}}` for known policies, within bounds.
+    private func rateLimitOverrides(_ input: JSONInput) throws(GatewayError) -> [String: RateLimitOverride] {
+        var overrides: [String: RateLimitOverride] = [:]
+        for name in input.members.keys.sorted() {
+            guard rateLimits.policies[name] != nil else {
+                let known = rateLimits.policies.keys.sorted().joined(separator: ", ")
+                throw .invalidRequest("rate_limits.\(name) is not a rate-limit policy (there are: \(known)).")
+            }
+            guard let entry = try input.object(name) else { throw .invalidRequest("rate_limits.\(name) must be an object.") }
+            try entry.rejectUnknown(allowed: ["limit", "period_seconds"])
+            guard let limit = try entry.integer("limit"), RateLimitPolicy.limitRange.contains(limit),
+                let period = try entry.integer("period_seconds"), RateLimitPolicy.periodRange.contains(period)
+            else {
+                throw .invalidRequest(
+                    "rate_limits.\(name) needs limit (1 to 1000000) and period_seconds (1 to 86400).")
+            }
+            overrides[name] = RateLimitOverride(limit: limit, periodSeconds: period)
+        }
+        return overrides
     }
 
     /// Cross-field rules: known, distinct credential types; options only for

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import Hummingbird
+import HTTPTypes
 import Logging
 import NIOCore
 import PostgresNIO
@@ -26,6 +27,9 @@ enum ErrorResponder {
         let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if gatewayError.status == 405 { headers[.allow] = "POST" }
+        for (name, value) in gatewayError.headers {
+            if let field = HTTPField.Name(name) { headers[field] = value }
+        }
         return Response(
             status: .init(code: gatewayError.status), headers: headers,
             body: .init(byteBuffer: ByteBuffer(bytes: data)))

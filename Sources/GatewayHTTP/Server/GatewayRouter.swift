@@ -1,31 +1,68 @@
 public import GatewayCore
-import GatewayPostgres
+public import GatewayPostgres
 public import Hummingbird
 public import Logging
 public import PostgresNIO
 
-/// Builds the gateway's router: request ids and JSON errors on every route;
-/// the public token, key-set and validation routes; the admin API behind
-/// admin-token authentication.
+/// What the gateway's routes need, built once at start.
+public struct GatewayDependencies: Sendable {
+    public let client: PostgresClient
+    public let tenants: TenantDirectory
+    public let plugins: PluginRegistry
+    public let masterKey: MasterKey
+    public let rateLimits: RateLimitSettings
+    public let auditWriter: AuditWriter
+    /// How long a token request waits for the database before answering 503.
+    public let databaseTimeout: Duration
+    public let logger: Logger
+
+    public init(
+        client: PostgresClient, tenants: TenantDirectory, plugins: PluginRegistry, masterKey: MasterKey,
+        rateLimits: RateLimitSettings, auditWriter: AuditWriter, databaseTimeout: Duration = .seconds(2),
+        logger: Logger
+    ) {
+        self.client = client
+        self.tenants = tenants
+        self.plugins = plugins
+        self.masterKey = masterKey
+        self.rateLimits = rateLimits
+        self.auditWriter = auditWriter
+        self.databaseTimeout = databaseTimeout
+        self.logger = logger
+    }
+}
+
+/// Builds the gateway's router: request ids, client addresses and JSON
+/// errors on every route; the public token, key-set and validation routes;
+/// the admin API behind admin-token authentication.
 public enum GatewayRouter {
-    public static func make(
-        client: PostgresClient, tenants: TenantDirectory, plugins: PluginRegistry, masterKey: MasterKey, logger: Logger
-    ) -> Router<GatewayRequestContext> {
+    public static func make(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
+        let client = dependencies.client
+        let logger = dependencies.logger
         let apps = AppRepository(client: client, logger: logger)
         let keys = AppKeyRepository(client: client, logger: logger)
         let adminTokens = AdminTokenRepository(client: client, logger: logger)
         let transactions = AuditedTransaction(client: client, logger: logger)
 
         let router = Router(context: GatewayRequestContext.self)
-        router.add(middleware: RequestIDMiddleware())
-        IdentityTokenController(tenants: tenants, auditLog: PostgresAuditLog(client: client, logger: logger))
-            .addRoutes(to: router)
+        router.add(middleware: RequestIDMiddleware(trustedProxies: dependencies.rateLimits.trustedProxies))
+        IdentityTokenController(
+            tenants: dependencies.tenants, auditWriter: dependencies.auditWriter,
+            rateLimiter: RateLimiter(
+                repository: RateLimitRepository(client: client, logger: logger), settings: dependencies.rateLimits),
+            databaseTimeout: dependencies.databaseTimeout
+        ).addRoutes(to: router)
         TokenValidationController(keys: keys).addRoutes(to: router)
         JWKSController(apps: apps, keys: keys).addRoutes(to: router)
 
         let admin = router.group("/admin/v1").add(middleware: AdminAuthMiddleware(tokens: adminTokens))
-        AppAdminController(apps: apps, plugins: plugins, transactions: transactions).addRoutes(to: admin)
-        KeyAdminController(apps: apps, keys: keys, masterKey: masterKey, transactions: transactions).addRoutes(to: admin)
+        AppAdminController(
+            apps: apps,
+            settingsInput: AppSettingsInput(plugins: dependencies.plugins, rateLimits: dependencies.rateLimits),
+            transactions: transactions
+        ).addRoutes(to: admin)
+        KeyAdminController(apps: apps, keys: keys, masterKey: dependencies.masterKey, transactions: transactions)
+            .addRoutes(to: admin)
         AdminTokenController(tokens: adminTokens, apps: apps, transactions: transactions).addRoutes(to: admin)
         return router
     }

@@ -1,15 +1,20 @@
 public import Hummingbird
 import Foundation
+public import GatewayCore
 import HTTPTypes
 import Logging
 
 /// Gives every request an id and every response, errors included, the
-/// `x-request-id` header. A well-formed incoming id (from a load balancer) is
-/// kept; anything else is replaced.
+/// `x-request-id` header (a well-formed incoming id, from a load balancer,
+/// is kept), and resolves the client's address under the trusted-proxy rules.
 public struct RequestIDMiddleware: RouterMiddleware {
     public typealias Context = GatewayRequestContext
 
-    public init() {}
+    private let trustedProxies: [CIDR]
+
+    public init(trustedProxies: [CIDR] = []) {
+        self.trustedProxies = trustedProxies
+    }
 
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -17,6 +22,9 @@ public struct RequestIDMiddleware: RouterMiddleware {
         var context = context
         let requestID = request.headers[.requestID].flatMap(Self.acceptable) ?? Self.generate()
         context.requestID = requestID
+        context.clientIP = ClientAddress.resolve(
+            peer: context.peerAddress, forwardedFor: request.headers[values: .xForwardedFor],
+            trustedProxies: trustedProxies)
         context.logger[metadataKey: "request_id"] = .string(requestID)
         do {
             var response = try await next(request, context)
@@ -46,4 +54,5 @@ public struct RequestIDMiddleware: RouterMiddleware {
 
 extension HTTPField.Name {
     static let requestID = HTTPField.Name("x-request-id")!
+    static let xForwardedFor = HTTPField.Name("x-forwarded-for")!
 }

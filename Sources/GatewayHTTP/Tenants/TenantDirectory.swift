@@ -6,14 +6,23 @@ import Synchronization
 
 /// Finds the tenant for an app id. Each app is read from Postgres once, its
 /// key opened and parsed once, its verifiers built once; later requests are
-/// served from memory until ``invalidate(_:)``.
+/// served from memory until ``invalidate(_:)``. An unknown app id is also
+/// remembered, for ``unknownAppMemory``, so a flood of made-up ids does not
+/// become a flood of queries (creating the app notifies and clears it).
 public final class TenantDirectory: Sendable {
     private let apps: AppRepository
     private let keys: AppKeyRepository
     private let plugins: PluginRegistry
     private let masterKey: MasterKey
     private let logger: Logger
-    private let cache = Mutex<[AppID: Tenant]>([:])
+    private enum Entry {
+        case known(Tenant)
+        case unknown(until: ContinuousClock.Instant)
+    }
+
+    /// How long an id that names no app is answered from memory.
+    public static let unknownAppMemory: Duration = .seconds(5)
+    private let cache = Mutex<[AppID: Entry]>([:])
 
     public init(client: PostgresClient, plugins: PluginRegistry, masterKey: MasterKey, logger: Logger) {
         self.apps = AppRepository(client: client, logger: logger)
@@ -25,20 +34,27 @@ public final class TenantDirectory: Sendable {
 
     /// The tenant, or 404 `unknown_app`. Database failures surface as 503.
     public func tenant(for appID: AppID) async throws(GatewayError) -> Tenant {
-        if let cached = cache.withLock({ $0[appID] }) { return cached }
-        let tenant: Tenant
+        let unknownApp = GatewayError(.unknownApp, status: 404, "No app with id \(appID) exists on this gateway.")
+        switch cache.withLock({ $0[appID] }) {
+        case .known(let tenant):
+            return tenant
+        case .unknown(let until) where ContinuousClock.now < until:
+            throw unknownApp
+        case .unknown, nil:
+            break
+        }
+        let loaded: Tenant?
         do {
-            guard let loaded = try await load(appID) else {
-                throw GatewayError(.unknownApp, status: 404, "No app with id \(appID) exists on this gateway.")
-            }
-            tenant = loaded
-        } catch let error as GatewayError {
-            throw error
+            loaded = try await load(appID)
         } catch {
             logger.error("loading an app failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             throw .unavailable
         }
-        cache.withLock { $0[appID] = tenant }
+        guard let tenant = loaded else {
+            cache.withLock { $0[appID] = .unknown(until: .now + Self.unknownAppMemory) }
+            throw unknownApp
+        }
+        cache.withLock { $0[appID] = .known(tenant) }
         return tenant
     }
 

@@ -6,20 +6,27 @@ import HTTPTypes
 import Logging
 
 /// `POST /v1/identity_tokens` (and Layer's sample paths `/identity_tokens`,
-/// `/authenticate`): checks the credentials and answers a Layer identity token.
-/// Every request, issued or denied, leaves one audit row; a token is answered
-/// only after its row is committed.
+/// `/authenticate`): applies the app's rate limits, checks the credentials and
+/// answers a Layer identity token. Every request, issued or denied, leaves one
+/// audit row; a token is answered only after its row is committed.
 public struct IdentityTokenController: Sendable {
     public static let maximumBodyBytes = 64 * 1024
     public static let paths: [RouterPath] = ["/v1/identity_tokens", "/identity_tokens", "/authenticate"]
 
     private let tenants: TenantDirectory
-    private let auditLog: PostgresAuditLog
+    private let auditWriter: AuditWriter
+    private let rateLimiter: RateLimiter
+    private let databaseTimeout: Duration
     private let now: @Sendable () -> Date
 
-    public init(tenants: TenantDirectory, auditLog: PostgresAuditLog, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(
+        tenants: TenantDirectory, auditWriter: AuditWriter, rateLimiter: RateLimiter, databaseTimeout: Duration,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
         self.tenants = tenants
-        self.auditLog = auditLog
+        self.auditWriter = auditWriter
+        self.rateLimiter = rateLimiter
+        self.databaseTimeout = databaseTimeout
         self.now = now
     }
 
@@ -36,9 +43,12 @@ public struct IdentityTokenController: Sendable {
 
     func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
         var event = AuditEvent(appID: nil, event: "token.denied", outcome: .failure, requestID: context.requestID)
+        event.clientIP = context.clientIP
+        event.userAgent = request.headers[.userAgent]
+        var limits = RateLimiter.Outcome.unlimited
         let result: Result<String, GatewayError>
         do {
-            result = .success(try await issueToken(for: request, context: context, event: &event))
+            result = .success(try await issueToken(for: request, context: context, event: &event, limits: &limits))
         } catch {
             result = .failure(ErrorResponder.translate(error, logger: context.logger))
         }
@@ -46,26 +56,32 @@ public struct IdentityTokenController: Sendable {
         switch result {
         case .success(let token):
             do {
-                try await auditLog.record(event)
+                try await auditWriter.record(event)
             } catch {
                 context.logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
                 throw GatewayError.unavailable
             }
-            return Self.tokenResponse(token)
-        case .failure(let error):
+            var response = Self.tokenResponse(token)
+            for (name, value) in limits.headers {
+                if let field = HTTPField.Name(name) { response.headers[field] = value }
+            }
+            return response
+        case .failure(var error):
             if event.reason == nil { event.reason = error.code.rawValue }
             do {
-                try await auditLog.record(event)
+                try await auditWriter.record(event)
             } catch {
                 context.logger.error("audit write of a denial failed", metadata: ["error": "\(error)"])
             }
+            if error.headers.isEmpty { error.headers = limits.headers }
             throw error
         }
     }
 
     /// Runs the flow up to a minted token, filling `event` as facts become known.
     private func issueToken(
-        for request: Request, context: GatewayRequestContext, event: inout AuditEvent
+        for request: Request, context: GatewayRequestContext, event: inout AuditEvent,
+        limits: inout RateLimiter.Outcome
     ) async throws -> String {
         let body = try await request.body.collect(upTo: Self.maximumBodyBytes)
         let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
@@ -73,7 +89,8 @@ public struct IdentityTokenController: Sendable {
         let tokenRequest = try fields.validated()
         event.userID = tokenRequest.userID
 
-        let tenant = try await tenants.tenant(for: tokenRequest.appID)
+        let tenants = self.tenants
+        let tenant = try await database { try await tenants.tenant(for: tokenRequest.appID) }
         guard tenant.settings.isEnabled else {
             throw GatewayError(.appDisabled, status: 403, "This app is disabled.")
         }
@@ -82,6 +99,18 @@ public struct IdentityTokenController: Sendable {
             throw GatewayError(.unsupportedCredentialType, status: 400, "This app accepts no credentials.")
         }
         event.credentialType = credentials.type
+
+        var subjects = [RateLimitPolicy.clientIP.name: context.clientIP ?? "unknown", RateLimitPolicy.app.name: "*"]
+        if let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
+        let limiter = rateLimiter
+        let settings = tenant.settings
+        let checked = subjects
+        limits = try await database { try await limiter.check(checked, app: settings) }
+        if let refusal = limits.refusal {
+            event.reason = "rate_limited"
+            event.detail["policy"] = refusal.policy.name
+            throw RateLimiter.refusal(limits)
+        }
 
         let verifier = try tenant.verifier(for: credentials.type)
         let attempt = CredentialAttempt(
@@ -92,6 +121,11 @@ public struct IdentityTokenController: Sendable {
             identity = verified
         case .rejected(let reason):
             event.reason = reason
+            do {
+                try await database { try await limiter.countFailure(checked, app: settings) }
+            } catch {
+                context.logger.error("counting a failed attempt failed", metadata: ["error": "\(error)"])
+            }
             throw GatewayError.invalidCredentials
         }
         guard let signingKey = tenant.signingKey else {
@@ -108,6 +142,15 @@ public struct IdentityTokenController: Sendable {
         event.userID = identity.userID
         event.keyID = signingKey.keyID
         return token
+    }
+
+    /// Runs a database step of the request within ``databaseTimeout``; past it, 503.
+    private func database<Result: Sendable>(_ step: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        do {
+            return try await withTimeout(databaseTimeout, step)
+        } catch is TimeoutError {
+            throw GatewayError.unavailable
+        }
     }
 
     private static func tokenResponse(_ token: String) -> Response {

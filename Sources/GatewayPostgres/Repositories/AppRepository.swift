@@ -22,14 +22,16 @@ public struct AppRepository: Sendable {
 
     /// Inserts a new app; `false` when the app id is taken.
     public func insert(_ app: AppSettings, on connection: PostgresConnection) async throws -> Bool {
-        let plugins = try Self.encodePlugins(app.plugins)
+        let plugins = try Self.encode(app.plugins)
+        let rateLimits = try Self.encode(app.rateLimits)
         let rows = try await connection.query(
             """
             WITH inserted AS (
                 INSERT INTO apps (app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-                                  credential_types, plugins)
+                                  credential_types, plugins, rate_limits)
                 VALUES (\(app.appID.uuid), \(app.name), \(app.environment.rawValue), \(app.providerID.uuid),
-                        \(app.tokenTTLSeconds), \(app.isEnabled), \(app.credentialTypes), \(plugins)::jsonb)
+                        \(app.tokenTTLSeconds), \(app.isEnabled), \(app.credentialTypes), \(plugins)::jsonb,
+                        \(rateLimits)::jsonb)
                 ON CONFLICT (app_id) DO NOTHING
                 RETURNING app_id
             )
@@ -41,14 +43,15 @@ public struct AppRepository: Sendable {
 
     /// Replaces the app's settings; `false` when there is no such app.
     public func update(_ app: AppSettings, on connection: PostgresConnection) async throws -> Bool {
-        let plugins = try Self.encodePlugins(app.plugins)
+        let plugins = try Self.encode(app.plugins)
+        let rateLimits = try Self.encode(app.rateLimits)
         let rows = try await connection.query(
             """
             WITH updated AS (
                 UPDATE apps SET name = \(app.name), environment = \(app.environment.rawValue),
                     provider_id = \(app.providerID.uuid), token_ttl_seconds = \(app.tokenTTLSeconds),
                     enabled = \(app.isEnabled), credential_types = \(app.credentialTypes),
-                    plugins = \(plugins)::jsonb, updated_at = now()
+                    plugins = \(plugins)::jsonb, rate_limits = \(rateLimits)::jsonb, updated_at = now()
                 WHERE app_id = \(app.appID.uuid)
                 RETURNING app_id
             )
@@ -78,7 +81,7 @@ public struct AppRepository: Sendable {
         let rows = try await client.query(
             """
             SELECT app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-                   credential_types, plugins::text, created_at, updated_at
+                   credential_types, plugins::text, rate_limits::text, created_at, updated_at
             FROM apps
             WHERE (\(appID?.uuid)::uuid IS NULL OR app_id = \(appID?.uuid))
               AND (\(cursor?.uuid)::uuid IS NULL OR app_id > \(cursor?.uuid))
@@ -86,8 +89,8 @@ public struct AppRepository: Sendable {
             LIMIT \(limit)
             """, logger: logger)
         var apps: [StoredApp] = []
-        for try await row in rows.decode((UUID, String, String, UUID, Int, Bool, [String], String, Date, Date).self) {
-            let (appID, name, environment, providerID, ttl, enabled, credentialTypes, pluginsJSON, created, updated) = row
+        for try await row in rows.decode((UUID, String, String, UUID, Int, Bool, [String], String, String, Date, Date).self) {
+            let (appID, name, environment, providerID, ttl, enabled, credentialTypes, pluginsJSON, limitsJSON, created, updated) = row
             guard let environment = AppEnvironment(rawValue: environment) else {
                 throw UnreadableRow("app \(appID) has an unknown environment '\(environment)'")
             }
@@ -95,16 +98,17 @@ public struct AppRepository: Sendable {
                 appID: AppID(uuid: appID), name: name, environment: environment,
                 providerID: ProviderID(uuid: providerID), tokenTTLSeconds: ttl, isEnabled: enabled,
                 credentialTypes: credentialTypes,
-                plugins: try JSONDecoder().decode([String: JSONValue].self, from: Data(pluginsJSON.utf8)))
+                plugins: try JSONDecoder().decode([String: JSONValue].self, from: Data(pluginsJSON.utf8)),
+                rateLimits: try JSONDecoder().decode([String: RateLimitOverride].self, from: Data(limitsJSON.utf8)))
             apps.append(StoredApp(settings: settings, createdAt: created, updatedAt: updated))
         }
         return apps
     }
 
-    static func encodePlugins(_ plugins: [String: JSONValue]) throws -> String {
+    static func encode(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        return String(decoding: try encoder.encode(plugins), as: UTF8.self)
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 }
 

@@ -3,8 +3,9 @@ public import GatewayCore
 public import Logging
 public import PostgresNIO
 
-/// Writes audit events to `audit_events`. ``record(_:)`` returns only once the
-/// row is committed: a caller that must not act unaudited awaits it first.
+/// Writes one audit event at a time to `audit_events`, for admin changes
+/// that commit in the same transaction. Token requests go through
+/// ``AuditWriter``, which batches. ``record(_:)`` returns once the row is committed.
 public struct PostgresAuditLog: Sendable {
     private let client: PostgresClient
     private let logger: Logger
@@ -24,11 +25,11 @@ public struct PostgresAuditLog: Sendable {
         let detail = String(decoding: try JSONEncoder().encode(event.detail), as: UTF8.self)
         try await connection.query(
             """
-            INSERT INTO audit_events (app_id, event, outcome, reason, user_id, credential_type, key_id, request_id,
-                                      actor, detail)
+            INSERT INTO audit_events (app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip,
+                                      user_agent, request_id, actor, detail)
             VALUES (\(appID), \(event.event), \(event.outcome.rawValue), \(event.reason), \(event.userID),
-                    \(event.credentialType), \(event.keyID?.uuid), \(event.requestID), \(event.actor),
-                    \(detail)::jsonb)
+                    \(event.credentialType), \(event.keyID?.uuid), \(event.clientIP)::inet, \(event.userAgent),
+                    \(event.requestID), \(event.actor), \(detail)::jsonb)
             """, logger: logger)
     }
 }

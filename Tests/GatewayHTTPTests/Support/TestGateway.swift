@@ -18,19 +18,29 @@ struct TestGateway: Sendable {
     let client: PostgresClient
     let masterKey: MasterKey
     let tenants: TenantDirectory
+    let dependencies: GatewayDependencies
     let application: Application<RouterResponder<GatewayRequestContext>>
 
-    static func with(_ body: @Sendable (TestGateway) async throws -> Void) async throws {
+    /// A gateway over a fresh database, with its audit writer running.
+    static func with(
+        rateLimits: RateLimitSettings = RateLimitSettings(), _ body: @Sendable (TestGateway) async throws -> Void
+    ) async throws {
         try await TestDatabase.with(migrations: plugins.migrations) { client, _ in
             let logger = TestDatabase.logger
             let masterKey = try MasterKey(base64: MasterKey.generateBase64())
             let tenants = TenantDirectory(client: client, plugins: plugins, masterKey: masterKey, logger: logger)
-            let router = GatewayRouter.make(
-                client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, logger: logger)
+            let auditWriter = AuditWriter(client: client, logger: logger)
+            let dependencies = GatewayDependencies(
+                client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, rateLimits: rateLimits,
+                auditWriter: auditWriter, logger: logger)
             let gateway = TestGateway(
-                client: client, masterKey: masterKey, tenants: tenants,
-                application: Application(router: router, logger: logger))
-            try await body(gateway)
+                client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies,
+                application: Application(router: GatewayRouter.make(dependencies), logger: logger))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await auditWriter.run() }
+                defer { group.cancelAll() }
+                try await body(gateway)
+            }
         }
     }
 

@@ -1,0 +1,72 @@
+/// Sliding-window-counter math. Counts live in fixed windows of the policy's
+/// period; the rate at any moment is the current window's count plus the
+/// previous window's, weighted by how much of it still overlaps the last
+/// period. Unlike fixed windows, a burst at a window edge cannot pass twice
+/// the limit. No I/O: storage only adds to counts and reads them back.
+public struct SlidingWindow: Sendable, Equatable {
+    /// The verdict on one policy for one subject.
+    public struct Verdict: Sendable, Equatable {
+        public let allowed: Bool
+        /// How many more counted events would pass now.
+        public let remaining: Int
+        /// Seconds until a further event would pass (0 when one would now).
+        public let retryAfterSeconds: Int
+    }
+
+    public let policy: RateLimitPolicy
+    /// Start of the current window, in seconds since the epoch.
+    public let windowStart: Int64
+    /// How far into the current window `now` is, 0 ..< 1.
+    public let elapsedFraction: Double
+
+    public init(policy: RateLimitPolicy, now: Double) {
+        self.policy = policy
+        let period = Double(policy.periodSeconds)
+        let start = (now / period).rounded(.down) * period
+        self.windowStart = Int64(start)
+        self.elapsedFraction = min(max((now - start) / period, 0), 0.999_999)
+    }
+
+    /// The start of the window before the current one.
+    public var previousWindowStart: Int64 { windowStart - Int64(policy.periodSeconds) }
+
+    /// The weighted count of the last period.
+    public func estimate(current: Int, previous: Int) -> Double {
+        Double(previous) * (1 - elapsedFraction) + Double(current)
+    }
+
+    /// The verdict given the counts, where `current` already includes this
+    /// event when the policy counted it (`.everyRequest`), and does not when
+    /// it only checks before counting (`.failures`).
+    public func verdict(current: Int, previous: Int) -> Verdict {
+        let limit = Double(policy.limit)
+        let estimate = estimate(current: current, previous: previous)
+        let allowed: Bool
+        switch policy.counting {
+        case .everyRequest: allowed = estimate <= limit
+        case .failures: allowed = estimate + 1 <= limit
+        }
+        let remaining = max(0, Int((limit - estimate).rounded(.down)))
+        return Verdict(
+            allowed: allowed, remaining: allowed ? remaining : 0,
+            retryAfterSeconds: allowed ? 0 : secondsUntilOneMoreFits(current: current, previous: previous))
+    }
+
+    /// The least time after which one more event fits, if nothing else counts meanwhile.
+    func secondsUntilOneMoreFits(current: Int, previous: Int) -> Int {
+        let period = Double(policy.periodSeconds)
+        let room = Double(policy.limit) - 1  // what the others may weigh when the next one is added
+        let current = Double(current)
+        let previous = Double(previous)
+        // Within this window, the previous window's weight decays.
+        if current <= room, previous > 0 {
+            let fractionNeeded = 1 - (room - current) / previous
+            let wait = (fractionNeeded - elapsedFraction) * period
+            return max(1, Int(wait.rounded(.up)))
+        }
+        // Otherwise this window's count must itself decay in the next one.
+        let untilNextWindow = (1 - elapsedFraction) * period
+        let intoNext = current > 0 ? max(0, (1 - room / current) * period) : 0
+        return max(1, Int((untilNextWindow + intoNext).rounded(.up)))
+    }
+}

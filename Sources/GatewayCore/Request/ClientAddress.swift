@@ -1,0 +1,115 @@
+import Foundation
+
+/// Which address a request comes from, for per-IP limits and the audit
+/// trail: the socket peer, unless the peer is a trusted proxy, in which case
+/// the nearest address in `X-Forwarded-For` that is not a trusted proxy
+/// (walking from the right, the hop closest to us). A header from an
+/// untrusted peer is never believed.
+public enum ClientAddress {
+    public static func resolve(peer: String?, forwardedFor: [String], trustedProxies: [CIDR]) -> String? {
+        guard let peer, let peerAddress = IPAddress(peer) else { return peer }
+        guard trustedProxies.contains(where: { $0.contains(peerAddress) }) else { return peerAddress.description }
+        let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        var nearest = peerAddress
+        for hop in hops.reversed() {
+            guard let address = IPAddress(hop) else { break }
+            nearest = address
+            if !trustedProxies.contains(where: { $0.contains(address) }) { break }
+        }
+        return nearest.description
+    }
+}
+
+/// An IPv4 or IPv6 address as bytes.
+public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
+    public let bytes: [UInt8]
+
+    public init?(_ text: some StringProtocol) {
+        var text = String(text)
+        if text.hasPrefix("["), let end = text.firstIndex(of: "]") { text = String(text[text.index(after: text.startIndex)..<end]) }
+        if let v4 = Self.parseIPv4(text) {
+            bytes = v4
+        } else if let v6 = Self.parseIPv6(text) {
+            // An IPv4-mapped IPv6 address is the IPv4 address.
+            bytes = v6.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] ? Array(v6.suffix(4)) : v6
+        } else {
+            return nil
+        }
+    }
+
+    public var description: String {
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        var groups: [String] = []
+        for index in stride(from: 0, to: 16, by: 2) {
+            groups.append(String(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]), radix: 16))
+        }
+        return groups.joined(separator: ":")
+    }
+
+    private static func parseIPv4(_ text: String) -> [UInt8]? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4 else { return nil }
+        var bytes: [UInt8] = []
+        for part in parts {
+            guard (1...3).contains(part.count), part.allSatisfy(\.isASCII), let value = UInt8(part) else { return nil }
+            bytes.append(value)
+        }
+        return bytes
+    }
+
+    private static func parseIPv6(_ text: String) -> [UInt8]? {
+        guard text.contains(":"), text.count <= 45 else { return nil }
+        let halves = text.components(separatedBy: "::")
+        guard halves.count <= 2 else { return nil }
+        func groups(_ part: String) -> [UInt8]? {
+            if part.isEmpty { return [] }
+            var bytes: [UInt8] = []
+            let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
+            for (index, piece) in pieces.enumerated() {
+                if index == pieces.count - 1, piece.contains("."), let v4 = parseIPv4(String(piece)) {
+                    bytes += v4
+                } else {
+                    guard (1...4).contains(piece.count), let value = UInt16(piece, radix: 16) else { return nil }
+                    bytes += [UInt8(value >> 8), UInt8(value & 0xFF)]
+                }
+            }
+            return bytes
+        }
+        guard let head = groups(halves[0]) else { return nil }
+        if halves.count == 1 { return head.count == 16 ? head : nil }
+        guard let tail = groups(halves[1]), head.count + tail.count < 16 else { return nil }
+        return head + Array(repeating: 0, count: 16 - head.count - tail.count) + tail
+    }
+}
+
+/// An address range such as `10.0.0.0/8` or `fd00::/8`.
+public struct CIDR: Sendable, Hashable, CustomStringConvertible {
+    public let network: IPAddress
+    public let prefixLength: Int
+
+    public init?(_ text: some StringProtocol) {
+        let parts = text.split(separator: "/", maxSplits: 1)
+        guard let network = IPAddress(parts[0]) else { return nil }
+        let maximum = network.bytes.count * 8
+        if parts.count == 2 {
+            guard let length = Int(parts[1]), (0...maximum).contains(length) else { return nil }
+            prefixLength = length
+        } else {
+            prefixLength = maximum
+        }
+        self.network = network
+    }
+
+    public func contains(_ address: IPAddress) -> Bool {
+        guard address.bytes.count == network.bytes.count else { return false }
+        var bitsLeft = prefixLength
+        for (mine, theirs) in zip(network.bytes, address.bytes) where bitsLeft > 0 {
+            let mask: UInt8 = bitsLeft >= 8 ? 0xFF : ~(0xFF >> UInt8(bitsLeft))
+            guard mine & mask == theirs & mask else { return false }
+            bitsLeft -= 8
+        }
+        return true
+    }
+
+    public var description: String { "\(network)/\(prefixLength)" }
+}

@@ -1,0 +1,59 @@
+public import Logging
+public import PostgresNIO
+public import ServiceLifecycle
+
+/// Keeps the audit trail and the rate-limit counters tidy: monthly audit
+/// partitions exist three months ahead, partitions older than the retention
+/// are dropped whole, and expired counters are deleted.
+public struct AuditMaintenance: Service {
+    public static let monthsAhead = 3
+
+    private let client: PostgresClient
+    private let logger: Logger
+    /// Keep events this many days; `nil` keeps them forever.
+    private let retentionDays: Int?
+    private let interval: Duration
+
+    public init(client: PostgresClient, logger: Logger, retentionDays: Int?, interval: Duration = .seconds(60)) {
+        self.client = client
+        self.logger = logger
+        self.retentionDays = retentionDays
+        self.interval = interval
+    }
+
+    /// Repeats ``runOnce()`` every `interval`; the server runs the first pass
+    /// itself once migrations are applied.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while (try? await Task.sleep(for: interval)) != nil {
+                do {
+                    try await runOnce()
+                } catch {
+                    logger.warning(
+                        "audit maintenance failed; will retry", metadata: ["error": "\(PostgresErrorText.describe(error))"])
+                }
+            }
+        }
+    }
+
+    /// One pass; returns the partitions it dropped.
+    @discardableResult
+    public func runOnce() async throws -> [String] {
+        try await Self.ensurePartitions(client: client, logger: logger)
+        var dropped: [String] = []
+        if let retentionDays {
+            let rows = try await client.query(
+                "SELECT audit_events_drop_partitions_before(now() - make_interval(days => \(retentionDays)::int))",
+                logger: logger)
+            for try await name in rows.decode(String.self) { dropped.append(name) }
+            if !dropped.isEmpty { logger.notice("dropped old audit partitions", metadata: ["partitions": "\(dropped)"]) }
+        }
+        _ = try await RateLimitRepository(client: client, logger: logger).deleteExpired()
+        return dropped
+    }
+
+    /// Creates the monthly partitions from this month to ``monthsAhead`` ahead.
+    public static func ensurePartitions(client: PostgresClient, logger: Logger) async throws {
+        try await client.query("SELECT audit_events_ensure_partitions(now()::date, \(monthsAhead)::int)", logger: logger)
+    }
+}
