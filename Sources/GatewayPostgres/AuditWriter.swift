@@ -12,9 +12,11 @@ import Synchronization
 /// (at most `maximumBatch`), so there is no added delay at low load.
 ///
 /// If a batch cannot be written within `writeTimeout` (Postgres down), its
-/// callers get 503 `unavailable`; a full queue refuses at once. Should such
-/// a batch still commit later, the trail holds an `issued` row for a token
-/// that was never sent: it may over-report, never under-report.
+/// callers, and everyone queued behind them, get 503 `unavailable` at once
+/// rather than each waiting out a timeout of their own; a full queue refuses
+/// at once. Should such a batch still commit later, the trail holds an
+/// `issued` row for a token that was never sent: it may over-report, never
+/// under-report.
 public final class AuditWriter: Service, Sendable {
     public struct Statistics: Sendable, Equatable {
         public var events = 0
@@ -140,8 +142,15 @@ public final class AuditWriter: Service, Sendable {
             }
             for pending in batch { pending.continuation.resume() }
         } catch {
-            logger.error("audit batch not written", metadata: ["events": "\(batch.count)", "error": "\(error)"])
-            for pending in batch { pending.continuation.resume(throwing: GatewayError.unavailable) }
+            // The database is away: what queued meanwhile would fail the same way, later.
+            let queued = state.withLock { state in
+                defer { state.queue.removeAll() }
+                return state.queue
+            }
+            logger.error(
+                "audit batch not written",
+                metadata: ["events": "\(batch.count + queued.count)", "error": "\(PostgresErrorText.describe(error))"])
+            for pending in batch + queued { pending.continuation.resume(throwing: GatewayError.unavailable) }
         }
     }
 

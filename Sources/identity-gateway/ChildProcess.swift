@@ -6,13 +6,24 @@ import Glibc
 
 /// Runs a program to completion with `posix_spawn` and `waitpid`.
 ///
-/// Foundation's `Process` on Linux learns of an exit through a descriptor the
-/// child inherits; `pg_ctl start` leaves a server behind that keeps it open,
-/// so `waitUntilExit` would never return. Output goes to a file for the same
-/// reason: a pipe would stay open as long as the server runs.
+/// `pg_ctl start` leaves a server running that inherits every open
+/// descriptor not marked close-on-exec. Foundation's `Process` learns of an
+/// exit through such a descriptor, and whoever reads our output through a
+/// pipe waits for its last writer: both would wait as long as the server
+/// runs. So output goes to a file, and the descriptors we inherited are
+/// marked close-on-exec before anything is spawned.
 enum ChildProcess {
     struct Failure: Error, CustomStringConvertible {
         let description: String
+    }
+
+    /// Marks every open descriptor above standard error close-on-exec.
+    private static func closeInheritedDescriptorsOnExec() {
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap(Int32.init) where descriptor > 2 {
+            let flags = fcntl(descriptor, F_GETFD)
+            if flags >= 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
+        }
     }
 
     /// Runs `executable` with `arguments`, feeding `input` on standard input;
@@ -29,6 +40,7 @@ enum ChildProcess {
             try? FileManager.default.removeItem(atPath: outputPath)
         }
 
+        closeInheritedDescriptorsOnExec()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

@@ -21,7 +21,8 @@ struct GatewayServer {
             configuration.databaseURL, maximumConnections: configuration.databaseMaxConnections)
         let client = PostgresClient(configuration: databaseURL.configuration, backgroundLogger: logger)
         let tenants = TenantDirectory(client: client, plugins: installedPlugins, masterKey: masterKey, logger: logger)
-        let auditWriter = AuditWriter(client: client, logger: logger)
+        let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)
+        let auditWriter = AuditWriter(client: client, logger: logger, writeTimeout: databaseTimeout)
         let maintenance = AuditMaintenance(
             client: client, logger: logger,
             retentionDays: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays)
@@ -29,7 +30,7 @@ struct GatewayServer {
             GatewayDependencies(
                 client: client, tenants: tenants, plugins: installedPlugins, masterKey: masterKey,
                 rateLimits: configuration.rateLimits, auditWriter: auditWriter,
-                databaseTimeout: .milliseconds(configuration.databaseRequestTimeoutMilliseconds), logger: logger))
+                databaseTimeout: databaseTimeout, logger: logger))
         let changeListener = AppChangeListener(
             client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds)
         ) { payload in

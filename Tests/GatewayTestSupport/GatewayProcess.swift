@@ -29,16 +29,26 @@ public final class GatewayProcess: Sendable {
     }
 
     /// Runs the binary to completion. The child sees only `environment` plus PATH and HOME.
+    ///
+    /// Output is collected in a file, not a pipe: a command that starts a
+    /// daemon (`local-postgres start`) would leave the pipe open forever.
     public static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Exit {
         let process = try makeProcess(arguments, environment: environment)
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
+        let outputURL = FileManager.default.temporaryDirectory.appending(path: "gateway-output-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: outputURL.path, contents: nil) else {
+            throw Failure(description: "cannot create \(outputURL.path)")
+        }
+        defer { try? FileManager.default.removeItem(at: outputURL) }
+        let output = try FileHandle(forWritingTo: outputURL)
+        defer { try? output.close() }
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             process.terminationHandler = { _ in continuation.resume() }
             do { try process.run() } catch { continuation.resume(throwing: error) }
         }
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
         return Exit(status: process.terminationStatus, output: text)
     }
 

@@ -64,6 +64,7 @@ public enum GatewayRouter {
         KeyAdminController(apps: apps, keys: keys, masterKey: dependencies.masterKey, transactions: transactions)
             .addRoutes(to: admin)
         AdminTokenController(tokens: adminTokens, apps: apps, transactions: transactions).addRoutes(to: admin)
+        AuditEventController(events: AuditEventRepository(client: client, logger: logger)).addRoutes(to: admin)
         return router
     }
 }

@@ -1,0 +1,101 @@
+public import Foundation
+public import GatewayCore
+public import Logging
+public import PostgresNIO
+
+/// Reads the audit trail, newest first, with keyset pagination on
+/// (occurred_at, id) so pages stay stable while new rows arrive.
+public struct AuditEventRepository: Sendable {
+    /// Which events to read; every field narrows.
+    public struct Filter: Sendable {
+        public var appID: AppID?
+        public var from: Date?
+        public var to: Date?
+        public var event: String?
+        public var outcome: String?
+        public var userID: String?
+        public var requestID: String?
+
+        public init() {}
+    }
+
+    /// Where a page ends: the last row's time (microseconds since the epoch) and id.
+    public struct Position: Sendable, Equatable {
+        public let micros: Int64
+        public let id: Int64
+
+        public init(micros: Int64, id: Int64) {
+            self.micros = micros
+            self.id = id
+        }
+    }
+
+    /// An event as stored, with its position.
+    public struct Row: Sendable {
+        public let position: Position
+        public let occurredAt: Date
+        public let appID: UUID
+        public let event: String
+        public let outcome: String
+        public let reason: String?
+        public let userID: String?
+        public let credentialType: String?
+        public let keyID: UUID?
+        public let clientIP: String?
+        public let userAgent: String?
+        public let requestID: String
+        public let actor: UUID?
+        public let detail: String
+    }
+
+    private let client: PostgresClient
+    private let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// One page, newest first, after `position` when given.
+    public func page(_ filter: Filter, after position: Position?, limit: Int) async throws -> [Row] {
+        var rows: [Row] = []
+        for try await row in try await query(filter, after: position, limit: limit) { rows.append(row) }
+        return rows
+    }
+
+    /// Every matching row, newest first, read from Postgres as the caller
+    /// consumes them (no page is held in memory).
+    public func stream(_ filter: Filter) async throws -> some AsyncSequence<Row, any Error> {
+        try await query(filter, after: nil, limit: nil)
+    }
+
+    private func query(_ filter: Filter, after position: Position?, limit: Int?) async throws
+        -> some AsyncSequence<Row, any Error>
+    {
+        let rows = try await client.query(
+            """
+            SELECT (extract(epoch FROM occurred_at) * 1000000)::int8, id, occurred_at, app_id, event, outcome, reason,
+                   user_id, credential_type, key_id, host(client_ip), user_agent, request_id, actor, detail::text
+            FROM audit_events
+            WHERE (\(filter.appID?.uuid)::uuid IS NULL OR app_id = \(filter.appID?.uuid))
+              AND (\(filter.from)::timestamptz IS NULL OR occurred_at >= \(filter.from))
+              AND (\(filter.to)::timestamptz IS NULL OR occurred_at < \(filter.to))
+              AND (\(filter.event)::text IS NULL OR event = \(filter.event))
+              AND (\(filter.outcome)::text IS NULL OR outcome = \(filter.outcome))
+              AND (\(filter.userID)::text IS NULL OR user_id = \(filter.userID))
+              AND (\(filter.requestID)::text IS NULL OR request_id = \(filter.requestID))
+              AND (\(position?.micros)::int8 IS NULL
+                   OR (occurred_at, id) < ('epoch'::timestamptz + \(position?.micros) * interval '1 microsecond', \(position?.id)))
+            ORDER BY occurred_at DESC, id DESC
+            LIMIT \(limit.map(Int64.init))
+            """, logger: logger)
+        return rows.decode(
+            (Int64, Int64, Date, UUID, String, String, String?, String?, String?, UUID?, String?, String?, String, UUID?, String).self
+        ).map { row in
+            Row(
+                position: Position(micros: row.0, id: row.1), occurredAt: row.2, appID: row.3, event: row.4,
+                outcome: row.5, reason: row.6, userID: row.7, credentialType: row.8, keyID: row.9, clientIP: row.10,
+                userAgent: row.11, requestID: row.12, actor: row.13, detail: row.14)
+        }
+    }
+}

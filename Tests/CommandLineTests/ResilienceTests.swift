@@ -1,0 +1,131 @@
+import Foundation
+import GatewayCore
+import GatewayTestSupport
+import PostgresNIO
+import Testing
+
+/// Limits and the audit trail as replicas share them, and what happens when
+/// PostgreSQL goes away and comes back.
+@Suite struct ResilienceTests {
+    static func environment(_ url: String, bootstrap: String) -> [String: String] {
+        [
+            "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
+            "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_ADMIN_BOOTSTRAP_TOKEN": bootstrap,
+            "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "1000",
+        ]
+    }
+
+    /// Creates a development app with one static user and a key through the admin API.
+    static func createApp(base: String, token: String, rateLimits: [String: any Sendable] = [:]) async throws -> String {
+        let appID = UUID().uuidString.lowercased()
+        let created = try await HTTPCall.send(
+            "POST", "\(base)/admin/v1/apps", token: token,
+            json: [
+                "app_id": appID, "name": "resilience", "environment": "development", "provider_id": UUID().uuidString,
+                "credential_types": ["static"], "rate_limits": rateLimits,
+                "plugins": ["static": ["users": [["user_id": "frank", "password": "right"]]]],
+            ])
+        #expect(created.status == 201, "\(created.text)")
+        let key = try await HTTPCall.send("POST", "\(base)/admin/v1/apps/\(appID)/keys", token: token, json: ["generate": ["bits": 2048]])
+        #expect(key.status == 201, "\(key.text)")
+        return appID
+    }
+
+    static func attempt(_ base: String, _ appID: String, password: String) async throws -> Int {
+        try await HTTPCall.send(
+            "POST", "\(base)/v1/identity_tokens",
+            json: ["app_id": appID, "user_id": "frank", "nonce": "n", "credentials": ["type": "static", "password": password]]
+        ).status
+    }
+
+    @Test func aPerUserLimitHoldsInTotalAcrossReplicas() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let bootstrap = AdminTokenSecret.generate().text
+            let environment = Self.environment(url, bootstrap: bootstrap)
+            let a = try await GatewayProcess.start(["serve"], environment: environment)
+            let b = try await GatewayProcess.start(["serve"], environment: environment)
+            let bases = ["http://127.0.0.1:\(a.port)", "http://127.0.0.1:\(b.port)"]
+            let appID = try await Self.createApp(
+                base: bases[0], token: bootstrap, rateLimits: ["user_failures": ["limit": 4, "period_seconds": 900]])
+
+            var statuses: [Int] = []
+            for attempt in 0..<10 {
+                statuses.append(try await Self.attempt(bases[attempt % 2], appID, password: "wrong"))
+            }
+            #expect(statuses == [401, 401, 401, 401, 429, 429, 429, 429, 429, 429])
+            #expect(await a.stop() == 0)
+            #expect(await b.stop() == 0)
+        }
+    }
+
+    @Test func withPostgresDownRequestsFailFastAndTheGatewayRecoversByItself() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "gateway-pg-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
+        let port = "\(Int.random(in: 56_000..<59_000))"
+        let startCluster = ["local-postgres", "start", "--data-dir", folder.path, "--port", port, "--throwaway"]
+        let started = try await GatewayProcess.run(startCluster)
+        #expect(started.status == 0, "\(started.output)")
+        defer {
+            Task {
+                _ = try? await GatewayProcess.run(["local-postgres", "stop", "--data-dir", folder.path])
+                try? FileManager.default.removeItem(at: folder)
+            }
+        }
+        let url = try #require(started.output.split(separator: "\n").last.map(String.init))
+
+        let bootstrap = AdminTokenSecret.generate().text
+        let server = try await GatewayProcess.start(["serve"], environment: Self.environment(url, bootstrap: bootstrap))
+        let base = "http://127.0.0.1:\(server.port)"
+        let appID = try await Self.createApp(base: base, token: bootstrap)
+        var issued = 0
+        for _ in 0..<5 where try await Self.attempt(base, appID, password: "right") == 200 { issued += 1 }
+        #expect(issued == 5)
+
+        let stopped = try await GatewayProcess.run(["local-postgres", "stop", "--data-dir", folder.path])
+        #expect(stopped.status == 0, "\(stopped.output)")
+        // Under load, every request answers 503 within twice the one-second database timeout (the limit
+        // check, then the denial's audit write), and none gets a token. Waves of five stay under
+        // URLSession's connections per host, so the time measured is the gateway's.
+        for _ in 0..<4 {
+            try await withThrowingTaskGroup(of: (Int, Duration).self) { group in
+                for _ in 0..<5 {
+                    group.addTask {
+                        let started = ContinuousClock.now
+                        let status = try await Self.attempt(base, appID, password: "right")
+                        return (status, ContinuousClock.now - started)
+                    }
+                }
+                for try await (status, took) in group {
+                    #expect(status == 503)
+                    #expect(took < .milliseconds(2500), "a request took \(took) with the database down")
+                }
+            }
+        }
+
+        let restarted = try await GatewayProcess.run(startCluster)
+        #expect(restarted.status == 0, "\(restarted.output)")
+        var recovered = false
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if try await Self.attempt(base, appID, password: "right") == 200 {
+                recovered = true
+                issued += 1
+                break
+            }
+            try await Task.sleep(for: .milliseconds(100))  // polling: the pool reconnects on its own schedule
+        }
+        #expect(recovered, "the gateway did not recover within 20 s of PostgreSQL coming back")
+        #expect(await server.stop() == 0)
+
+        // Every token that left has its row; none of the refused requests claims one.
+        let issuedRows = try await TestDatabase.withClient(url) { client in
+            let rows = try await client.query(
+                "SELECT count(*) FROM audit_events WHERE event = 'token.issued'", logger: TestDatabase.logger)
+            var total = 0
+            for try await count in rows.decode(Int.self) { total = count }
+            return total
+        }
+        #expect(issuedRows == issued)
+    }
+}

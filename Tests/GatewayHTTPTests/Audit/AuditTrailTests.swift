@@ -1,0 +1,139 @@
+import Foundation
+import GatewayCore
+import GatewayHTTP
+import GatewayPostgres
+import GatewayTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import Logging
+import PostgresNIO
+import Testing
+
+/// The audit trail under load, over HTTP, across partitions, and read back.
+@Suite struct AuditTrailTests {
+    @Test func concurrentRequestsEachGetTheirRowInSharedBatches() async throws {
+        try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false)) { gateway in
+            let app = try await gateway.createApp()
+            let requestIDs = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        let response = try await gateway.test {
+                            try await $0.postJSON(aliceRequest(app, nonce: "nonce-\(index)"))
+                        }
+                        #expect(response.status == .ok)
+                        return response.headers[HTTPField.Name("x-request-id")!]!
+                    }
+                }
+                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+            }
+            let rows = try await gateway.auditRows()
+            #expect(rows.count == 200)
+            #expect(Set(rows.map(\.requestID)) == requestIDs)
+            #expect(rows.allSatisfy { $0.event == "token.issued" })
+            let statistics = gateway.dependencies.auditWriter.statistics
+            #expect(statistics.events == 200)
+            #expect(statistics.batches < 200, "group commit wrote \(statistics.batches) batches for 200 events")
+        }
+    }
+
+    @Test func theClientAddressComesFromTrustedProxiesOnly() async throws {
+        for (trusted, expected) in [([CIDR]()), [CIDR("127.0.0.1/32")!]].map({ ($0, $0.isEmpty ? "127.0.0.1" : "198.51.100.7") }) {
+            try await TestGateway.with(rateLimits: RateLimitSettings(trustedProxies: trusted)) { gateway in
+                let app = try await gateway.createApp()
+                let response = try await gateway.application.test(.live) { client in
+                    try await client.postJSON(
+                        aliceRequest(app),
+                        headers: [HTTPField.Name("x-forwarded-for")!: "198.51.100.7", .userAgent: "TestApp/1.0 " + String(repeating: "x", count: 400)])
+                }
+                #expect(response.status == .ok)
+                let rows = try await gateway.client.query(
+                    "SELECT host(client_ip), length(user_agent) FROM audit_events", logger: TestDatabase.logger)
+                for try await (address, agentLength) in rows.decode((String, Int).self) {
+                    #expect(address == expected)
+                    #expect(agentLength == 256)
+                }
+            }
+        }
+    }
+
+    @Test func retentionDropsWholeOldPartitionsAndKeepsTheRest() async throws {
+        try await TestGateway.with { gateway in
+            let client = gateway.client
+            let logger = TestDatabase.logger
+            try await client.query("SELECT audit_events_ensure_partitions('2020-01-01'::date, 0)", logger: logger)
+            let old = try #require(ISO8601DateFormatter().date(from: "2020-03-15T12:00:00Z"))
+            try await client.query(
+                """
+                INSERT INTO audit_events (app_id, occurred_at, event, outcome, request_id)
+                VALUES (\(AuditEvent.noApp), \(old), 'token.denied', 'failure', 'old'),
+                       (\(AuditEvent.noApp), now(), 'token.denied', 'failure', 'recent')
+                """, logger: logger)
+            let dropped = try await AuditMaintenance(client: client, logger: logger, retentionDays: 365).runOnce()
+            #expect(dropped.contains("audit_events_2020_03"))
+            #expect(!dropped.contains { $0.hasSuffix(Date().formatted(.iso8601.year().month()).replacingOccurrences(of: "-", with: "_")) })
+            let rows = try await gateway.auditRows()
+            #expect(rows.map(\.requestID) == ["recent"])
+            // Partitions stand ready for the months ahead.
+            let ahead = try await client.query(
+                "SELECT count(*) FROM pg_inherits WHERE inhparent = 'audit_events'::regclass", logger: logger)
+            for try await count in ahead.decode(Int.self) { #expect(count >= AuditMaintenance.monthsAhead + 1) }
+        }
+    }
+
+    @Test func pagesReturnEveryRowOnceWhileNewRowsArrive() async throws {
+        try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false)) { gateway in
+            let app = try await gateway.createApp()
+            let other = try await gateway.createApp()
+            for index in 0..<25 { _ = try await gateway.test { try await $0.postJSON(aliceRequest(app, nonce: "a\(index)")) } }
+            _ = try await gateway.test { try await $0.postJSON(aliceRequest(other)) }
+            let token = try await gateway.adminToken(.app(app.appID))
+            var seen: [String] = []
+            var cursor: String?
+            var pages = 0
+            repeat {
+                let path = "/admin/v1/apps/\(app.appID)/audit_events?limit=10" + (cursor.map { "&cursor=\($0)" } ?? "")
+                let page = try jsonObject(try await gateway.admin(.get, path, token: token))
+                let items = page["items"] as? [[String: Any]] ?? []
+                seen += items.compactMap { $0["request_id"] as? String }
+                #expect(items.allSatisfy { $0["app_id"] as? String == app.appID.description })
+                cursor = page["next_cursor"] as? String
+                pages += 1
+                // New rows keep arriving between pages; they are newer than any cursor.
+                let nonce = "late\(pages)"
+                _ = try await gateway.test { try await $0.postJSON(aliceRequest(app, nonce: nonce)) }
+            } while cursor != nil && pages < 10
+            #expect(seen.count == 25)
+            #expect(Set(seen).count == 25)
+
+            let filtered = try jsonObject(
+                try await gateway.admin(.get, "/admin/v1/apps/\(app.appID)/audit_events?event=token.issued&user_id=alice&limit=1", token: token))
+            #expect((filtered["items"] as? [[String: Any]])?.count == 1)
+            let otherApp = try await gateway.admin(.get, "/admin/v1/apps/\(other.appID)/audit_events", token: token)
+            #expect(otherApp.status == .notFound)
+            let everyApp = try await gateway.admin(.get, "/admin/v1/audit_events", token: token)
+            #expect(everyApp.status == .forbidden)
+            let bad = try await gateway.admin(.get, "/admin/v1/apps/\(app.appID)/audit_events?from=yesterday", token: token)
+            #expect(bad.status == .badRequest)
+        }
+    }
+
+    @Test func ndjsonStreamsTheWholeRange() async throws {
+        try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false)) { gateway in
+            let app = try await gateway.createApp()
+            for index in 0..<30 { _ = try await gateway.test { try await $0.postJSON(aliceRequest(app, nonce: "s\(index)")) } }
+            let token = try await gateway.adminToken(.operator)
+            let response = try await gateway.test {
+                try await $0.execute(
+                    uri: "/admin/v1/audit_events?app_id=\(app.appID)&outcome=success", method: .get,
+                    headers: [.authorization: "Bearer \(token)", .accept: "application/x-ndjson"])
+            }
+            #expect(response.headers[.contentType] == "application/x-ndjson")
+            let lines = text(response).split(separator: "\n")
+            #expect(lines.count == 30)
+            for line in lines {
+                let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                #expect(event["event"] as? String == "token.issued")
+            }
+        }
+    }
+}

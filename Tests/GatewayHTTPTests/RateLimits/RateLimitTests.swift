@@ -1,0 +1,99 @@
+import Foundation
+import GatewayCore
+import GatewayHTTP
+import GatewayTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// Limits as a client meets them: 429 with the standard headers, before the
+/// credential is looked at, and audited.
+@Suite struct RateLimitTests {
+    func wrongPassword(_ app: AppSettings, user: String = "alice") -> [String: any Sendable] {
+        ["app_id": app.appID.description, "user_id": user, "nonce": "n", "credentials": ["type": "static", "password": "guess"]]
+    }
+
+    @Test func failedAttemptsPerUserAreCappedEvenForTheRightPasswordAfterwards() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp {
+                $0.rateLimits = ["user_failures": RateLimitOverride(limit: 3, periodSeconds: 900)]
+                $0.plugins = [
+                    "static": .object(["users": .array([
+                        .object(["user_id": .string("alice"), "password": .string("wonderland")]),
+                        .object(["user_id": .string("bob"), "password": .string("builder")]),
+                    ])])
+                ]
+            }
+            for attempt in 1...3 {
+                let response = try await gateway.test { try await $0.postJSON(wrongPassword(app)) }
+                #expect(response.status == .unauthorized, "attempt \(attempt)")
+                #expect(response.headers[HTTPField.Name("RateLimit-Policy")!]?.contains("\"user_failures\";q=3;w=900") == true)
+            }
+            // The fourth attempt is refused before the credential is checked: the right password does not help.
+            let limited = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
+            #expect(limited.status == .tooManyRequests)
+            #expect(try errorBody(limited)["error"] as? String == "rate_limited")
+            let retryAfter = try #require(limited.headers[.retryAfter].flatMap { Int($0) })
+            #expect(retryAfter > 0 && retryAfter <= 900)
+            #expect(limited.headers[HTTPField.Name("RateLimit")!]?.hasPrefix("\"user_failures\";r=0;t=") == true)
+
+            // Another user of the same app is not affected.
+            let bob = try await gateway.test {
+                try await $0.postJSON(["app_id": app.appID.description, "user_id": "bob", "nonce": "n", "credentials": ["type": "static", "password": "builder"]])
+            }
+            #expect(bob.status == .ok)
+            #expect(bob.headers[HTTPField.Name("RateLimit")!] != nil)
+
+            let rows = try await gateway.auditRows()
+            #expect(rows.map(\.reason) == ["bad_password", "bad_password", "bad_password", "rate_limited", nil])
+            #expect(rows[3].text.contains("user_failures"))
+        }
+    }
+
+    @Test func requestsPerClientAddressAreCapped() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp { $0.rateLimits = ["ip": RateLimitOverride(limit: 5, periodSeconds: 60)] }
+            var statuses: [Int] = []
+            for _ in 0..<7 {
+                statuses.append(try await gateway.test { try await $0.postJSON(aliceRequest(app)) }.status.code)
+            }
+            #expect(statuses == [200, 200, 200, 200, 200, 429, 429])
+            // Other apps keep their own counters.
+            let other = try await gateway.createApp()
+            #expect(try await gateway.test { try await $0.postJSON(aliceRequest(other)) }.status == .ok)
+        }
+    }
+
+    @Test func turnedOffThereAreNoLimitsAndNoHeaders() async throws {
+        try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false)) { gateway in
+            let app = try await gateway.createApp { $0.rateLimits = ["ip": RateLimitOverride(limit: 1, periodSeconds: 60)] }
+            for _ in 0..<3 {
+                let response = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
+                #expect(response.status == .ok)
+                #expect(response.headers[HTTPField.Name("RateLimit")!] == nil)
+            }
+        }
+    }
+
+    @Test func appOverridesAreSetThroughTheAdminAPI() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp()
+            let token = try await gateway.adminToken(.operator)
+            let set = try await gateway.admin(
+                .patch, "/admin/v1/apps/\(app.appID)", token: token,
+                json: ["rate_limits": ["user_failures": ["limit": 5, "period_seconds": 300]]])
+            #expect(set.status == .ok)
+            let limits = try jsonObject(set)["rate_limits"] as? [String: [String: Int]]
+            #expect(limits == ["user_failures": ["limit": 5, "period_seconds": 300]])
+            for (body, message) in [
+                (["rate_limits": ["sms": ["limit": 5, "period_seconds": 300]]], "rate_limits.sms is not a rate-limit policy"),
+                (["rate_limits": ["ip": ["limit": 0, "period_seconds": 300]]], "rate_limits.ip needs limit"),
+                (["rate_limits": ["ip": ["limit": 5]]], "rate_limits.ip needs limit"),
+            ] as [([String: any Sendable], String)] {
+                let response = try await gateway.admin(.patch, "/admin/v1/apps/\(app.appID)", token: token, json: body)
+                #expect(response.status == .badRequest)
+                #expect((try jsonObject(response)["message"] as? String)?.hasPrefix(message) == true)
+            }
+        }
+    }
+}
