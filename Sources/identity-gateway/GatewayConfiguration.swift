@@ -25,6 +25,8 @@ struct GatewayConfiguration: Sendable {
     /// Days of audit events to keep; 0 keeps them forever.
     var auditRetentionDays: Int = 0
     var databaseRequestTimeoutMilliseconds: Int = 2000
+    /// false only to measure the audit trail's cost: tokens then leave unaudited.
+    var auditEnabled = true
 
     /// Reads and validates every key; throws ``ConfigurationProblems`` listing each bad one.
     static func load(file: String?, overrides: [String: String] = [:]) async throws -> GatewayConfiguration {
@@ -100,6 +102,7 @@ struct GatewayConfiguration: Sendable {
                 }
             }
         }
+        auditEnabled = Self.boolean(reader, "audit.enabled", env: "GATEWAY_AUDIT_ENABLED", default: true, &problems)
         auditRetentionDays = Self.integer(
             reader, "audit.retention_days", env: "GATEWAY_AUDIT_RETENTION_DAYS", in: 0...36_500, default: 0, &problems)
         databaseRequestTimeoutMilliseconds = Self.integer(

@@ -22,14 +22,19 @@ struct GatewayServer {
         let client = PostgresClient(configuration: databaseURL.configuration, backgroundLogger: logger)
         let tenants = TenantDirectory(client: client, plugins: installedPlugins, masterKey: masterKey, logger: logger)
         let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)
-        let auditWriter = AuditWriter(client: client, logger: logger, writeTimeout: databaseTimeout)
+        let auditWriter = AuditWriter(
+            client: client, logger: logger, writeTimeout: databaseTimeout, discards: !configuration.auditEnabled)
+        if !configuration.auditEnabled {
+            logger.critical("GATEWAY_AUDIT_ENABLED=false: tokens are issued WITHOUT audit rows (benchmarking only)")
+        }
+        let rateLimitCounters = RateLimitRepository(client: client, logger: logger, timeout: databaseTimeout)
         let maintenance = AuditMaintenance(
             client: client, logger: logger,
             retentionDays: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays)
         let router = GatewayRouter.make(
             GatewayDependencies(
                 client: client, tenants: tenants, plugins: installedPlugins, masterKey: masterKey,
-                rateLimits: configuration.rateLimits, auditWriter: auditWriter,
+                rateLimits: configuration.rateLimits, rateLimitCounters: rateLimitCounters, auditWriter: auditWriter,
                 databaseTimeout: databaseTimeout, logger: logger))
         let changeListener = AppChangeListener(
             client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds)
@@ -65,7 +70,7 @@ struct GatewayServer {
         }
         let services = ServiceGroup(
             configuration: .init(
-                services: [client, changeListener, maintenance, auditWriter, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: [client, changeListener, maintenance, auditWriter, rateLimitCounters, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await services.run()
     }
 }

@@ -11,6 +11,7 @@ public struct GatewayDependencies: Sendable {
     public let plugins: PluginRegistry
     public let masterKey: MasterKey
     public let rateLimits: RateLimitSettings
+    public let rateLimitCounters: RateLimitRepository
     public let auditWriter: AuditWriter
     /// How long a token request waits for the database before answering 503.
     public let databaseTimeout: Duration
@@ -18,7 +19,8 @@ public struct GatewayDependencies: Sendable {
 
     public init(
         client: PostgresClient, tenants: TenantDirectory, plugins: PluginRegistry, masterKey: MasterKey,
-        rateLimits: RateLimitSettings, auditWriter: AuditWriter, databaseTimeout: Duration = .seconds(2),
+        rateLimits: RateLimitSettings, rateLimitCounters: RateLimitRepository, auditWriter: AuditWriter,
+        databaseTimeout: Duration = .seconds(2),
         logger: Logger
     ) {
         self.client = client
@@ -26,6 +28,7 @@ public struct GatewayDependencies: Sendable {
         self.plugins = plugins
         self.masterKey = masterKey
         self.rateLimits = rateLimits
+        self.rateLimitCounters = rateLimitCounters
         self.auditWriter = auditWriter
         self.databaseTimeout = databaseTimeout
         self.logger = logger
@@ -48,8 +51,7 @@ public enum GatewayRouter {
         router.add(middleware: RequestIDMiddleware(trustedProxies: dependencies.rateLimits.trustedProxies))
         IdentityTokenController(
             tenants: dependencies.tenants, auditWriter: dependencies.auditWriter,
-            rateLimiter: RateLimiter(
-                repository: RateLimitRepository(client: client, logger: logger), settings: dependencies.rateLimits),
+            rateLimiter: RateLimiter(repository: dependencies.rateLimitCounters, settings: dependencies.rateLimits),
             databaseTimeout: dependencies.databaseTimeout
         ).addRoutes(to: router)
         TokenValidationController(keys: keys).addRoutes(to: router)

@@ -18,6 +18,8 @@ public final class TenantDirectory: Sendable {
     private enum Entry {
         case known(Tenant)
         case unknown(until: ContinuousClock.Instant)
+        /// A load under way: concurrent requests for the app share it.
+        case loading(Task<Tenant?, any Error>)
     }
 
     /// How long an id that names no app is answered from memory.
@@ -35,27 +37,38 @@ public final class TenantDirectory: Sendable {
     /// The tenant, or 404 `unknown_app`. Database failures surface as 503.
     public func tenant(for appID: AppID) async throws(GatewayError) -> Tenant {
         let unknownApp = GatewayError(.unknownApp, status: 404, "No app with id \(appID) exists on this gateway.")
-        switch cache.withLock({ $0[appID] }) {
-        case .known(let tenant):
-            return tenant
-        case .unknown(let until) where ContinuousClock.now < until:
-            throw unknownApp
-        case .unknown, nil:
-            break
+        let load = cache.withLock { cache -> Result<Tenant, GatewayError>? in
+            switch cache[appID] {
+            case .known(let tenant):
+                return .success(tenant)
+            case .unknown(let until) where ContinuousClock.now < until:
+                return .failure(unknownApp)
+            case .loading:
+                return nil
+            case .unknown, nil:
+                cache[appID] = .loading(Task { try await self.load(appID) })
+                return nil
+            }
+        }
+        if let load { return try load.get() }
+        guard case .loading(let task) = cache.withLock({ $0[appID] }) else {
+            // Invalidated while we looked: ask again.
+            return try await tenant(for: appID)
         }
         let loaded: Tenant?
         do {
-            loaded = try await load(appID)
+            loaded = try await task.value
         } catch {
+            cache.withLock { if case .loading = $0[appID] { $0[appID] = nil } }
             logger.error("loading an app failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             throw .unavailable
         }
-        guard let tenant = loaded else {
-            cache.withLock { $0[appID] = .unknown(until: .now + Self.unknownAppMemory) }
-            throw unknownApp
+        cache.withLock { cache in
+            guard case .loading = cache[appID] else { return }
+            cache[appID] = loaded.map(Entry.known) ?? .unknown(until: .now + Self.unknownAppMemory)
         }
-        cache.withLock { $0[appID] = .known(tenant) }
-        return tenant
+        guard let loaded else { throw unknownApp }
+        return loaded
     }
 
     /// Forgets one app; the next request reads it again.

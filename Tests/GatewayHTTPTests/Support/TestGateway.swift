@@ -30,14 +30,16 @@ struct TestGateway: Sendable {
             let masterKey = try MasterKey(base64: MasterKey.generateBase64())
             let tenants = TenantDirectory(client: client, plugins: plugins, masterKey: masterKey, logger: logger)
             let auditWriter = AuditWriter(client: client, logger: logger)
+            let counters = RateLimitRepository(client: client, logger: logger)
             let dependencies = GatewayDependencies(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, rateLimits: rateLimits,
-                auditWriter: auditWriter, logger: logger)
+                rateLimitCounters: counters, auditWriter: auditWriter, logger: logger)
             let gateway = TestGateway(
                 client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies,
                 application: Application(router: GatewayRouter.make(dependencies), logger: logger))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await auditWriter.run() }
+                group.addTask { try await counters.run() }
                 defer { group.cancelAll() }
                 try await body(gateway)
             }

@@ -1,0 +1,139 @@
+import GatewayCore
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Group commit: callers submit items and wait; one loop hands everything
+/// waiting (up to `maximumBatch`) to `process` in one go, and answers each
+/// caller with its own result. Batches are as large as what queued while the
+/// previous one ran, so there is no added delay at low load and few round
+/// trips at high load.
+///
+/// A batch that fails or passes `timeout` fails its callers and everyone
+/// queued behind them at once with 503 `unavailable` (the database is away;
+/// they would fail the same way, later). A full queue refuses at once.
+final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
+    private struct Pending {
+        let item: Item
+        let continuation: CheckedContinuation<Answer, any Error>
+    }
+
+    private struct State {
+        var queue: [Pending] = []
+        var wakeup: CheckedContinuation<Void, Never>?
+        var stopping = false
+        var items = 0
+        var batches = 0
+    }
+
+    private let name: String
+    private let logger: Logger
+    private let maximumBatch: Int
+    private let maximumQueue: Int
+    private let timeout: Duration
+    private let process: @Sendable ([Item]) async throws -> [Answer]
+    private let state = Mutex(State())
+
+    /// - Parameter process: handles a batch; returns one answer per item, in order.
+    init(
+        name: String, logger: Logger, maximumBatch: Int, maximumQueue: Int, timeout: Duration,
+        process: @escaping @Sendable ([Item]) async throws -> [Answer]
+    ) {
+        self.name = name
+        self.logger = logger
+        self.maximumBatch = maximumBatch
+        self.maximumQueue = maximumQueue
+        self.timeout = timeout
+        self.process = process
+    }
+
+    /// Items and batches processed so far.
+    var counts: (items: Int, batches: Int) { state.withLock { ($0.items, $0.batches) } }
+
+    /// Waits for the batch holding `item` to be processed.
+    func submit(_ item: Item) async throws -> Answer {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Answer, any Error>) in
+            let (accepted, wakeup) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                guard !state.stopping, state.queue.count < maximumQueue else { return (false, nil) }
+                state.queue.append(Pending(item: item, continuation: continuation))
+                defer { state.wakeup = nil }
+                return (true, state.wakeup)
+            }
+            if accepted {
+                wakeup?.resume()
+            } else {
+                continuation.resume(throwing: GatewayError.unavailable)
+            }
+        }
+    }
+
+    /// Processes batches until a graceful shutdown or cancellation, then
+    /// processes what is still queued and returns.
+    func run() async {
+        await withTaskCancellationHandler {
+            await withGracefulShutdownHandler {
+                while let batch = await nextBatch() {
+                    await handle(batch)
+                }
+            } onGracefulShutdown: {
+                self.stop()
+            }
+        } onCancel: {
+            self.stop()
+        }
+    }
+
+    private func stop() {
+        let wakeup = state.withLock { state in
+            state.stopping = true
+            defer { state.wakeup = nil }
+            return state.wakeup
+        }
+        wakeup?.resume()
+    }
+
+    /// The next items to process; `nil` once stopping with nothing left.
+    private func nextBatch() async -> [Pending]? {
+        while true {
+            let batch = state.withLock { state -> [Pending]? in
+                guard !state.queue.isEmpty else { return nil }
+                let count = min(maximumBatch, state.queue.count)
+                defer { state.queue.removeFirst(count) }
+                return Array(state.queue.prefix(count))
+            }
+            if let batch { return batch }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    if !state.queue.isEmpty || state.stopping { return true }
+                    state.wakeup = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+            if state.withLock({ $0.stopping && $0.queue.isEmpty }) { return nil }
+        }
+    }
+
+    private func handle(_ batch: [Pending]) async {
+        let items = batch.map(\.item)
+        let process = self.process
+        do {
+            let answers = try await withTimeout(timeout) { try await process(items) }
+            precondition(answers.count == batch.count, "\(name): one answer per item")
+            state.withLock {
+                $0.items += batch.count
+                $0.batches += 1
+            }
+            for (pending, answer) in zip(batch, answers) { pending.continuation.resume(returning: answer) }
+        } catch {
+            let queued = state.withLock { state in
+                defer { state.queue.removeAll() }
+                return state.queue
+            }
+            logger.error(
+                "\(name) batch failed",
+                metadata: ["items": "\(batch.count + queued.count)", "error": "\(PostgresErrorText.describe(error))"])
+            for pending in batch + queued { pending.continuation.resume(throwing: GatewayError.unavailable) }
+        }
+    }
+}
