@@ -91,9 +91,15 @@ enum AdminResponses {
         let keys: [PublicJWK]
     }
 
-    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+    /// The encoder of every JSON answer: stable member order, `/` unescaped.
+    static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let encoder = encoder()
         return Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))

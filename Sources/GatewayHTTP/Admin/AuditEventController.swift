@@ -67,7 +67,7 @@ struct AuditEventController: Sendable {
         if request.headers[.accept]?.contains("application/x-ndjson") == true {
             let events = self.events
             let body = ResponseBody { writer in
-                let encoder = Self.encoder()
+                let encoder = AdminResponses.encoder()
                 for try await row in try await events.stream(filter) {
                     var line = ByteBuffer(bytes: try encoder.encode(Event(row)))
                     line.writeString("\n")
@@ -77,15 +77,8 @@ struct AuditEventController: Sendable {
             }
             return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: body)
         }
-        let query = request.uri.queryParameters
-        var limit = Pagination.defaultLimit
-        if let text = query["limit"] {
-            guard let parsed = Int(String(text)), (1...Pagination.maximumLimit).contains(parsed) else {
-                throw GatewayError.invalidRequest("limit must be a whole number from 1 to \(Pagination.maximumLimit).")
-            }
-            limit = parsed
-        }
-        let position = try query["cursor"].map { cursor throws(GatewayError) in try Self.position(String(cursor)) }
+        let limit = try Pagination.limit(request)
+        let position = try request.uri.queryParameters["cursor"].map { cursor throws(GatewayError) in try Self.position(String(cursor)) }
         let rows = try await events.page(filter, after: position, limit: limit)
         let next = rows.count == limit ? rows.last.map { Self.cursor($0.position) } : nil
         return try AdminResponses.json(AdminResponses.Page(items: rows.map(Event.init), next_cursor: next))
@@ -124,11 +117,5 @@ struct AuditEventController: Sendable {
             throw .invalidRequest("cursor is not one this API gave out.")
         }
         return .init(micros: micros, id: id)
-    }
-
-    static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
     }
 }

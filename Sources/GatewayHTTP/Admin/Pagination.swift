@@ -13,14 +13,7 @@ struct Pagination {
 
     init(_ request: Request) throws(GatewayError) {
         let query = request.uri.queryParameters
-        if let text = query["limit"] {
-            guard let limit = Int(String(text)), (1...Self.maximumLimit).contains(limit) else {
-                throw .invalidRequest("limit must be a whole number from 1 to \(Self.maximumLimit).")
-            }
-            self.limit = limit
-        } else {
-            self.limit = Self.defaultLimit
-        }
+        self.limit = try Self.limit(request)
         if let cursor = query["cursor"] {
             guard let data = Base64URL.decode(cursor), let uuid = UUID(uuidString: String(decoding: data, as: UTF8.self)) else {
                 throw .invalidRequest("cursor is not one this API gave out.")
@@ -29,6 +22,15 @@ struct Pagination {
         } else {
             self.after = nil
         }
+    }
+
+    /// The `limit` query parameter, or the default.
+    static func limit(_ request: Request) throws(GatewayError) -> Int {
+        guard let text = request.uri.queryParameters["limit"] else { return defaultLimit }
+        guard let limit = Int(String(text)), (1...maximumLimit).contains(limit) else {
+            throw .invalidRequest("limit must be a whole number from 1 to \(maximumLimit).")
+        }
+        return limit
     }
 
     /// The cursor of the page after `items`, when the page was full.
