@@ -34,6 +34,12 @@ public final class TenantDirectory: Sendable {
         self.logger = logger
     }
 
+    /// The tenant when it is in memory: no waiting, no database.
+    public func cachedTenant(for appID: AppID) -> Tenant? {
+        guard case .known(let tenant) = cache.withLock({ $0[appID] }) else { return nil }
+        return tenant
+    }
+
     /// The tenant, or 404 `unknown_app`. Database failures surface as 503.
     public func tenant(for appID: AppID) async throws(GatewayError) -> Tenant {
         let unknownApp = GatewayError(.unknownApp, status: 404, "No app with id \(appID) exists on this gateway.")

@@ -2,6 +2,7 @@ public import GatewayCore
 public import Logging
 public import PostgresNIO
 public import ServiceLifecycle
+import Foundation
 
 /// The `rate_limit_counters` table: adds to window counts and reads them
 /// back, nothing more; deciding is ``SlidingWindow``'s job. Touches of
@@ -50,6 +51,13 @@ public final class RateLimitRepository: Service, Sendable {
 
     public func run() async throws {
         await queue.run()
+        let (requests, batches) = queue.counts
+        logger.info(
+            "rate-limit counters stopped",
+            metadata: [
+                "requests": "\(requests)", "batches": "\(batches)",
+                "average_batch": "\(String(format: "%.1f", batches == 0 ? 0 : Double(requests) / Double(batches)))",
+            ])
     }
 
     /// Adds the increments and reads every counter; the answer is in the order of `touches`.
