@@ -39,7 +39,7 @@ public struct AuditMaintenance: Service {
     /// One pass; returns the partitions it dropped.
     @discardableResult
     public func runOnce() async throws -> [String] {
-        try await Self.ensurePartitions(client: client, logger: logger)
+        try await client.query("SELECT audit_events_ensure_partitions(now()::date, \(Self.monthsAhead)::int)", logger: logger)
         var dropped: [String] = []
         if let retentionDays {
             let rows = try await client.query(
@@ -50,10 +50,5 @@ public struct AuditMaintenance: Service {
         }
         _ = try await RateLimitRepository(client: client, logger: logger).deleteExpired()
         return dropped
-    }
-
-    /// Creates the monthly partitions from this month to ``monthsAhead`` ahead.
-    public static func ensurePartitions(client: PostgresClient, logger: Logger) async throws {
-        try await client.query("SELECT audit_events_ensure_partitions(now()::date, \(monthsAhead)::int)", logger: logger)
     }
 }

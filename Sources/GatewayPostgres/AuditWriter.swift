@@ -32,7 +32,7 @@ public final class AuditWriter: Service, Sendable {
             name: "audit", logger: logger, maximumBatch: maximumBatch, maximumQueue: maximumQueue,
             timeout: writeTimeout
         ) { events in
-            try await Self.insert(events, client: client, logger: logger)
+            try await client.query(try PostgresAuditLog.insertQuery(events), logger: logger)
             return Array(repeating: (), count: events.count)
         }
     }
@@ -60,31 +60,5 @@ public final class AuditWriter: Service, Sendable {
                 "events": "\(statistics.events)", "batches": "\(statistics.batches)",
                 "average_batch": "\(String(format: "%.1f", average))",
             ])
-    }
-
-    private static func insert(_ events: [AuditEvent], client: PostgresClient, logger: Logger) async throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let details = try events.map { String(decoding: try encoder.encode($0.detail), as: UTF8.self) }
-        // NULLs travel as empty strings: none of these columns holds a meaningful empty value.
-        func text(_ value: String?) -> String { value ?? "" }
-        try await client.query(
-            """
-            INSERT INTO audit_events (app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip,
-                                      user_agent, request_id, actor, detail)
-            SELECT app_id, event, outcome, nullif(reason, ''), nullif(user_id, ''), nullif(credential_type, ''),
-                   nullif(key_id, '')::uuid, nullif(client_ip, '')::inet, nullif(user_agent, ''), request_id,
-                   nullif(actor, '')::uuid, detail::jsonb
-            FROM unnest(
-                \(events.map { $0.appID?.uuid ?? AuditEvent.noApp })::uuid[], \(events.map(\.event))::text[],
-                \(events.map(\.outcome.rawValue))::text[], \(events.map { text($0.reason) })::text[],
-                \(events.map { text($0.userID) })::text[], \(events.map { text($0.credentialType) })::text[],
-                \(events.map { text($0.keyID.map { $0.uuid.uuidString }) })::text[],
-                \(events.map { text($0.clientIP) })::text[], \(events.map { text($0.userAgent) })::text[],
-                \(events.map(\.requestID))::text[], \(events.map { text($0.actor?.uuidString) })::text[],
-                \(details)::text[]
-            ) AS e(app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip, user_agent,
-                   request_id, actor, detail)
-            """, logger: logger)
     }
 }

@@ -27,9 +27,7 @@ enum ErrorResponder {
         let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if gatewayError.status == 405 { headers[.allow] = "POST" }
-        for (name, value) in gatewayError.headers {
-            if let field = HTTPField.Name(name) { headers[field] = value }
-        }
+        headers.set(gatewayError.headers)
         return Response(
             status: .init(code: gatewayError.status), headers: headers,
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
@@ -73,6 +71,15 @@ enum ErrorResponder {
         default:
             logger.error("unexpected error", metadata: ["error": "\(String(reflecting: error))"])
             return .internalError
+        }
+    }
+}
+
+extension HTTPFields {
+    /// Sets each `(name, value)`; names that are not valid field names are skipped.
+    mutating func set(_ fields: [(name: String, value: String)]) {
+        for (name, value) in fields {
+            if let field = HTTPField.Name(name) { self[field] = value }
         }
     }
 }

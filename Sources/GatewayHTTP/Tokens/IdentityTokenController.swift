@@ -62,9 +62,7 @@ public struct IdentityTokenController: Sendable {
                 throw GatewayError.unavailable
             }
             var response = Self.tokenResponse(token)
-            for (name, value) in limits.headers {
-                if let field = HTTPField.Name(name) { response.headers[field] = value }
-            }
+            response.headers.set(limits.headers)
             return response
         case .failure(var error):
             if event.reason == nil { event.reason = error.code.rawValue }
