@@ -26,6 +26,8 @@ let package = Package(
         // Tests only: reads openapi.yaml (already in the graph through swift-configuration).
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["YAML"]),
+        // Verifies imported bcrypt hashes (HummingbirdBcrypt) until they are upgraded to argon2id.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
     ],
     targets: [
         .target(
@@ -63,6 +65,36 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        .systemLibrary(
+            name: "CSodium",
+            path: "Sources/CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .target(
+            name: "Argon2",
+            dependencies: ["CSodium"],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            name: "PasswordPlugin",
+            dependencies: [
+                "Argon2",
+                "GatewayCore",
+                "GatewayHTTP",
+                "GatewayPostgres",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Plugins/Password",
+            exclude: ["Migrations"],
+            swiftSettings: upcomingFeatures,
+            plugins: ["EmbedMigrations"]
+        ),
         .target(
             name: "StaticUsersPlugin",
             dependencies: ["GatewayCore", "GatewayHTTP"],
@@ -76,6 +108,8 @@ let package = Package(
                 "GatewayPostgres",
                 "GatewayHTTP",
                 "StaticUsersPlugin",
+                "PasswordPlugin",
+                "Argon2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -111,6 +145,19 @@ let package = Package(
             path: "Tests/GatewayTestSupport",
             swiftSettings: upcomingFeatures
         ),
+        // The reference argon2 implementation, as an independent oracle for the
+        // Argon2 wrapper's tests only: nothing shipped links it.
+        .systemLibrary(
+            name: "CArgon2Oracle",
+            path: "Tests/CArgon2Oracle",
+            pkgConfig: "libargon2",
+            providers: [.apt(["libargon2-dev"])]
+        ),
+        .testTarget(
+            name: "Argon2Tests",
+            dependencies: ["Argon2", "CArgon2Oracle"],
+            swiftSettings: upcomingFeatures
+        ),
         .testTarget(
             name: "GatewayCoreTests",
             dependencies: ["GatewayCore", "GatewayTestSupport"],
@@ -126,7 +173,10 @@ let package = Package(
             dependencies: [
                 "GatewayHTTP",
                 "StaticUsersPlugin",
+                "PasswordPlugin",
+                "Argon2",
                 "GatewayTestSupport",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

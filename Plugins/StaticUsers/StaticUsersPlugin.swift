@@ -15,7 +15,9 @@ public struct StaticUsersPlugin: CredentialPlugin {
 
     public init() {}
 
-    public func makeVerifier(for app: AppSettings, options: JSONValue) throws(GatewayError) -> any CredentialVerifier {
+    public func makeVerifier(
+        for app: AppSettings, options: JSONValue, services: PluginServices
+    ) throws(GatewayError) -> any CredentialVerifier {
         guard app.environment == .development else {
             throw GatewayError(
                 .credentialTypeNotAllowed, status: 403,

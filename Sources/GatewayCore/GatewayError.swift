@@ -24,6 +24,7 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let rateLimited = Code(rawValue: "rate_limited")
         public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
         public static let unavailable = Code(rawValue: "unavailable")
+        public static let busy = Code(rawValue: "busy")
         public static let internalError = Code(rawValue: "internal_error")
     }
 
@@ -61,6 +62,14 @@ extension GatewayError {
     /// 503 `unavailable`: a dependency (the database) cannot be reached.
     public static let unavailable = GatewayError(
         .unavailable, status: 503, "The service is temporarily unavailable; retry shortly.")
+
+    /// 503 `busy`: too much CPU-heavy work (password hashing) is queued
+    /// already; answered at once rather than after a long wait.
+    public static var busy: GatewayError {
+        var error = GatewayError(.busy, status: 503, "The server is busy; retry in a moment.")
+        error.headers = [("Retry-After", "1")]
+        return error
+    }
 
     /// 500 `internal_error`: an unexpected failure; details go to the log only.
     public static let internalError = GatewayError(

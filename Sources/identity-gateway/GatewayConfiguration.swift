@@ -4,6 +4,7 @@ import GatewayCore
 import GatewayHTTP
 import GatewayPostgres
 import Logging
+import PasswordPlugin
 import SystemPackage
 
 /// The gateway's settings, read once at start from environment variables
@@ -27,6 +28,8 @@ struct GatewayConfiguration: Sendable {
     var databaseRequestTimeoutMilliseconds: Int = 2000
     /// false only to measure the audit trail's cost: tokens then leave unaudited.
     var auditEnabled = true
+    /// Password hashes computed at once (0: one per core) and allowed to wait.
+    var passwordHashing = PasswordHasher.Limits()
 
     /// Reads and validates every key; throws ``ConfigurationProblems`` listing each bad one.
     static func load(file: String?, overrides: [String: String] = [:]) async throws -> GatewayConfiguration {
@@ -108,6 +111,14 @@ struct GatewayConfiguration: Sendable {
         databaseRequestTimeoutMilliseconds = Self.integer(
             reader, "database.request_timeout_ms", env: "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS", in: 100...60_000,
             default: 2000, &problems)
+        let hashConcurrency = Self.integer(
+            reader, "password.hash_concurrency", env: "GATEWAY_PASSWORD_HASH_CONCURRENCY", in: 0...256, default: 0,
+            &problems)
+        passwordHashing = PasswordHasher.Limits(
+            concurrency: hashConcurrency == 0 ? nil : hashConcurrency,
+            queueLimit: Self.integer(
+                reader, "password.hash_queue_limit", env: "GATEWAY_PASSWORD_HASH_QUEUE_LIMIT", in: 0...100_000,
+                default: 64, &problems))
         if let level = reader.string(forKey: "log.level") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else {
                 problems.append("log.level (GATEWAY_LOG_LEVEL): '\(level)' is not one of trace, debug, info, notice, warning, error, critical")

@@ -20,8 +20,10 @@ struct GatewayServer {
         let databaseURL = try DatabaseURL(
             configuration.databaseURL, maximumConnections: configuration.databaseMaxConnections)
         let client = PostgresClient(configuration: databaseURL.configuration, backgroundLogger: logger)
-        let tenants = TenantDirectory(client: client, plugins: installedPlugins, masterKey: masterKey, logger: logger)
+        let plugins = installedPlugins(configuration)
         let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)
+        let tenants = TenantDirectory(
+            client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: databaseTimeout)
         let auditWriter = AuditWriter(
             client: client, logger: logger, writeTimeout: databaseTimeout, discards: !configuration.auditEnabled)
         if !configuration.auditEnabled {
@@ -33,7 +35,7 @@ struct GatewayServer {
             retentionDays: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays)
         let router = GatewayRouter.make(
             GatewayDependencies(
-                client: client, tenants: tenants, plugins: installedPlugins, masterKey: masterKey,
+                client: client, tenants: tenants, plugins: plugins, masterKey: masterKey,
                 rateLimits: configuration.rateLimits, rateLimitCounters: rateLimitCounters, auditWriter: auditWriter,
                 databaseTimeout: databaseTimeout, logger: logger))
         let changeListener = AppChangeListener(
@@ -51,9 +53,9 @@ struct GatewayServer {
         app.beforeServerStarts {
             let runner = MigrationRunner(client: client, logger: logger)
             if migrateOnStart {
-                try await runner.run(installedPlugins.migrations)
+                try await runner.run(plugins.migrations)
             } else {
-                let pending = try await runner.pending(installedPlugins.migrations)
+                let pending = try await runner.pending(plugins.migrations)
                 guard pending.isEmpty else {
                     throw ConfigurationProblems([
                         "the database schema is behind by \(pending.count) migration(s); run `identity-gateway migrate` "

@@ -9,7 +9,10 @@ struct IdentityGatewayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "identity-gateway",
         abstract: "A multi-tenant identity gateway that mints Layer identity tokens.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, DevCommand.self, LocalPostgresCommand.self]
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, AdminCommand.self, DevCommand.self, LocalPostgresCommand.self,
+            CalibrateArgon2Command.self,
+        ]
     )
 }
 

@@ -1,7 +1,11 @@
 import GatewayHTTP
+import PasswordPlugin
 import StaticUsersPlugin
 
 /// The credential plugins this binary offers: one line a plugin.
-let installedPlugins = PluginRegistry([
-    StaticUsersPlugin()
-])
+func installedPlugins(_ configuration: GatewayConfiguration) -> PluginRegistry {
+    PluginRegistry([
+        StaticUsersPlugin(),
+        PasswordPlugin(hasher: PasswordHasher(limits: configuration.passwordHashing)),
+    ])
+}

@@ -13,7 +13,7 @@ struct MigrateCommand: AsyncParsableCommand {
             let configuration = try await GatewayConfiguration.load(file: options.config)
             let logger = bootstrapLogging(level: configuration.logLevel)
             let applied = try await withPostgresClient(configuration.databaseURL, logger: logger) { client in
-                try await MigrationRunner(client: client, logger: logger).run(installedPlugins.migrations)
+                try await MigrationRunner(client: client, logger: logger).run(installedPlugins(configuration).migrations)
             }
             say(applied.isEmpty ? "schema is current" : "applied: " + applied.joined(separator: ", "))
         }

@@ -5,7 +5,7 @@ import Testing
 
 /// Two gateway processes on one database, as replicas behind a load balancer.
 @Suite struct ReplicaTests {
-    @Test func aChangeThroughOneReplicaReachesTheOtherWithinASecond() async throws {
+    @Test func aChangeThroughOneReplicaReachesTheOtherLongBeforeItsReload() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
             let environment = [
@@ -55,7 +55,9 @@ import Testing
             #expect(disabled.status == 200)
             let changedAt = ContinuousClock.now
             var seenByB = false
-            while ContinuousClock.now - changedAt < .seconds(1) {
+            // Alone this takes about 10 ms; the budget allows for a loaded CI
+            // machine and is still far below the 60 s periodic reload.
+            while ContinuousClock.now - changedAt < .seconds(5) {
                 let answer = try await HTTPCall.send("POST", "\(baseB)/v1/identity_tokens", json: tokenRequest)
                 if answer.status == 403 {
                     seenByB = true
@@ -64,7 +66,7 @@ import Testing
                 }
                 try await Task.sleep(for: .milliseconds(10))  // polling B, which has no event to await from outside
             }
-            #expect(seenByB, "replica B still issued tokens a second after the app was disabled through A")
+            #expect(seenByB, "replica B still issued tokens 5 s after the app was disabled through A")
 
             #expect(await a.stop() == 0)
             #expect(await b.stop() == 0)

@@ -16,8 +16,10 @@ install_packages() {
     DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# What building and running the gateway needs from Debian.
-GATEWAY_RUNTIME_PACKAGES=(postgresql)
+# What building and running the gateway needs from Debian: the embedded
+# Postgres, and libsodium for argon2id password hashing.
+GATEWAY_RUNTIME_PACKAGES=(postgresql pkg-config libsodium-dev)
 # What the test suite needs on top: openssl verifies token signatures
-# independently; python3 runs the OpenAPI validator from PyPI.
-GATEWAY_TEST_PACKAGES=(openssl python3 python3-venv)
+# independently; libargon2 (the reference argon2) checks the hashes made
+# through libsodium; python3 runs the OpenAPI validator from PyPI.
+GATEWAY_TEST_PACKAGES=(openssl libargon2-dev python3 python3-venv)

@@ -1,5 +1,5 @@
 import Foundation
-import GatewayCore
+public import GatewayCore
 public import GatewayPostgres
 public import Hummingbird
 import HTTPTypes
@@ -48,13 +48,13 @@ public struct AdminAuthMiddleware: RouterMiddleware {
 
 extension GatewayRequestContext {
     /// The caller's token, which the middleware guarantees on admin routes.
-    func adminToken() throws(GatewayError) -> AdminTokenRecord {
+    public func adminToken() throws(GatewayError) -> AdminTokenRecord {
         guard let admin else { throw AdminAuthMiddleware.unauthorized("An admin token is required.") }
         return admin
     }
 
     /// 403 unless the caller is an operator.
-    func requireOperator() throws(GatewayError) -> AdminTokenRecord {
+    public func requireOperator() throws(GatewayError) -> AdminTokenRecord {
         let admin = try adminToken()
         guard admin.scope.isOperator else {
             throw GatewayError(.insufficientScope, status: 403, "This needs an operator token.")
@@ -64,7 +64,7 @@ extension GatewayRequestContext {
 
     /// The app named by the `app_id` path parameter, when the caller may see
     /// it. Another app's resources answer 404, exactly like a missing app.
-    func authorizedAppID() throws(GatewayError) -> (AppID, AdminTokenRecord) {
+    public func authorizedAppID() throws(GatewayError) -> (AppID, AdminTokenRecord) {
         let admin = try adminToken()
         let appID: AppID = try pathIdentifier("app_id")
         guard admin.scope.covers(appID) else { throw AdminErrors.appNotFound(appID) }
@@ -75,7 +75,7 @@ extension GatewayRequestContext {
 extension GatewayRequestContext {
     /// A Layer identifier from a path parameter, in any accepted form
     /// (`layer:///...` arrives percent-encoded); 400 naming it otherwise.
-    func pathIdentifier<Identifier: LayerIdentifier>(_ name: String) throws(GatewayError) -> Identifier {
+    public func pathIdentifier<Identifier: LayerIdentifier>(_ name: String) throws(GatewayError) -> Identifier {
         let raw = parameters.get(name) ?? ""
         guard let identifier = Identifier(raw.removingPercentEncoding ?? raw) else {
             throw GatewayError.invalidRequest(
@@ -85,8 +85,8 @@ extension GatewayRequestContext {
     }
 }
 
-enum AdminErrors {
-    static func appNotFound(_ appID: AppID) -> GatewayError {
+public enum AdminErrors {
+    public static func appNotFound(_ appID: AppID) -> GatewayError {
         GatewayError(.notFound, status: 404, "No app with id \(appID) exists.")
     }
 }

@@ -1,11 +1,11 @@
-import Foundation
+public import Foundation
 import GatewayCore
 import GatewayPostgres
-import Hummingbird
+public import Hummingbird
 import NIOCore
 
 /// JSON shapes the admin API answers with.
-enum AdminResponses {
+public enum AdminResponses {
     struct App: Encodable {
         let app_id: String
         let name: String
@@ -82,9 +82,14 @@ enum AdminResponses {
         }
     }
 
-    struct Page<Item: Encodable>: Encodable {
-        let items: [Item]
-        let next_cursor: String?
+    public struct Page<Item: Encodable>: Encodable {
+        public let items: [Item]
+        public let next_cursor: String?
+
+        public init(items: [Item], next_cursor: String?) {
+            self.items = items
+            self.next_cursor = next_cursor
+        }
     }
 
     struct KeySet: Encodable {
@@ -92,25 +97,25 @@ enum AdminResponses {
     }
 
     /// The encoder of every JSON answer: stable member order, `/` unescaped.
-    static func encoder() -> JSONEncoder {
+    public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }
 
-    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+    public static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
         let encoder = encoder()
         return Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 
-    static func noContent() -> Response {
+    public static func noContent() -> Response {
         Response(status: .noContent)
     }
 }
 
 /// RFC 3339 in UTC with seconds, as every time in the API is written.
-func timestamp(_ date: Date) -> String {
+public func timestamp(_ date: Date) -> String {
     date.formatted(Date.ISO8601FormatStyle(timeZone: .gmt))
 }

@@ -42,7 +42,7 @@ struct AdminTokenController: Sendable {
     private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         _ = try context.requireOperator()
         let page = try Pagination(request)
-        let items = try await tokens.list(after: page.after, limit: page.limit)
+        let items = try await tokens.list(after: try page.afterUUID(), limit: page.limit)
         return try AdminResponses.json(
             AdminResponses.Page(items: items.map { AdminResponses.AdminToken($0) }, next_cursor: page.nextCursor(items) { $0.id }))
     }

@@ -35,7 +35,7 @@ struct AppAdminController: Sendable {
     private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         _ = try context.requireOperator()
         let page = try Pagination(request)
-        let items = try await apps.list(after: page.after.map(AppID.init(uuid:)), limit: page.limit)
+        let items = try await apps.list(after: try page.afterUUID().map(AppID.init(uuid:)), limit: page.limit)
         return try AdminResponses.json(
             AdminResponses.Page(items: items.map(AdminResponses.App.init), next_cursor: page.nextCursor(items) { $0.settings.appID.uuid }))
     }

@@ -10,6 +10,7 @@ struct AppSettingsInput {
     ]
 
     let plugins: PluginRegistry
+    let pluginServices: PluginServices
     let rateLimits: RateLimitSettings
 
     /// The settings of a new app (`POST /admin/v1/apps`).
@@ -105,7 +106,7 @@ struct AppSettingsInput {
         if let stray = settings.plugins.keys.sorted().first(where: { !types.contains($0) }) {
             throw .invalidRequest("plugins.\(stray): '\(stray)' is not among credential_types.")
         }
-        for case let (_, .failure(error)) in plugins.verifiers(for: settings) {
+        for case let (_, .failure(error)) in plugins.verifiers(for: settings, services: pluginServices) {
             throw .invalidRequest(error.message)
         }
     }

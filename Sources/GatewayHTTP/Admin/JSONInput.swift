@@ -1,21 +1,21 @@
-import Foundation
-import GatewayCore
-import Hummingbird
+public import Foundation
+public import GatewayCore
+public import Hummingbird
 import NIOCore
 
 /// A JSON object from a request body, read strictly: unknown members and
 /// wrongly typed values are 400s that name the member.
-struct JSONInput {
-    static let maximumBodyBytes = 256 * 1024
+public struct JSONInput: Sendable {
+    public static let maximumBodyBytes = 256 * 1024
 
-    let members: [String: JSONValue]
+    public let members: [String: JSONValue]
 
-    init(members: [String: JSONValue]) {
+    public init(members: [String: JSONValue]) {
         self.members = members
     }
 
     /// Reads the request body as one JSON object.
-    static func read(_ request: Request) async throws -> JSONInput {
+    public static func read(_ request: Request) async throws -> JSONInput {
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
             throw GatewayError(.unsupportedMediaType, status: 415, "Send the request as application/json.")
         }
@@ -26,15 +26,15 @@ struct JSONInput {
         return JSONInput(members: members)
     }
 
-    func rejectUnknown(allowed: Set<String>) throws(GatewayError) {
+    public func rejectUnknown(allowed: Set<String>) throws(GatewayError) {
         if let unknown = members.keys.sorted().first(where: { !allowed.contains($0) }) {
             throw .invalidRequest("\(unknown) is not a field of this request.")
         }
     }
 
-    func has(_ key: String) -> Bool { members[key] != nil }
+    public func has(_ key: String) -> Bool { members[key] != nil }
 
-    func string(_ key: String) throws(GatewayError) -> String? {
+    public func string(_ key: String) throws(GatewayError) -> String? {
         switch members[key] {
         case nil, .null: return nil
         case .string(let value): return value
@@ -42,12 +42,12 @@ struct JSONInput {
         }
     }
 
-    func requiredString(_ key: String) throws(GatewayError) -> String {
+    public func requiredString(_ key: String) throws(GatewayError) -> String {
         guard let value = try string(key) else { throw .invalidRequest("\(key) is required.") }
         return value
     }
 
-    func integer(_ key: String) throws(GatewayError) -> Int? {
+    public func integer(_ key: String) throws(GatewayError) -> Int? {
         switch members[key] {
         case nil, .null: return nil
         case .number(let value) where value.rounded() == value && abs(value) < 1e15: return Int(value)
@@ -55,7 +55,7 @@ struct JSONInput {
         }
     }
 
-    func bool(_ key: String) throws(GatewayError) -> Bool? {
+    public func bool(_ key: String) throws(GatewayError) -> Bool? {
         switch members[key] {
         case nil, .null: return nil
         case .bool(let value): return value
@@ -63,7 +63,7 @@ struct JSONInput {
         }
     }
 
-    func strings(_ key: String) throws(GatewayError) -> [String]? {
+    public func strings(_ key: String) throws(GatewayError) -> [String]? {
         switch members[key] {
         case nil, .null: return nil
         case .array(let values):
@@ -77,7 +77,7 @@ struct JSONInput {
         }
     }
 
-    func object(_ key: String) throws(GatewayError) -> JSONInput? {
+    public func object(_ key: String) throws(GatewayError) -> JSONInput? {
         switch members[key] {
         case nil, .null: return nil
         case .object(let members): return JSONInput(members: members)
@@ -85,7 +85,7 @@ struct JSONInput {
         }
     }
 
-    func date(_ key: String) throws(GatewayError) -> Date? {
+    public func date(_ key: String) throws(GatewayError) -> Date? {
         guard let text = try string(key) else { return nil }
         guard let date = ISO8601DateFormatter().date(from: text) else {
             throw .invalidRequest("\(key) must be an RFC 3339 time, e.g. 2027-01-31T00:00:00Z.")

@@ -1,10 +1,11 @@
 public import GatewayCore
 public import GatewayPostgres
+public import Hummingbird
 
 /// The seam every credential plugin implements: one folder under `Plugins/`
 /// and one registration line in the executable. A plugin names the
-/// `credentials.type` it answers, owns its migrations, and builds one verifier
-/// per app from that app's options.
+/// `credentials.type` it answers, owns its migrations and its admin routes,
+/// and builds one verifier per app from that app's options.
 public protocol CredentialPlugin: Sendable {
     /// The `credentials.type` value this plugin verifies, e.g. `"password"`.
     var credentialType: String { get }
@@ -18,9 +19,17 @@ public protocol CredentialPlugin: Sendable {
     ///
     /// Throw ``GatewayError`` to refuse: the error names the bad option, or
     /// says why this app may not use the plugin at all.
-    func makeVerifier(for app: AppSettings, options: JSONValue) throws(GatewayError) -> any CredentialVerifier
+    func makeVerifier(
+        for app: AppSettings, options: JSONValue, services: PluginServices
+    ) throws(GatewayError) -> any CredentialVerifier
+
+    /// Adds the plugin's own admin routes (its user directory, say) to the
+    /// `/admin/v1` group, behind admin-token authentication.
+    func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices)
 }
 
 extension CredentialPlugin {
     public var migrations: [Migration] { [] }
+
+    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices) {}
 }

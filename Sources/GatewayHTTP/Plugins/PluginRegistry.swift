@@ -19,6 +19,9 @@ public struct PluginRegistry: Sendable {
 
     public var credentialTypes: [String] { order }
 
+    /// The plugins in registration order.
+    public var all: [any CredentialPlugin] { order.map { plugins[$0]! } }
+
     /// The core migrations, then each plugin's, in registration order.
     public var migrations: [Migration] {
         Migration.core + order.flatMap { plugins[$0]!.migrations }
@@ -26,7 +29,9 @@ public struct PluginRegistry: Sendable {
 
     /// One verifier per credential type the app accepts; a type no plugin
     /// provides, or options a plugin refuses, become that type's error.
-    public func verifiers(for app: AppSettings) -> [String: Result<any CredentialVerifier, GatewayError>] {
+    public func verifiers(
+        for app: AppSettings, services: PluginServices
+    ) -> [String: Result<any CredentialVerifier, GatewayError>] {
         var verifiers: [String: Result<any CredentialVerifier, GatewayError>] = [:]
         for type in app.credentialTypes {
             guard let plugin = plugins[type] else {
@@ -37,7 +42,7 @@ public struct PluginRegistry: Sendable {
                 continue
             }
             verifiers[type] = Result { () throws(GatewayError) in
-                try plugin.makeVerifier(for: app, options: app.plugins[type] ?? .null)
+                try plugin.makeVerifier(for: app, options: app.plugins[type] ?? .null, services: services)
             }
         }
         return verifiers

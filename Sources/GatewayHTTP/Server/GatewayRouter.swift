@@ -46,6 +46,7 @@ public enum GatewayRouter {
         let keys = AppKeyRepository(client: client, logger: logger)
         let adminTokens = AdminTokenRepository(client: client, logger: logger)
         let transactions = AuditedTransaction(client: client, logger: logger)
+        let pluginServices = PluginServices(client: client, logger: logger, databaseTimeout: dependencies.databaseTimeout)
 
         let router = Router(context: GatewayRequestContext.self)
         router.add(middleware: RequestIDMiddleware(trustedProxies: dependencies.rateLimits.trustedProxies))
@@ -60,13 +61,17 @@ public enum GatewayRouter {
         let admin = router.group("/admin/v1").add(middleware: AdminAuthMiddleware(tokens: adminTokens))
         AppAdminController(
             apps: apps,
-            settingsInput: AppSettingsInput(plugins: dependencies.plugins, rateLimits: dependencies.rateLimits),
+            settingsInput: AppSettingsInput(
+                plugins: dependencies.plugins, pluginServices: pluginServices, rateLimits: dependencies.rateLimits),
             transactions: transactions
         ).addRoutes(to: admin)
         KeyAdminController(apps: apps, keys: keys, masterKey: dependencies.masterKey, transactions: transactions)
             .addRoutes(to: admin)
         AdminTokenController(tokens: adminTokens, apps: apps, transactions: transactions).addRoutes(to: admin)
         AuditEventController(events: AuditEventRepository(client: client, logger: logger)).addRoutes(to: admin)
+        for plugin in dependencies.plugins.all {
+            plugin.addAdminRoutes(to: admin, services: pluginServices)
+        }
         return router
     }
 }

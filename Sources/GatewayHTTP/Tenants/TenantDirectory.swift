@@ -13,6 +13,7 @@ public final class TenantDirectory: Sendable {
     private let apps: AppRepository
     private let keys: AppKeyRepository
     private let plugins: PluginRegistry
+    private let pluginServices: PluginServices
     private let masterKey: MasterKey
     private let logger: Logger
     private enum Entry {
@@ -26,10 +27,14 @@ public final class TenantDirectory: Sendable {
     public static let unknownAppMemory: Duration = .seconds(5)
     private let cache = Mutex<[AppID: Entry]>([:])
 
-    public init(client: PostgresClient, plugins: PluginRegistry, masterKey: MasterKey, logger: Logger) {
+    public init(
+        client: PostgresClient, plugins: PluginRegistry, masterKey: MasterKey, logger: Logger,
+        databaseTimeout: Duration = .seconds(2)
+    ) {
         self.apps = AppRepository(client: client, logger: logger)
         self.keys = AppKeyRepository(client: client, logger: logger)
         self.plugins = plugins
+        self.pluginServices = PluginServices(client: client, logger: logger, databaseTimeout: databaseTimeout)
         self.masterKey = masterKey
         self.logger = logger
     }
@@ -99,7 +104,7 @@ public final class TenantDirectory: Sendable {
             let pair = try stored.open(with: masterKey)
             signingKey = TokenSigningKey(keyID: stored.keyID, signer: pair.signer)
         }
-        let verifiers = plugins.verifiers(for: settings)
+        let verifiers = plugins.verifiers(for: settings, services: pluginServices)
         for case let (type, .failure(error)) in verifiers {
             logger.warning(
                 "an app's credential type is unusable",

@@ -18,12 +18,20 @@ public struct AuditedTransaction: Sendable {
     /// Runs `change`, then records `event` when `change` returns `true`.
     public func run<Result: Sendable>(
         recording event: AuditEvent,
-        when shouldRecord: @Sendable (Result) -> Bool = { _ in true },
+        when shouldRecord: @escaping @Sendable (Result) -> Bool = { _ in true },
         _ change: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await run(change, recording: { shouldRecord($0) ? event : nil })
+    }
+
+    /// Runs `change`, then records the event `describe` makes of its result, if any.
+    public func run<Result: Sendable>(
+        _ change: @Sendable (PostgresConnection) async throws -> Result,
+        recording describe: @Sendable (Result) -> AuditEvent?
     ) async throws -> Result {
         try await client.withTransaction(logger: logger) { connection in
             let result = try await change(connection)
-            if shouldRecord(result) {
+            if let event = describe(result) {
                 try await auditLog.record(event, on: connection)
             }
             return result

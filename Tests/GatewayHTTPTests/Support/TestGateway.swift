@@ -8,12 +8,15 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import PostgresNIO
+import PasswordPlugin
 import StaticUsersPlugin
 import Testing
 
 /// A gateway router over a fresh test database, with helpers to create apps.
 struct TestGateway: Sendable {
-    static let plugins = PluginRegistry([StaticUsersPlugin()])
+    /// Logins and admin writes share one hasher, as in the server.
+    static let passwordHasher = PasswordHasher()
+    static let plugins = PluginRegistry([StaticUsersPlugin(), PasswordPlugin(hasher: passwordHasher)])
 
     let client: PostgresClient
     let masterKey: MasterKey
@@ -23,7 +26,8 @@ struct TestGateway: Sendable {
 
     /// A gateway over a fresh database, with its audit writer running.
     static func with(
-        rateLimits: RateLimitSettings = RateLimitSettings(), _ body: @Sendable (TestGateway) async throws -> Void
+        rateLimits: RateLimitSettings = RateLimitSettings(), plugins: PluginRegistry = plugins,
+        _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
         try await TestDatabase.with(migrations: plugins.migrations) { client, _ in
             let logger = TestDatabase.logger

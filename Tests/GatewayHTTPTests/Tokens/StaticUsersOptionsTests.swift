@@ -1,5 +1,8 @@
 import Foundation
 import GatewayCore
+import GatewayHTTP
+import Logging
+import PostgresNIO
 import StaticUsersPlugin
 import Testing
 
@@ -13,7 +16,8 @@ import Testing
 
     func refusal(_ options: JSONValue, environment: AppEnvironment = .development) -> String? {
         do {
-            _ = try StaticUsersPlugin().makeVerifier(for: app(environment), options: options)
+            _ = try StaticUsersPlugin().makeVerifier(
+                for: app(environment), options: options, services: .unconnected)
             return nil
         } catch {
             return error.message
@@ -47,4 +51,12 @@ import Testing
     @Test func refusesProductionApps() {
         #expect(refusal(.null, environment: .production) == "Static test users are only available to development apps.")
     }
+}
+
+extension PluginServices {
+    /// Services for code that must not touch the database: the client is never run.
+    static let unconnected = PluginServices(
+        client: PostgresClient(
+            configuration: .init(host: "127.0.0.1", username: "nobody", password: nil, database: nil, tls: .disable)),
+        logger: Logger(label: "unconnected"))
 }

@@ -1,0 +1,96 @@
+import Argon2
+import GatewayCore
+import HummingbirdBcrypt
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// Runs password hashing and verification on its own threads, never on the
+/// request executor, with bounded admission: at most `concurrency` hashes run
+/// and at most `queueLimit` wait; past that a caller gets 503 `busy` at once
+/// instead of queueing (and holding memory) without bound.
+public final class PasswordHasher: Sendable {
+    public struct Limits: Sendable, Equatable {
+        /// Hashes computed at once; each holds its `memoryKiB` while it runs.
+        public var concurrency: Int
+        /// Hashes allowed to wait for a thread.
+        public var queueLimit: Int
+
+        /// - Parameter concurrency: `nil` for one hash per core.
+        public init(concurrency: Int? = nil, queueLimit: Int = 64) {
+            self.concurrency = concurrency ?? System.coreCount
+            self.queueLimit = queueLimit
+        }
+    }
+
+    public let limits: Limits
+    private let pool: NIOThreadPool
+    private let admitted = Atomic<Int>(0)
+    /// One hash per parameter set, to verify against when the user does not
+    /// exist, so that an unknown user costs exactly what a wrong password does.
+    private let dummyHashes = Mutex<[Argon2Parameters: PasswordHash]>([:])
+
+    public init(limits: Limits = Limits()) {
+        precondition(limits.concurrency >= 1 && limits.queueLimit >= 0)
+        self.limits = limits
+        self.pool = NIOThreadPool(numberOfThreads: limits.concurrency)
+        pool.start()
+    }
+
+    deinit {
+        pool.shutdownGracefully { _ in }
+    }
+
+    /// Hashes being computed or waiting for a thread.
+    public var depth: Int { admitted.load(ordering: .relaxed) }
+
+    /// Runs blocking `work` on the hashing threads under the admission limit.
+    ///
+    /// - Throws: ``GatewayError/busy`` when `concurrency + queueLimit`
+    ///   hashes are admitted already.
+    public func perform<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+        let depth = admitted.wrappingAdd(1, ordering: .relaxed).newValue
+        defer { admitted.wrappingSubtract(1, ordering: .relaxed) }
+        guard depth <= limits.concurrency + limits.queueLimit else { throw GatewayError.busy }
+        return try await pool.runIfActive(work)
+    }
+
+    /// A new argon2id hash of `password`.
+    func hash(_ password: String, parameters: Argon2Parameters) async throws -> PasswordHash {
+        let text = try await perform { try Argon2.hash(password, parameters: parameters) }
+        guard let hash = PasswordHash(text) else { throw Argon2Error.malformedHash }
+        return hash
+    }
+
+    /// Whether `password` matches `hash`, whatever its scheme.
+    func verify(_ password: String, against hash: PasswordHash) async throws -> Bool {
+        try await perform {
+            switch hash.scheme {
+            case .argon2id, .argon2i:
+                return try Argon2.verify(password, against: hash.text)
+            case .bcrypt:
+                // The bcrypt code knows $2a$ and $2b$; $2y$ (PHP's name) is the same algorithm as $2b$.
+                let text = hash.text.hasPrefix("$2y$") ? "$2b$" + hash.text.dropFirst(4) : hash.text
+                return Bcrypt.verify(password, hash: text)
+            }
+        }
+    }
+
+    /// Verifies `password` against a hash of a password nobody has, made
+    /// with `parameters`: the work of a real verification, always `false`.
+    func verifyAgainstNobody(_ password: String, parameters: Argon2Parameters) async throws {
+        let dummy: PasswordHash
+        if let cached = dummyHashes.withLock({ $0[parameters] }) {
+            dummy = cached
+        } else {
+            dummy = try await hash(Self.randomSecret(), parameters: parameters)
+            dummyHashes.withLock { $0[parameters] = dummy }
+        }
+        _ = try await verify(password, against: dummy)
+    }
+
+    private static func randomSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(generator.next(), radix: 36) }.joined()
+    }
+}

@@ -1,0 +1,43 @@
+public import GatewayCore
+public import GatewayHTTP
+public import GatewayPostgres
+public import Hummingbird
+
+/// `credentials.type = "password"`: each app's own user directory in
+/// Postgres, argon2id hashes, managed under `/admin/v1/apps/{app_id}/users`.
+///
+/// Options (`plugins.password`, all optional):
+/// - `argon2`: `{memory_kib, iterations}` for new hashes (default OWASP's
+///   19456 KiB and 2 passes; bounds 8192..262144 and 1..10). Stored hashes
+///   with other parameters are rehashed at the user's next login.
+/// - `min_length`: the shortest password (characters) a write may set, 8..128.
+public struct PasswordPlugin: CredentialPlugin {
+    public let credentialType = "password"
+    /// Where hashing runs; shared by logins and admin writes.
+    public let hasher: PasswordHasher
+
+    public init(hasher: PasswordHasher = PasswordHasher()) {
+        self.hasher = hasher
+    }
+
+    public var migrations: [Migration] {
+        embeddedMigrations.map { Migration(source: "password", name: $0.name, sql: $0.sql) }
+    }
+
+    public func makeVerifier(
+        for app: AppSettings, options: JSONValue, services: PluginServices
+    ) throws(GatewayError) -> any CredentialVerifier {
+        PasswordVerifier(
+            options: try PasswordOptions(options),
+            users: PasswordUserRepository(client: services.client, logger: services.logger),
+            hasher: hasher, databaseTimeout: services.databaseTimeout, logger: services.logger)
+    }
+
+    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices) {
+        UserAdminController(
+            apps: AppRepository(client: services.client, logger: services.logger),
+            users: PasswordUserRepository(client: services.client, logger: services.logger),
+            hasher: hasher, transactions: services.transactions
+        ).addRoutes(to: admin)
+    }
+}

@@ -1,0 +1,23 @@
+import GatewayCore
+
+/// What a new password must be: long enough for the app, short enough to
+/// hash without abuse, and more than blanks.
+struct PasswordPolicy: Sendable {
+    /// The longest password accepted anywhere, on writes and on logins.
+    static let maximumBytes = 1024
+
+    let minimumLength: Int
+
+    /// - Throws: 400 `invalid_request` saying which rule failed (never the password).
+    func check(_ password: String, field: String = "password") throws(GatewayError) {
+        guard password.utf8.count <= Self.maximumBytes else {
+            throw .invalidRequest("\(field) must be at most \(Self.maximumBytes) bytes.")
+        }
+        guard password.count >= minimumLength else {
+            throw .invalidRequest("\(field) must be at least \(minimumLength) characters.")
+        }
+        guard !password.allSatisfy(\.isWhitespace) else {
+            throw .invalidRequest("\(field) must not be only whitespace.")
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import GatewayCore
+import Logging
+import PostgresNIO
+
+/// The `password_users` table. Admin writes take the connection of the
+/// caller's transaction, so they commit with their audit row.
+struct PasswordUserRepository: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    private static let columns =
+        "user_id, password_hash, first_name, last_name, display_name, avatar_url, disabled, created_at, updated_at, last_login_at"
+
+    /// The user, or `nil` when the app has no such user.
+    func find(_ userID: String, in appID: AppID) async throws -> PasswordUser? {
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: Self.columns) FROM password_users
+            WHERE app_id = \(appID.uuid) AND user_id = \(userID)
+            """, logger: logger)
+        for try await row in rows { return try Self.user(row) }
+        return nil
+    }
+
+    /// The user, locked until the transaction ends.
+    func findForUpdate(_ userID: String, in appID: AppID, on connection: PostgresConnection) async throws -> PasswordUser? {
+        let rows = try await connection.query(
+            """
+            SELECT \(unescaped: Self.columns) FROM password_users
+            WHERE app_id = \(appID.uuid) AND user_id = \(userID) FOR UPDATE
+            """, logger: logger)
+        for try await row in rows { return try Self.user(row) }
+        return nil
+    }
+
+    /// Users in user-id (byte) order after `after`, whose id starts with `prefix`.
+    func list(in appID: AppID, prefix: String, after: String?, limit: Int) async throws -> [PasswordUser] {
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: Self.columns) FROM password_users
+            WHERE app_id = \(appID.uuid) AND user_id >= \(prefix) AND starts_with(user_id, \(prefix))
+              AND user_id > \(after ?? "")
+            ORDER BY user_id LIMIT \(limit)
+            """, logger: logger)
+        var users: [PasswordUser] = []
+        for try await row in rows { users.append(try Self.user(row)) }
+        return users
+    }
+
+    /// Creates or replaces users; for each record, whether it was created.
+    func upsert(_ records: [PasswordUserRecord], in appID: AppID, on connection: PostgresConnection) async throws -> [Bool] {
+        func text(_ value: String?) -> String { value ?? "" }
+        let rows = try await connection.query(
+            """
+            INSERT INTO password_users AS u (app_id, user_id, password_hash, first_name, last_name, display_name,
+                                             avatar_url, disabled)
+            SELECT \(appID.uuid), user_id, password_hash, nullif(first_name, ''), nullif(last_name, ''),
+                   nullif(display_name, ''), nullif(avatar_url, ''), disabled
+            FROM unnest(\(records.map(\.userID))::text[], \(records.map(\.hash.text))::text[],
+                        \(records.map { text($0.profile.firstName) })::text[],
+                        \(records.map { text($0.profile.lastName) })::text[],
+                        \(records.map { text($0.profile.displayName) })::text[],
+                        \(records.map { text($0.profile.avatarURL) })::text[],
+                        \(records.map(\.disabled))::boolean[])
+                 AS r(user_id, password_hash, first_name, last_name, display_name, avatar_url, disabled)
+            ON CONFLICT (app_id, user_id) DO UPDATE SET
+                password_hash = excluded.password_hash, first_name = excluded.first_name,
+                last_name = excluded.last_name, display_name = excluded.display_name,
+                avatar_url = excluded.avatar_url, disabled = excluded.disabled, updated_at = now()
+            RETURNING user_id, (xmax = 0) AS created
+            """, logger: logger)
+        var created: [String: Bool] = [:]
+        for try await (userID, wasCreated) in rows.decode((String, Bool).self) { created[userID] = wasCreated }
+        return records.map { created[$0.userID] ?? false }
+    }
+
+    /// Deletes the user; `false` when there was none.
+    func delete(_ userID: String, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query(
+            "DELETE FROM password_users WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1",
+            logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Notes a successful login and, when given, stores the upgraded hash,
+    /// unless the hash changed meanwhile (an admin set a new password).
+    func recordLogin(_ userID: String, in appID: AppID, replacing old: PasswordHash, with new: PasswordHash?) async throws {
+        try await client.query(
+            """
+            UPDATE password_users SET last_login_at = now(),
+                password_hash = CASE WHEN password_hash = \(old.text) THEN \(new?.text ?? old.text) ELSE password_hash END
+            WHERE app_id = \(appID.uuid) AND user_id = \(userID)
+            """, logger: logger)
+    }
+
+    private static func user(_ row: PostgresRow) throws -> PasswordUser {
+        let (userID, hashText, firstName, lastName, displayName, avatarURL, disabled, createdAt, updatedAt, lastLogin) =
+            try row.decode((String, String, String?, String?, String?, String?, Bool, Date, Date, Date?).self)
+        guard let hash = PasswordHash(hashText) else { throw UnreadablePasswordHash(userID: userID) }
+        return PasswordUser(
+            userID: userID, hash: hash,
+            profile: UserProfile(firstName: firstName, lastName: lastName, displayName: displayName, avatarURL: avatarURL),
+            disabled: disabled, createdAt: createdAt, updatedAt: updatedAt, lastLoginAt: lastLogin)
+    }
+}
+
+/// A stored hash the gateway cannot read: someone wrote the table by hand.
+struct UnreadablePasswordHash: Error, CustomStringConvertible {
+    let userID: String
+    var description: String { "the stored password hash of user '\(userID)' is not one the gateway verifies" }
+}

@@ -1,0 +1,57 @@
+import GatewayCore
+import Logging
+
+/// Checks `credentials: {"type": "password", "password": "..."}` against the
+/// app's user directory. Unknown user, disabled user and wrong password are
+/// one answer with one cost: an unknown user is compared against a dummy hash
+/// made with the app's parameters, and a disabled user's password is checked
+/// before the flag is.
+struct PasswordVerifier: CredentialVerifier {
+    let options: PasswordOptions
+    let users: PasswordUserRepository
+    let hasher: PasswordHasher
+    let databaseTimeout: Duration
+    let logger: Logger
+
+    func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
+        guard let userID = attempt.userID else {
+            throw GatewayError.invalidRequest("user_id is required for credentials of type password.")
+        }
+        guard let password = attempt.credentials.fields["password"], !password.isEmpty else {
+            throw GatewayError.invalidRequest("credentials.password is required for credentials of type password.")
+        }
+        guard password.utf8.count <= PasswordPolicy.maximumBytes else {
+            throw GatewayError.invalidRequest("credentials.password must be at most \(PasswordPolicy.maximumBytes) bytes.")
+        }
+        let appID = attempt.app.appID
+        let users = self.users
+        let user: PasswordUser?
+        do {
+            user = try await withTimeout(databaseTimeout) { try await users.find(userID, in: appID) }
+        } catch is TimeoutError {
+            throw GatewayError.unavailable
+        }
+        guard let user else {
+            try await hasher.verifyAgainstNobody(password, parameters: options.argon2)
+            return .rejected(reason: "unknown_user")
+        }
+        guard try await hasher.verify(password, against: user.hash) else { return .rejected(reason: "bad_password") }
+        guard !user.disabled else { return .rejected(reason: "disabled") }
+
+        var upgraded: PasswordHash?
+        if user.hash.needsRehash(for: options.argon2) {
+            do {
+                upgraded = try await hasher.hash(password, parameters: options.argon2)
+            } catch {
+                // Busy: the login stands, the upgrade waits for the next one.
+                logger.notice("password rehash skipped", metadata: ["app_id": "\(appID)", "error": "\(error)"])
+            }
+        }
+        do {
+            try await users.recordLogin(userID, in: appID, replacing: user.hash, with: upgraded)
+        } catch {
+            logger.warning("recording a login failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
+        }
+        return .verified(user.identity)
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+import GatewayCore
+import GatewayHTTP
+import GatewayPostgres
+import Hummingbird
+
+/// `/admin/v1/apps/{app_id}/users`: the app's password directory. Answers
+/// never contain a hash; writes commit with their audit row.
+struct UserAdminController: Sendable {
+    let apps: AppRepository
+    let users: PasswordUserRepository
+    let hasher: PasswordHasher
+    let transactions: AuditedTransaction
+
+    func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
+        group.get("apps/{app_id}/users") { request, context in try await list(request, context) }
+        group.post("apps/{app_id}/users:import") { request, context in try await importUsers(request, context) }
+        group.put("apps/{app_id}/users/{user_id}") { request, context in try await put(request, context) }
+        group.patch("apps/{app_id}/users/{user_id}") { request, context in try await patch(request, context) }
+        group.get("apps/{app_id}/users/{user_id}") { _, context in try await read(context) }
+        group.delete("apps/{app_id}/users/{user_id}") { _, context in try await delete(context) }
+    }
+
+    private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        let (appID, _) = try context.authorizedAppID()
+        _ = try await options(of: appID)
+        let page = try Pagination(request)
+        let prefix = request.uri.queryParameters["prefix"].map(String.init) ?? ""
+        guard prefix.utf8.count <= TokenRequest.maximumUserIDBytes else {
+            throw GatewayError.invalidRequest("prefix must be at most \(TokenRequest.maximumUserIDBytes) bytes.")
+        }
+        let items = try await users.list(in: appID, prefix: prefix, after: page.afterKey, limit: page.limit)
+        return try AdminResponses.json(
+            AdminResponses.Page(items: items.map(UserResponse.init), next_cursor: page.nextCursor(items) { $0.userID }))
+    }
+
+    /// Creates or replaces the user: a whole representation, so a password
+    /// (or an imported hash) is required. 201 when created, 200 when replaced.
+    private func put(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        let (appID, admin) = try context.authorizedAppID()
+        let userID = try Self.userID(context)
+        let options = try await options(of: appID)
+        let input = try UserInput(try await JSONInput.read(request), policy: options.policy)
+        guard let password = input.password else {
+            throw GatewayError.invalidRequest("password or password_hash is required.")
+        }
+        let record = PasswordUserRecord(
+            userID: userID, hash: try await hash(password, options: options), profile: input.profile,
+            disabled: input.disabled ?? false)
+        let users = self.users
+        let created = try await transactions.run({ connection in
+            try await users.upsert([record], in: appID, on: connection)[0]
+        }, recording: { created in
+            AuditEvent(
+                appID: appID, event: created ? "admin.user.created" : "admin.user.replaced", outcome: .success,
+                userID: userID, requestID: context.requestID, actor: admin.id)
+        })
+        return try AdminResponses.json(UserResponse(try await existing(userID, in: appID)), status: created ? .created : .ok)
+    }
+
+    /// Changes the fields sent: profile fields (`null` clears), `disabled`, a new password.
+    private func patch(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        let (appID, admin) = try context.authorizedAppID()
+        let userID = try Self.userID(context)
+        let options = try await options(of: appID)
+        let body = try await JSONInput.read(request)
+        let input = try UserInput(body, policy: options.policy)
+        let newHash = try await input.password.asyncMap { try await hash($0, options: options) }
+        let users = self.users
+        let event = AuditEvent(
+            appID: appID, event: "admin.user.updated", outcome: .success, userID: userID,
+            requestID: context.requestID, actor: admin.id,
+            detail: ["fields": body.members.keys.map { $0 == "password_hash" ? "password" : $0 }.sorted().joined(separator: ",")])
+        let found = try await transactions.run(recording: event, when: { $0 }) { connection in
+            guard let user = try await users.findForUpdate(userID, in: appID, on: connection) else { return false }
+            let record = PasswordUserRecord(
+                userID: userID, hash: newHash ?? user.hash, profile: input.patch(user.profile),
+                disabled: input.disabled ?? user.disabled)
+            _ = try await users.upsert([record], in: appID, on: connection)
+            return true
+        }
+        guard found else { throw Self.userNotFound(userID) }
+        return try AdminResponses.json(UserResponse(try await existing(userID, in: appID)))
+    }
+
+    private func read(_ context: GatewayRequestContext) async throws -> Response {
+        let (appID, _) = try context.authorizedAppID()
+        let userID = try Self.userID(context)
+        _ = try await options(of: appID)
+        return try AdminResponses.json(UserResponse(try await existing(userID, in: appID)))
+    }
+
+    private func delete(_ context: GatewayRequestContext) async throws -> Response {
+        let (appID, admin) = try context.authorizedAppID()
+        let userID = try Self.userID(context)
+        let users = self.users
+        let event = AuditEvent(
+            appID: appID, event: "admin.user.deleted", outcome: .success, userID: userID,
+            requestID: context.requestID, actor: admin.id)
+        let deleted = try await transactions.run(recording: event, when: { $0 }) { connection in
+            try await users.delete(userID, in: appID, on: connection)
+        }
+        guard deleted else { throw Self.userNotFound(userID) }
+        return AdminResponses.noContent()
+    }
+
+    /// `POST .../users:import`: NDJSON, one user a line, streamed in batches.
+    private func importUsers(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        let (appID, admin) = try context.authorizedAppID()
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        guard contentType.hasPrefix("application/x-ndjson") || contentType.hasPrefix("application/jsonl") else {
+            throw GatewayError(
+                .unsupportedMediaType, status: 415, "Send the users as application/x-ndjson, one JSON object a line.")
+        }
+        let importer = UserImporter(
+            appID: appID, options: try await options(of: appID), users: users, hasher: hasher,
+            transactions: transactions, requestID: context.requestID, actor: admin.id)
+        let summary = try await importer.run(request.body)
+        return try AdminResponses.json(summary)
+    }
+
+    /// A new argon2id hash for a plain password; an imported hash as it is.
+    private func hash(_ password: UserInput.Password, options: PasswordOptions) async throws -> PasswordHash {
+        switch password {
+        case .plain(let text): try await hasher.hash(text, parameters: options.argon2)
+        case .hash(let hash): hash
+        }
+    }
+
+    /// The app's password options; 404 when the app does not exist.
+    private func options(of appID: AppID) async throws -> PasswordOptions {
+        guard let app = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
+        return try PasswordOptions(app.settings.plugins["password"] ?? .null)
+    }
+
+    private func existing(_ userID: String, in appID: AppID) async throws -> PasswordUser {
+        guard let user = try await users.find(userID, in: appID) else { throw Self.userNotFound(userID) }
+        return user
+    }
+
+    /// The `user_id` path parameter, percent-decoded, 1 to 256 bytes.
+    private static func userID(_ context: GatewayRequestContext) throws(GatewayError) -> String {
+        let raw = context.parameters.get("user_id") ?? ""
+        guard let userID = raw.removingPercentEncoding, !userID.isEmpty,
+            userID.utf8.count <= TokenRequest.maximumUserIDBytes
+        else {
+            throw GatewayError.invalidRequest(
+                "The user_id in the path must be 1 to \(TokenRequest.maximumUserIDBytes) bytes, percent-encoded.")
+        }
+        return userID
+    }
+
+    private static func userNotFound(_ userID: String) -> GatewayError {
+        GatewayError(.notFound, status: 404, "This app has no user with that user_id.")
+    }
+}
+
+extension PasswordOptions {
+    var policy: PasswordPolicy { PasswordPolicy(minimumLength: minimumLength) }
+}
+
+extension Optional {
+    fileprivate func asyncMap<Mapped>(_ transform: (Wrapped) async throws -> Mapped) async rethrows -> Mapped? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}
+
+/// A user as the admin API shows it: the hash stays inside; its scheme shows
+/// how far an imported user base has been upgraded.
+struct UserResponse: Encodable {
+    let user_id: String
+    let first_name: String?
+    let last_name: String?
+    let display_name: String?
+    let avatar_url: String?
+    let disabled: Bool
+    let password_scheme: String
+    let created_at: String
+    let updated_at: String
+    let last_login_at: String?
+
+    init(_ user: PasswordUser) {
+        user_id = user.userID
+        first_name = user.profile.firstName
+        last_name = user.profile.lastName
+        display_name = user.profile.displayName
+        avatar_url = user.profile.avatarURL
+        disabled = user.disabled
+        password_scheme = user.hash.scheme.rawValue
+        created_at = timestamp(user.createdAt)
+        updated_at = timestamp(user.updatedAt)
+        last_login_at = user.lastLoginAt.map(timestamp)
+    }
+}

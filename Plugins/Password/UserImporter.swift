@@ -1,0 +1,202 @@
+import Foundation
+import GatewayCore
+import GatewayHTTP
+import GatewayPostgres
+import Hummingbird
+import NIOCore
+
+/// Reads an NDJSON import as it arrives and writes it in batches: one
+/// transaction (with its audit row) per ``batchSize`` users, so an import
+/// of any size holds one batch in memory. Bad lines are reported and
+/// skipped; the rest is stored. Re-running an import is safe: users are
+/// created or replaced by user id.
+struct UserImporter {
+    static let batchSize = 500
+    static let maximumLineBytes = 16 * 1024
+    /// Bad lines reported one by one; past this, only counted.
+    static let maximumReportedErrors = 1000
+
+    let appID: AppID
+    let options: PasswordOptions
+    let users: PasswordUserRepository
+    let hasher: PasswordHasher
+    let transactions: AuditedTransaction
+    let requestID: String
+    let actor: UUID
+
+    /// The import's answer: totals and the bad lines.
+    struct Summary: Encodable {
+        struct LineError: Encodable {
+            let line: Int
+            let user_id: String?
+            let error: String
+            let message: String
+        }
+
+        var lines = 0
+        var created = 0
+        var replaced = 0
+        var failed = 0
+        var errors: [LineError] = []
+        var errors_truncated = false
+
+        mutating func fail(line: Int, userID: String?, _ error: GatewayError) {
+            failed += 1
+            guard errors.count < UserImporter.maximumReportedErrors else {
+                errors_truncated = true
+                return
+            }
+            errors.append(LineError(line: line, user_id: userID, error: error.code.rawValue, message: error.message))
+        }
+    }
+
+    /// A parsed line waiting for its batch.
+    private struct Pending {
+        let line: Int
+        let userID: String
+        let input: UserInput
+    }
+
+    func run(_ body: RequestBody) async throws -> Summary {
+        var summary = Summary()
+        var batch: [Pending] = []
+        var lineNumber = 0
+        var buffer: [UInt8] = []
+        var overlong = false
+
+        func take(_ bytes: ArraySlice<UInt8>) async throws {
+            lineNumber += 1
+            if let pending = parse(bytes, line: lineNumber, summary: &summary) {
+                if batch.contains(where: { $0.userID == pending.userID }) || batch.count == Self.batchSize {
+                    try await write(&batch, summary: &summary)
+                }
+                batch.append(pending)
+            }
+        }
+
+        for try await chunk in body {
+            for byte in chunk.readableBytesView {
+                if byte == UInt8(ascii: "\n") {
+                    if overlong {
+                        lineNumber += 1
+                        summary.lines += 1
+                        summary.fail(line: lineNumber, userID: nil, .invalidRequest("The line is longer than \(Self.maximumLineBytes) bytes."))
+                        overlong = false
+                    } else {
+                        try await take(buffer[...])
+                    }
+                    buffer.removeAll(keepingCapacity: true)
+                } else if !overlong {
+                    buffer.append(byte)
+                    if buffer.count > Self.maximumLineBytes {
+                        overlong = true
+                        buffer.removeAll(keepingCapacity: true)
+                    }
+                }
+            }
+        }
+        if overlong {
+            lineNumber += 1
+            summary.lines += 1
+            summary.fail(line: lineNumber, userID: nil, .invalidRequest("The line is longer than \(Self.maximumLineBytes) bytes."))
+        } else if !buffer.isEmpty {
+            try await take(buffer[...])
+        }
+        try await write(&batch, summary: &summary)
+        return summary
+    }
+
+    /// One line as a user, or `nil` (with the failure noted) when it is bad.
+    /// Blank lines are skipped without a result.
+    private func parse(_ bytes: ArraySlice<UInt8>, line: Int, summary: inout Summary) -> Pending? {
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return nil }
+        summary.lines += 1
+        guard let members = try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8)) else {
+            summary.fail(line: line, userID: nil, .invalidRequest("The line is not a JSON object."))
+            return nil
+        }
+        let json = JSONInput(members: members)
+        let userID = members["user_id"]?.stringValue
+        do throws(GatewayError) {
+            guard let userID, !userID.isEmpty, userID.utf8.count <= TokenRequest.maximumUserIDBytes else {
+                throw .invalidRequest("user_id must be a string of 1 to \(TokenRequest.maximumUserIDBytes) bytes.")
+            }
+            let input = try UserInput(json, policy: options.policy, extraFields: ["user_id"])
+            guard input.password != nil else { throw .invalidRequest("password or password_hash is required.") }
+            return Pending(line: line, userID: userID, input: input)
+        } catch {
+            summary.fail(line: line, userID: userID, error)
+            return nil
+        }
+    }
+
+    /// Hashes the batch's plain passwords (as many at once as the hasher
+    /// runs), then stores the batch and its audit row in one transaction.
+    private func write(_ batch: inout [Pending], summary: inout Summary) async throws {
+        guard !batch.isEmpty else { return }
+        defer { batch.removeAll(keepingCapacity: true) }
+        let hashed = try await hashPasswords(batch)
+        var records: [PasswordUserRecord] = []
+        for (pending, hash) in zip(batch, hashed) {
+            switch hash {
+            case .success(let hash):
+                records.append(
+                    PasswordUserRecord(
+                        userID: pending.userID, hash: hash, profile: pending.input.profile,
+                        disabled: pending.input.disabled ?? false))
+            case .failure(let error):
+                summary.fail(line: pending.line, userID: pending.userID, error)
+            }
+        }
+        guard !records.isEmpty else { return }
+        let (users, appID, requestID, actor) = (self.users, self.appID, self.requestID, self.actor)
+        let firstLine = batch[0].line
+        let lastLine = batch[batch.count - 1].line
+        let written = records
+        let created = try await transactions.run({ connection in
+            try await users.upsert(written, in: appID, on: connection)
+        }, recording: { created in
+            let count = created.filter { $0 }.count
+            return AuditEvent(
+                appID: appID, event: "admin.users.imported", outcome: .success, requestID: requestID, actor: actor,
+                detail: [
+                    "lines": "\(firstLine)-\(lastLine)", "created": "\(count)", "replaced": "\(created.count - count)",
+                ])
+        })
+        let count = created.filter { $0 }.count
+        summary.created += count
+        summary.replaced += created.count - count
+    }
+
+    private func hashPasswords(_ batch: [Pending]) async throws -> [Result<PasswordHash, GatewayError>] {
+        let (hasher, parameters) = (self.hasher, options.argon2)
+        var results = [Result<PasswordHash, GatewayError>?](repeating: nil, count: batch.count)
+        try await withThrowingTaskGroup(of: (Int, Result<PasswordHash, GatewayError>).self) { group in
+            var running = 0
+            for (index, pending) in batch.enumerated() {
+                switch pending.input.password {
+                case .hash(let hash)?:
+                    results[index] = .success(hash)
+                case .plain(let text)?:
+                    if running == hasher.limits.concurrency, let (done, result) = try await group.next() {
+                        results[done] = result
+                        running -= 1
+                    }
+                    group.addTask {
+                        do {
+                            return (index, .success(try await hasher.hash(text, parameters: parameters)))
+                        } catch let error as GatewayError {
+                            return (index, .failure(error))
+                        }
+                    }
+                    running += 1
+                case nil:
+                    preconditionFailure("parse() admits only lines with a password")
+                }
+            }
+            for try await (done, result) in group { results[done] = result }
+        }
+        return results.map { $0! }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import GatewayCore
+import GatewayPostgres
+import GatewayTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import PostgresNIO
+import Testing
+
+/// The cheapest argon2id cost the plugin accepts, so tests hash in milliseconds.
+let cheapArgon2: [String: any Sendable] = ["memory_kib": 8192, "iterations": 1]
+
+extension TestGateway {
+    /// A development app that accepts passwords, hashing at `argon2` cost.
+    func createPasswordApp(argon2: [String: any Sendable] = cheapArgon2, minLength: Int? = nil) async throws -> AppSettings {
+        try await createApp { app in
+            app.credentialTypes = ["password"]
+            var options: [String: JSONValue] = [
+                "argon2": .object(argon2.mapValues { .number(Double($0 as! Int)) })
+            ]
+            if let minLength { options["min_length"] = .number(Double(minLength)) }
+            app.plugins = ["password": .object(options)]
+        }
+    }
+
+    /// `PUT`s a user with an operator token; fails the test unless it is stored.
+    @discardableResult
+    func putUser(
+        _ userID: String, in app: AppSettings, token: String, _ fields: [String: any Sendable]
+    ) async throws -> TestResponse {
+        let response = try await admin(.put, Self.userPath(userID, in: app), token: token, json: fields)
+        #expect([.created, .ok].contains(response.status), "\(text(response))")
+        return response
+    }
+
+    static func userPath(_ userID: String, in app: AppSettings) -> String {
+        let encoded = userID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? userID
+        return "/admin/v1/apps/\(app.appID)/users/\(encoded)"
+    }
+
+    /// The stored PHC or bcrypt string of a user, read straight from the table.
+    func storedHash(of userID: String, in app: AppSettings) async throws -> String? {
+        let rows = try await client.query(
+            "SELECT password_hash FROM password_users WHERE app_id = \(app.appID.uuid) AND user_id = \(userID)",
+            logger: TestDatabase.logger)
+        for try await hash in rows.decode(String.self) { return hash }
+        return nil
+    }
+}
+
+/// A token request with a password credential.
+func passwordRequest(_ app: AppSettings, user: String, password: String) -> [String: any Sendable] {
+    [
+        "app_id": "layer:///apps/staging/\(app.appID)", "user_id": user, "nonce": "n-\(UUID())",
+        "credentials": ["type": "password", "password": password],
+    ]
+}
+
+/// An error body without its request id, to compare two refusals.
+func refusal(_ response: TestResponse) throws -> [String: String] {
+    var body = try errorBody(response)
+    body["request_id"] = nil
+    return body.mapValues { "\($0)" }
+}
