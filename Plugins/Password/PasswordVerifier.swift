@@ -1,3 +1,4 @@
+import Foundation
 import GatewayCore
 import Logging
 
@@ -7,6 +8,10 @@ import Logging
 /// made with the app's parameters, and a disabled user's password is checked
 /// before the flag is.
 struct PasswordVerifier: CredentialVerifier {
+    /// `last_login_at` is written at most this often per user (seconds), so a
+    /// user signing in again and again costs no write each time.
+    static let lastLoginResolution: TimeInterval = 60
+
     let options: PasswordOptions
     let users: PasswordUserRepository
     let hasher: PasswordHasher
@@ -47,10 +52,12 @@ struct PasswordVerifier: CredentialVerifier {
                 logger.notice("password rehash skipped", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             }
         }
-        do {
-            try await users.recordLogin(userID, in: appID, replacing: user.hash, with: upgraded)
-        } catch {
-            logger.warning("recording a login failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
+        if upgraded != nil || !(user.lastLoginAt.map { Date().timeIntervalSince($0) < Self.lastLoginResolution } ?? false) {
+            do {
+                try await users.recordLogin(userID, in: appID, replacing: user.hash, with: upgraded)
+            } catch {
+                logger.warning("recording a login failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
+            }
         }
         return .verified(user.identity)
     }

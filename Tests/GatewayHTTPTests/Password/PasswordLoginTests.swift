@@ -7,6 +7,7 @@ import HTTPTypes
 import HummingbirdBcrypt
 import HummingbirdTesting
 import PasswordPlugin
+import PostgresNIO
 import StaticUsersPlugin
 import Testing
 
@@ -77,6 +78,35 @@ import Testing
                     #expect(response.headers[.retryAfter] == "1")
                 }
             }
+        }
+    }
+
+    @Test func aLoginIsRecordedAtMostOnceAMinute() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createPasswordApp()
+            let operatorToken = try await gateway.adminToken(.operator)
+            try await gateway.putUser("ada", in: app, token: operatorToken, ["password": "analytical engine"])
+            @Sendable func loginAfterBackdating(by seconds: Int?) async throws -> Date? {
+                if let seconds {
+                    try await gateway.client.query(
+                        "UPDATE password_users SET last_login_at = now() - make_interval(secs => \(seconds)) WHERE user_id = 'ada'",
+                        logger: TestDatabase.logger)
+                }
+                let login = try await gateway.test {
+                    try await $0.postJSON(passwordRequest(app, user: "ada", password: "analytical engine"))
+                }
+                #expect(login.status == .ok)
+                let rows = try await gateway.client.query(
+                    "SELECT last_login_at FROM password_users WHERE user_id = 'ada'", logger: TestDatabase.logger)
+                for try await date in rows.decode(Date?.self) { return date }
+                return nil
+            }
+            let first = try #require(try await loginAfterBackdating(by: nil))
+            #expect(abs(first.timeIntervalSinceNow) < 30)
+            let recent = try #require(try await loginAfterBackdating(by: 30))
+            #expect(recent.timeIntervalSinceNow < -25, "a login 30 s after the last one is not written")
+            let stale = try #require(try await loginAfterBackdating(by: 120))
+            #expect(abs(stale.timeIntervalSinceNow) < 30, "a login 2 minutes after the last one is written")
         }
     }
 
