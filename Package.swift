@@ -12,7 +12,10 @@ let package = Package(
     name: "identity-gateway",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "identity-gateway", targets: ["identity-gateway"])
+        .executable(name: "identity-gateway", targets: ["identity-gateway"]),
+        // For the microbenchmarks in Benchmarks/micro, a package of its own so
+        // that ordo-one/benchmark stays out of this build graph.
+        .library(name: "GatewayLibraries", targets: ["GatewayCore", "GatewayHTTP", "OpenSSLSigner", "Argon2"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -56,6 +59,7 @@ let package = Package(
             dependencies: [
                 "GatewayCore",
                 "GatewayPostgres",
+                "OpenSSLSigner",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -74,6 +78,19 @@ let package = Package(
         .target(
             name: "Argon2",
             dependencies: ["CSodium"],
+            swiftSettings: upcomingFeatures
+        ),
+        // RS256 on the hot path: the system's OpenSSL 3 libcrypto signs about
+        // twice as fast as BoringSSL where AVX-512 IFMA is available.
+        .systemLibrary(
+            name: "COpenSSL",
+            path: "Sources/COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .target(
+            name: "OpenSSLSigner",
+            dependencies: ["COpenSSL", "GatewayCore"],
             swiftSettings: upcomingFeatures
         ),
         .target(
@@ -156,6 +173,16 @@ let package = Package(
         .testTarget(
             name: "Argon2Tests",
             dependencies: ["Argon2", "CArgon2Oracle"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "OpenSSLSignerTests",
+            dependencies: [
+                "OpenSSLSigner",
+                "GatewayCore",
+                "GatewayTestSupport",
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

@@ -1,11 +1,15 @@
 -- wrk script: POST /v1/identity_tokens with a fresh nonce each time and
 -- user ids cycling over 1000 users. APP_ID names the app; CREDENTIALS, when
--- set, is the JSON of the credentials object.
+-- set, is the JSON of the credentials object. With PASSWORD_APP_ID and
+-- PASSWORD_EVERY=n, every n-th request is a password login to that app.
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 
 local app = os.getenv("APP_ID")
 local credentials = os.getenv("CREDENTIALS")
+local password_app = os.getenv("PASSWORD_APP_ID")
+local password_every = tonumber(os.getenv("PASSWORD_EVERY") or "0")
+local password_credentials = '{"type":"password","password":"load test password"}'
 local counter = 0
 
 function setup(thread)
@@ -20,8 +24,12 @@ end
 
 request = function()
   sequence = sequence + 1
+  local target, creds = app, credentials
+  if password_app and password_every > 0 and sequence % password_every == 0 then
+    target, creds = password_app, password_credentials
+  end
   local body = string.format('{"app_id":"%s","user_id":"user%d","nonce":"n%d-%d-%d"%s}',
-    app, sequence % 1000, thread_id or 0, sequence, math.random(1000000000),
-    credentials and (',"credentials":' .. credentials) or "")
+    target, sequence % 1000, thread_id or 0, sequence, math.random(1000000000),
+    creds and (',"credentials":' .. creds) or "")
   return wrk.format(nil, nil, nil, body)
 end

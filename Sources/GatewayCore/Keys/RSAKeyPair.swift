@@ -53,7 +53,10 @@ public struct RSAKeyPair: Sendable {
     /// SubjectPublicKeyInfo PEM (`BEGIN PUBLIC KEY`) of the public half.
     public var publicKeyPEM: String { privateKey.publicKey.pemRepresentation }
 
-    /// A signer over this key through swift-crypto.
+    /// A signer over this key through swift-crypto. The server signs with
+    /// `OpenSSLRS256Signer` (about twice as fast where OpenSSL has an AVX-512
+    /// IFMA path); this one keeps GatewayCore usable without libcrypto and is
+    /// the reference the OpenSSL signer is tested byte for byte against.
     public var signer: any RS256Signer { SwiftCryptoRS256Signer(key: privateKey) }
 }
 

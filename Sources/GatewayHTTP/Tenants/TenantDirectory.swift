@@ -1,5 +1,6 @@
 public import GatewayCore
 import GatewayPostgres
+import OpenSSLSigner
 public import Logging
 public import PostgresNIO
 import Synchronization
@@ -82,6 +83,11 @@ public final class TenantDirectory: Sendable {
         return loaded
     }
 
+    /// Puts a tenant in memory as if it had been loaded (cache warm-up, benchmarks).
+    public func remember(_ tenant: Tenant) {
+        cache.withLock { $0[tenant.settings.appID] = .known(tenant) }
+    }
+
     /// Forgets one app; the next request reads it again.
     public func invalidate(_ appID: AppID) {
         _ = cache.withLock { $0.removeValue(forKey: appID) }
@@ -102,7 +108,7 @@ public final class TenantDirectory: Sendable {
         var signingKey: TokenSigningKey?
         if let stored = try await keys.activeKey(of: appID) {
             let pair = try stored.open(with: masterKey)
-            signingKey = TokenSigningKey(keyID: stored.keyID, signer: pair.signer)
+            signingKey = TokenSigningKey(keyID: stored.keyID, signer: try OpenSSLRS256Signer(pair))
         }
         let verifiers = plugins.verifiers(for: settings, services: pluginServices)
         for case let (type, .failure(error)) in verifiers {

@@ -1,10 +1,10 @@
 import Foundation
-import GatewayCore
+public import GatewayCore
 
 /// The raw fields of a token request body, before validation. Reads
 /// `application/json` and `application/x-www-form-urlencoded`; a form value is
 /// percent-decoded exactly once, by the form rules, and never again.
-struct TokenRequestFields: Equatable {
+public struct TokenRequestFields: Equatable {
     var appID: String?
     var userID: String?
     var nonce: String?
@@ -18,7 +18,7 @@ struct TokenRequestFields: Equatable {
     }
 
     /// Decodes `body` according to `contentType` (415 for any other type).
-    init(body: [UInt8], contentType: String?) throws(GatewayError) {
+    public init(body: [UInt8], contentType: String?) throws(GatewayError) {
         let mediaType = contentType?.split(separator: ";").first
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         switch mediaType {
@@ -34,7 +34,7 @@ struct TokenRequestFields: Equatable {
     }
 
     /// Validates the fields into a ``TokenRequest``.
-    func validated() throws(GatewayError) -> TokenRequest {
+    public func validated() throws(GatewayError) -> TokenRequest {
         try TokenRequest(appID: appID, userID: userID, nonce: nonce, credentials: credentials)
     }
 
