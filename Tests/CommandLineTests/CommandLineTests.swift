@@ -18,7 +18,8 @@ import FoundationNetworking
             ["serve"],
             environment: [
                 "GATEWAY_HTTP_PORT": "80000", "GATEWAY_LOG_LEVEL": "loud", "GATEWAY_MIGRATE_ON_START": "maybe",
-                "GATEWAY_MASTER_KEY": "c2hvcnQ=",
+                "GATEWAY_MASTER_KEY": "c2hvcnQ=", "GATEWAY_PASSWORD_HASH_CONCURRENCY": "-1",
+                "GATEWAY_PASSWORD_HASH_QUEUE_LIMIT": "lots",
             ])
         #expect(exit.status != 0)
         for expected in [
@@ -27,10 +28,25 @@ import FoundationNetworking
             "log.level (GATEWAY_LOG_LEVEL): 'loud' is not one of",
             "migrate_on_start (GATEWAY_MIGRATE_ON_START): 'maybe' is not true or false",
             "master_key (GATEWAY_MASTER_KEY): the master key must be 32 random bytes",
+            "password.hash_concurrency (GATEWAY_PASSWORD_HASH_CONCURRENCY): '-1' is not a whole number in 0...256",
+            "password.hash_queue_limit (GATEWAY_PASSWORD_HASH_QUEUE_LIMIT): 'lots' is not a whole number",
         ] {
             #expect(exit.output.contains(expected), "missing: \(expected)\n\(exit.output)")
         }
         #expect(!exit.output.contains("c2hvcnQ="))
+    }
+
+    @Test func calibrateArgon2MeasuresThroughputAndRefusesCostsOutOfBounds() async throws {
+        let measured = try await GatewayProcess.run(
+            ["calibrate-argon2", "--throughput-seconds", "0.3", "--threads", "1", "--memory-kib", "8192", "--iterations", "1"])
+        #expect(measured.status == 0, "\(measured.output)")
+        let json = try #require(measured.output.split(separator: "\n").last { $0.hasPrefix("{") })
+        let figures = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(figures["memory_kib"] as? Int == 8192)
+        #expect((figures["verifications_per_second"] as? Double ?? 0) > 0)
+        let refused = try await GatewayProcess.run(["calibrate-argon2", "--throughput-seconds", "1", "--memory-kib", "1024"])
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("--memory-kib must be in"))
     }
 
     @Test func serveRequiresAMasterKey() async throws {
