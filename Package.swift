@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["YAML"]),
         // Verifies imported bcrypt hashes (HummingbirdBcrypt) until they are upgraded to argon2id.
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        // Outbound HTTP: SMS providers and tenants' webhooks.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -113,6 +115,25 @@ let package = Package(
             plugins: ["EmbedMigrations"]
         ),
         .target(
+            name: "PhoneCodePlugin",
+            dependencies: [
+                "GatewayCore",
+                "GatewayHTTP",
+                "GatewayPostgres",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Plugins/PhoneCode",
+            exclude: ["Migrations"],
+            swiftSettings: upcomingFeatures,
+            plugins: ["EmbedMigrations"]
+        ),
+        .target(
             name: "StaticUsersPlugin",
             dependencies: ["GatewayCore", "GatewayHTTP"],
             path: "Plugins/StaticUsers",
@@ -126,6 +147,7 @@ let package = Package(
                 "GatewayHTTP",
                 "StaticUsersPlugin",
                 "PasswordPlugin",
+                "PhoneCodePlugin",
                 "Argon2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -201,6 +223,7 @@ let package = Package(
                 "GatewayHTTP",
                 "StaticUsersPlugin",
                 "PasswordPlugin",
+                "PhoneCodePlugin",
                 "Argon2",
                 "GatewayTestSupport",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -208,6 +231,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: upcomingFeatures

@@ -25,6 +25,8 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
         public static let unavailable = Code(rawValue: "unavailable")
         public static let busy = Code(rawValue: "busy")
+        public static let phoneNumberNotAllowed = Code(rawValue: "phone_number_not_allowed")
+        public static let smsDeliveryFailed = Code(rawValue: "sms_delivery_failed")
         public static let internalError = Code(rawValue: "internal_error")
     }
 

@@ -22,6 +22,13 @@ public struct MasterKey: Sendable {
         SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
     }
 
+    /// A 32-byte key for one purpose (`"phone-code-hmac"`, say), derived
+    /// with HKDF-SHA256, so the master key itself never leaves this type.
+    public func derivedSecret(for purpose: String) -> [UInt8] {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: key, info: Data(purpose.utf8), outputByteCount: 32)
+            .withUnsafeBytes { Array($0) }
+    }
+
     /// Nonce, ciphertext and tag in one value.
     public func seal(_ plaintext: some DataProtocol, context: String) throws -> Data {
         let box = try AES.GCM.seal(plaintext, using: key, authenticating: Data(context.utf8))

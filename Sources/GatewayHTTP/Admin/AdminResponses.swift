@@ -19,7 +19,8 @@ public enum AdminResponses {
         let created_at: String
         let updated_at: String
 
-        init(_ stored: StoredApp) {
+        /// `plugins` redacts each plugin's secrets from its options.
+        init(_ stored: StoredApp, plugins registry: PluginRegistry) {
             let settings = stored.settings
             let segment = settings.environment == .production ? "production" : "staging"
             app_id = "layer:///apps/\(segment)/\(settings.appID)"
@@ -29,7 +30,7 @@ public enum AdminResponses {
             token_ttl_seconds = settings.tokenTTLSeconds
             enabled = settings.isEnabled
             credential_types = settings.credentialTypes
-            plugins = settings.plugins
+            plugins = registry.redacted(settings.plugins)
             rate_limits = settings.rateLimits
             created_at = timestamp(stored.createdAt)
             updated_at = timestamp(stored.updatedAt)

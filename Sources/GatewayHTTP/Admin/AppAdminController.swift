@@ -29,7 +29,7 @@ struct AppAdminController: Sendable {
         guard created, let stored = try await apps.find(settings.appID) else {
             throw GatewayError(.conflict, status: 409, "An app with id \(settings.appID) exists already.")
         }
-        return try AdminResponses.json(AdminResponses.App(stored), status: .created)
+        return try AdminResponses.json(AdminResponses.App(stored, plugins: settingsInput.plugins), status: .created)
     }
 
     private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
@@ -37,13 +37,13 @@ struct AppAdminController: Sendable {
         let page = try Pagination(request)
         let items = try await apps.list(after: try page.afterUUID().map(AppID.init(uuid:)), limit: page.limit)
         return try AdminResponses.json(
-            AdminResponses.Page(items: items.map(AdminResponses.App.init), next_cursor: page.nextCursor(items) { $0.settings.appID.uuid }))
+            AdminResponses.Page(items: items.map { AdminResponses.App($0, plugins: settingsInput.plugins) }, next_cursor: page.nextCursor(items) { $0.settings.appID.uuid }))
     }
 
     private func read(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, _) = try context.authorizedAppID()
         guard let stored = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
-        return try AdminResponses.json(AdminResponses.App(stored))
+        return try AdminResponses.json(AdminResponses.App(stored, plugins: settingsInput.plugins))
     }
 
     private func update(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
@@ -58,7 +58,7 @@ struct AppAdminController: Sendable {
             try await apps.update(settings, on: connection)
         }
         guard updated, let stored = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
-        return try AdminResponses.json(AdminResponses.App(stored))
+        return try AdminResponses.json(AdminResponses.App(stored, plugins: settingsInput.plugins))
     }
 
     private func delete(_ context: GatewayRequestContext) async throws -> Response {

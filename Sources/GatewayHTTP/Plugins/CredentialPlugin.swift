@@ -26,10 +26,21 @@ public protocol CredentialPlugin: Sendable {
     /// Adds the plugin's own admin routes (its user directory, say) to the
     /// `/admin/v1` group, behind admin-token authentication.
     func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices)
+
+    /// Adds public routes a client calls before asking for a token
+    /// (`POST /v1/phone_codes`, say).
+    func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices)
+
+    /// The app's options as the admin API shows them: secrets replaced.
+    func redacted(_ options: JSONValue) -> JSONValue
 }
 
 extension CredentialPlugin {
     public var migrations: [Migration] { [] }
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices) {}
+
+    public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices) {}
+
+    public func redacted(_ options: JSONValue) -> JSONValue { options }
 }

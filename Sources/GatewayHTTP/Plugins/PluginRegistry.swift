@@ -19,6 +19,13 @@ public struct PluginRegistry: Sendable {
 
     public var credentialTypes: [String] { order }
 
+    /// An app's plugin options with every plugin's secrets replaced, for answers.
+    public func redacted(_ options: [String: JSONValue]) -> [String: JSONValue] {
+        options.reduce(into: [:]) { result, entry in
+            result[entry.key] = plugins[entry.key]?.redacted(entry.value) ?? entry.value
+        }
+    }
+
     /// The plugins in registration order.
     public var all: [any CredentialPlugin] { order.map { plugins[$0]! } }
 

@@ -50,11 +50,17 @@ public enum GatewayRouter {
 
         let router = Router(context: GatewayRequestContext.self)
         router.add(middleware: RequestIDMiddleware(trustedProxies: dependencies.rateLimits.trustedProxies))
+        let rateLimiter = RateLimiter(repository: dependencies.rateLimitCounters, settings: dependencies.rateLimits)
         IdentityTokenController(
-            tenants: dependencies.tenants, auditWriter: dependencies.auditWriter,
-            rateLimiter: RateLimiter(repository: dependencies.rateLimitCounters, settings: dependencies.rateLimits),
+            tenants: dependencies.tenants, auditWriter: dependencies.auditWriter, rateLimiter: rateLimiter,
             databaseTimeout: dependencies.databaseTimeout
         ).addRoutes(to: router)
+        let publicServices = PublicRouteServices(
+            plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter,
+            auditWriter: dependencies.auditWriter)
+        for plugin in dependencies.plugins.all {
+            plugin.addPublicRoutes(to: router, services: publicServices)
+        }
         TokenValidationController(keys: keys).addRoutes(to: router)
         JWKSController(apps: apps, keys: keys).addRoutes(to: router)
 

@@ -106,6 +106,7 @@ public struct IdentityTokenController: Sendable {
 
         var subjects = [RateLimitPolicy.clientIP.name: context.clientIP ?? "unknown", RateLimitPolicy.app.name: "*"]
         if let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
+        if let phoneNumber = credentials.fields["phone_number"] { subjects[RateLimitPolicy.phoneFailures.name] = phoneNumber }
         let settings = tenant.settings
         // The counters' group-commit queue bounds this wait by the database timeout.
         limits = try await rateLimiter.check(subjects, app: settings)

@@ -9,6 +9,7 @@ import HummingbirdTesting
 import Logging
 import PostgresNIO
 import PasswordPlugin
+import PhoneCodePlugin
 import StaticUsersPlugin
 import Testing
 
@@ -16,7 +17,10 @@ import Testing
 struct TestGateway: Sendable {
     /// Logins and admin writes share one hasher, as in the server.
     static let passwordHasher = PasswordHasher()
-    static let plugins = PluginRegistry([StaticUsersPlugin(), PasswordPlugin(hasher: passwordHasher)])
+    static let plugins = PluginRegistry([
+        StaticUsersPlugin(), PasswordPlugin(hasher: passwordHasher),
+        PhoneCodePlugin(codeKey: Array(repeating: 7, count: 32)),
+    ])
 
     let client: PostgresClient
     let masterKey: MasterKey
@@ -27,10 +31,9 @@ struct TestGateway: Sendable {
     /// A gateway over a fresh database, with its audit writer running.
     static func with(
         rateLimits: RateLimitSettings = RateLimitSettings(), plugins: PluginRegistry = plugins,
-        _ body: @Sendable (TestGateway) async throws -> Void
+        logger: Logger = TestDatabase.logger, _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
         try await TestDatabase.with(migrations: plugins.migrations) { client, _ in
-            let logger = TestDatabase.logger
             let masterKey = try MasterKey(base64: MasterKey.generateBase64())
             let tenants = TenantDirectory(client: client, plugins: plugins, masterKey: masterKey, logger: logger)
             let auditWriter = AuditWriter(client: client, logger: logger)

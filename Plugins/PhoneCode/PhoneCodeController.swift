@@ -1,0 +1,161 @@
+import Foundation
+import GatewayCore
+import GatewayHTTP
+import GatewayPostgres
+import Hummingbird
+import Logging
+import NIOCore
+
+/// `POST /v1/phone_codes` `{app_id, phone_number}` → 202 `{expires_in, resend_after}`.
+///
+/// The answer is the same whether or not the number is bound to a user. A
+/// number outside the app's allowlist is refused before anything is sent;
+/// sends are limited per number and per client IP (`code_sends_number`,
+/// `code_sends_ip`) and by the resend delay. An unbound number, when the
+/// app does not sign in unbound numbers, gets the same 202 and no SMS:
+/// nobody pays to text a number that cannot sign in. Every request leaves
+/// one `phone_code.sent` audit row.
+struct PhoneCodeController: Sendable {
+    static let path = "/v1/phone_codes"
+    static let maximumBodyBytes = 4 * 1024
+
+    let services: PublicRouteServices
+    let codes: PhoneCodes
+    let repository: PhoneCodeRepository
+    let sender: SMSSender
+
+    func addRoutes(to router: Router<GatewayRequestContext>) {
+        router.post(RouterPath(stringLiteral: Self.path)) { request, context in try await respond(request, context) }
+    }
+
+    private func respond(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        var event = AuditEvent(
+            appID: nil, event: "phone_code.sent", outcome: .failure, credentialType: "phone_code",
+            requestID: context.requestID)
+        event.clientIP = context.clientIP
+        event.userAgent = request.headers[.userAgent]
+        let answer: Answer
+        do {
+            answer = try await send(request, context, &event)
+        } catch {
+            if event.reason == nil { event.reason = error.code.rawValue }
+            try? await record(event, context)
+            throw error
+        }
+        // An unbound number is answered alike but audited as not sent.
+        if event.reason == nil { event.outcome = .success }
+        try await record(event, context)
+        return try AdminResponses.json(answer, status: .accepted)
+    }
+
+    struct Answer: Encodable {
+        let expires_in: Int
+        let resend_after: Int
+    }
+
+    private func send(
+        _ request: Request, _ context: GatewayRequestContext, _ event: inout AuditEvent
+    ) async throws(GatewayError) -> Answer {
+        let input: JSONInput
+        do {
+            guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
+                throw GatewayError(.unsupportedMediaType, status: 415, "Send the request as application/json.")
+            }
+            let body = try await request.body.collect(upTo: Self.maximumBodyBytes)
+            guard let members = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body.readableBytesView)) else {
+                throw GatewayError.invalidRequest("The body is not a JSON object.")
+            }
+            input = JSONInput(members: members)
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw GatewayError(.payloadTooLarge, status: 413, "The body is over \(Self.maximumBodyBytes) bytes.")
+        }
+        try input.rejectUnknown(allowed: ["app_id", "phone_number"])
+        guard let appID = try input.string("app_id").flatMap(AppID.init) else {
+            throw .invalidRequest("app_id must be layer:///apps/{staging|production}/<uuid> or a UUID.")
+        }
+        event.appID = appID
+        let number = try PhoneNumber.parse(try input.string("phone_number"), field: "phone_number")
+        event.detail["phone_number"] = number.text
+
+        let tenant = try await services.tenants.tenant(for: appID)
+        guard tenant.settings.isEnabled else { throw GatewayError(.appDisabled, status: 403, "This app is disabled.") }
+        guard let verifier = try tenant.verifier(for: "phone_code") as? PhoneCodeVerifier else {
+            throw .internalError
+        }
+        let options = verifier.options
+        guard options.allows(number) else {
+            throw GatewayError(
+                .phoneNumberNotAllowed, status: 403, "This app does not send codes to numbers in that country.")
+        }
+        let answer = Answer(expires_in: options.lifetimeSeconds, resend_after: options.resendAfterSeconds)
+
+        let limits: RateLimiter.Outcome
+        do {
+            limits = try await services.rateLimiter.check(
+                [RateLimitPolicy.codeSendsPerNumber.name: number.text, RateLimitPolicy.codeSendsPerIP.name: context.clientIP ?? "unknown"],
+                app: tenant.settings)
+        } catch {
+            throw .unavailable
+        }
+        if let refusal = limits.refusal {
+            event.reason = "rate_limited"
+            event.detail["policy"] = refusal.policy.name
+            throw RateLimiter.refusal(limits)
+        }
+        if options.testCode(for: number) != nil {
+            event.detail["test_number"] = "true"
+            return answer
+        }
+
+        do {
+            let binding = try await repository.binding(of: number, in: appID)
+            event.userID = binding?.identity.userID
+            guard binding != nil || options.allowUnboundNumbers else {
+                event.detail["sent"] = "false"
+                event.reason = "unbound_number"
+                return answer
+            }
+            if let sentAt = try await repository.lastSent(to: number, in: appID) {
+                let wait = Int((sentAt.timeIntervalSinceNow + Double(options.resendAfterSeconds)).rounded(.up))
+                if wait > 0 {
+                    event.reason = "resend_too_soon"
+                    var error = GatewayError(.rateLimited, status: 429, "A code was sent just now; retry after \(wait) seconds.")
+                    error.headers = [("Retry-After", "\(wait)")]
+                    throw error
+                }
+            }
+            let code = codes.generate(length: options.codeLength)
+            try await repository.store(
+                code: codes.mac(code, for: number, in: appID), for: number, in: appID, attempts: options.maximumAttempts,
+                lifetimeSeconds: options.lifetimeSeconds)
+            do {
+                try await sender.send(
+                    SMSMessage(appID: appID, phoneNumber: number, code: code, expiresIn: options.lifetimeSeconds),
+                    via: options.sender)
+            } catch {
+                event.reason = "sms_delivery_failed"
+                event.detail["delivery"] = error.reason
+                try? await repository.discardCode(for: number, in: appID)
+                throw GatewayError(
+                    .smsDeliveryFailed, status: 502, "The code could not be delivered; retry in a moment.")
+            }
+            return answer
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            context.logger.error("phone code storage failed", metadata: ["error": "\(String(reflecting: error))"])
+            throw .unavailable
+        }
+    }
+
+    private func record(_ event: AuditEvent, _ context: GatewayRequestContext) async throws {
+        do {
+            try await services.auditWriter.record(event)
+        } catch {
+            context.logger.error("audit write of a phone code failed", metadata: ["error": "\(error)"])
+            throw GatewayError.unavailable
+        }
+    }
+}

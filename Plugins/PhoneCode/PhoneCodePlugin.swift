@@ -1,0 +1,63 @@
+public import AsyncHTTPClient
+import Crypto
+public import GatewayCore
+public import GatewayHTTP
+public import GatewayPostgres
+public import Hummingbird
+
+/// `credentials.type = "phone_code"`: one-time codes sent by SMS.
+///
+/// The client asks `POST /v1/phone_codes` to send a code, then trades the
+/// code for a token. Codes are random digits, stored only as an HMAC under a
+/// key derived from the master key, single use, dead after the app's number
+/// of wrong tries. Options (`plugins.phone_code`) are in ``PhoneCodeOptions``
+/// and the README.
+public struct PhoneCodePlugin: CredentialPlugin {
+    public let credentialType = "phone_code"
+    private let codes: PhoneCodes
+    private let httpClient: HTTPClient
+
+    /// - Parameters:
+    ///   - codeKey: the key code HMACs are made with (``MasterKey/derivedSecret(for:)``).
+    ///   - httpClient: for webhooks and Twilio; the shared client by default.
+    public init(codeKey: [UInt8], httpClient: HTTPClient = .shared) {
+        self.codes = PhoneCodes(key: SymmetricKey(data: codeKey))
+        self.httpClient = httpClient
+    }
+
+    /// The purpose string the code key is derived for.
+    public static let keyPurpose = "phone-code-hmac"
+
+    public var migrations: [Migration] {
+        embeddedMigrations.map { Migration(source: "phone_code", name: $0.name, sql: $0.sql) }
+    }
+
+    public func makeVerifier(
+        for app: AppSettings, options: JSONValue, services: PluginServices
+    ) throws(GatewayError) -> any CredentialVerifier {
+        PhoneCodeVerifier(
+            options: try PhoneCodeOptions(options, environment: app.environment), codes: codes,
+            repository: PhoneCodeRepository(client: services.client, logger: services.logger),
+            databaseTimeout: services.databaseTimeout)
+    }
+
+    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices) {
+        PhoneNumberAdminController(
+            apps: AppRepository(client: services.client, logger: services.logger),
+            repository: PhoneCodeRepository(client: services.client, logger: services.logger),
+            transactions: services.transactions
+        ).addRoutes(to: admin)
+    }
+
+    public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices) {
+        PhoneCodeController(
+            services: services, codes: codes,
+            repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),
+            sender: SMSSender(client: httpClient, logger: services.plugin.logger)
+        ).addRoutes(to: router)
+    }
+
+    public func redacted(_ options: JSONValue) -> JSONValue {
+        PhoneCodeOptions.redact(options)
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import GatewayCore
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The `phone_codes` and `phone_numbers` tables.
+struct PhoneCodeRepository: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    /// A user bound to a number, with the profile fields for the claims.
+    struct Binding: Sendable {
+        let phoneNumber: String
+        let identity: VerifiedIdentity
+        let createdAt: Date
+        let updatedAt: Date
+    }
+
+    /// What checking a code against the stored one found.
+    enum CodeCheck: Sendable, Equatable {
+        /// It matched; the code is gone now (single use).
+        case accepted
+        /// It did not match; `attemptsLeft` more tries before the code dies.
+        case wrong(attemptsLeft: Int)
+        /// No live code: never sent, expired, used or out of tries.
+        case noCode
+    }
+
+    /// When the number's live code was sent, if it has one.
+    func lastSent(to number: PhoneNumber, in appID: AppID) async throws -> Date? {
+        let rows = try await client.query(
+            """
+            SELECT sent_at FROM phone_codes
+            WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) AND expires_at > now()
+            """, logger: logger)
+        for try await sentAt in rows.decode(Date.self) { return sentAt }
+        return nil
+    }
+
+    /// Stores a new code for the number, replacing any older one.
+    func store(code mac: [UInt8], for number: PhoneNumber, in appID: AppID, attempts: Int, lifetimeSeconds: Int) async throws {
+        try await client.query(
+            """
+            INSERT INTO phone_codes (app_id, phone_number, code_hmac, attempts_left, sent_at, expires_at)
+            VALUES (\(appID.uuid), \(number.text), \(ByteBuffer(bytes: mac)), \(attempts), now(), now() + make_interval(secs => \(lifetimeSeconds)))
+            ON CONFLICT (app_id, phone_number) DO UPDATE SET code_hmac = excluded.code_hmac,
+                attempts_left = excluded.attempts_left, sent_at = excluded.sent_at, expires_at = excluded.expires_at
+            """, logger: logger)
+    }
+
+    /// Forgets the number's code (its delivery failed).
+    func discardCode(for number: PhoneNumber, in appID: AppID) async throws {
+        try await client.query(
+            "DELETE FROM phone_codes WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)", logger: logger)
+    }
+
+    /// Checks `mac` against the live code under a row lock, so concurrent
+    /// checks of one code see each other: at most one is accepted, and every
+    /// wrong one spends a try.
+    func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> CodeCheck {
+        try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT code_hmac, attempts_left, expires_at > now() FROM phone_codes
+                WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) FOR UPDATE
+                """, logger: logger)
+            var found: (stored: [UInt8], attemptsLeft: Int, live: Bool)?
+            for try await (stored, left, live) in rows.decode((ByteBuffer, Int, Bool).self) {
+                found = (Array(buffer: stored), left, live)
+            }
+            guard let found else { return .noCode }
+            guard found.live, found.attemptsLeft > 0 else {
+                try await delete(number, in: appID, on: connection)
+                return .noCode
+            }
+            if ConstantTime.equals(found.stored, mac) {
+                try await delete(number, in: appID, on: connection)
+                return .accepted
+            }
+            let left = found.attemptsLeft - 1
+            if left == 0 {
+                try await delete(number, in: appID, on: connection)
+            } else {
+                try await connection.query(
+                    """
+                    UPDATE phone_codes SET attempts_left = \(left)
+                    WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)
+                    """, logger: logger)
+            }
+            return .wrong(attemptsLeft: left)
+        }
+    }
+
+    private func delete(_ number: PhoneNumber, in appID: AppID, on connection: PostgresConnection) async throws {
+        try await connection.query(
+            "DELETE FROM phone_codes WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)", logger: logger)
+    }
+
+    // MARK: The directory
+
+    private static let bindingColumns =
+        "phone_number, user_id, first_name, last_name, display_name, avatar_url, created_at, updated_at"
+
+    func binding(of number: PhoneNumber, in appID: AppID) async throws -> Binding? {
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: Self.bindingColumns) FROM phone_numbers
+            WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)
+            """, logger: logger)
+        for try await row in rows { return try Self.binding(row) }
+        return nil
+    }
+
+    func bindings(in appID: AppID, after: String?, limit: Int) async throws -> [Binding] {
+        let rows = try await client.query(
+            """
+            SELECT \(unescaped: Self.bindingColumns) FROM phone_numbers
+            WHERE app_id = \(appID.uuid) AND phone_number > \(after ?? "")
+            ORDER BY phone_number LIMIT \(limit)
+            """, logger: logger)
+        var bindings: [Binding] = []
+        for try await row in rows { bindings.append(try Self.binding(row)) }
+        return bindings
+    }
+
+    /// Binds the number to a user; `true` when the binding is new.
+    func bind(_ number: PhoneNumber, to identity: VerifiedIdentity, in appID: AppID, on connection: PostgresConnection)
+        async throws -> Bool
+    {
+        let rows = try await connection.query(
+            """
+            INSERT INTO phone_numbers AS p (app_id, phone_number, user_id, first_name, last_name, display_name, avatar_url)
+            VALUES (\(appID.uuid), \(number.text), \(identity.userID), \(identity.firstName), \(identity.lastName),
+                    \(identity.displayName), \(identity.avatarURL))
+            ON CONFLICT (app_id, phone_number) DO UPDATE SET user_id = excluded.user_id,
+                first_name = excluded.first_name, last_name = excluded.last_name,
+                display_name = excluded.display_name, avatar_url = excluded.avatar_url, updated_at = now()
+            RETURNING (xmax = 0)
+            """, logger: logger)
+        for try await created in rows.decode(Bool.self) { return created }
+        return false
+    }
+
+    func unbind(_ number: PhoneNumber, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query(
+            "DELETE FROM phone_numbers WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) RETURNING 1",
+            logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
+    private static func binding(_ row: PostgresRow) throws -> Binding {
+        let (number, userID, firstName, lastName, displayName, avatarURL, createdAt, updatedAt) =
+            try row.decode((String, String, String?, String?, String?, String?, Date, Date).self)
+        return Binding(
+            phoneNumber: number,
+            identity: VerifiedIdentity(
+                userID: userID, firstName: firstName, lastName: lastName, displayName: displayName, avatarURL: avatarURL),
+            createdAt: createdAt, updatedAt: updatedAt)
+    }
+}

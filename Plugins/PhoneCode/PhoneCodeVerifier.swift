@@ -1,0 +1,50 @@
+import Foundation
+import GatewayCore
+import Logging
+
+/// Checks `credentials: {"type": "phone_code", "phone_number": "+...", "code": "..."}`.
+/// The user is the one bound to the number in the app's directory, or the
+/// number itself when the app allows unbound numbers; a `user_id` in the
+/// request must match it.
+struct PhoneCodeVerifier: CredentialVerifier {
+    let options: PhoneCodeOptions
+    let codes: PhoneCodes
+    let repository: PhoneCodeRepository
+    let databaseTimeout: Duration
+
+    func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
+        let number = try PhoneNumber.parse(attempt.credentials.fields["phone_number"], field: "credentials.phone_number")
+        guard let code = attempt.credentials.fields["code"], code.count <= 16, code.allSatisfy(\.isASCII),
+            code.allSatisfy(\.isNumber), !code.isEmpty
+        else { throw GatewayError.invalidRequest("credentials.code must be the digits of the code.") }
+        let appID = attempt.app.appID
+
+        let identity: VerifiedIdentity
+        if let binding = try await database({ try await repository.binding(of: number, in: appID) }) {
+            identity = binding.identity
+        } else if options.allowUnboundNumbers {
+            identity = VerifiedIdentity(userID: number.text)
+        } else {
+            return .rejected(reason: "unknown_number")
+        }
+        if let userID = attempt.userID, userID != identity.userID { return .rejected(reason: "user_mismatch") }
+
+        if let testCode = options.testCode(for: number) {
+            return ConstantTime.equals(code, testCode) ? .verified(identity) : .rejected(reason: "bad_code")
+        }
+        let mac = codes.mac(code, for: number, in: appID)
+        switch try await database({ try await repository.check(mac, for: number, in: appID) }) {
+        case .accepted: return .verified(identity)
+        case .wrong(let left): return .rejected(reason: left == 0 ? "bad_code_exhausted" : "bad_code")
+        case .noCode: return .rejected(reason: "no_live_code")
+        }
+    }
+
+    private func database<Result: Sendable>(_ step: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        do {
+            return try await withTimeout(databaseTimeout, step)
+        } catch is TimeoutError {
+            throw GatewayError.unavailable
+        }
+    }
+}

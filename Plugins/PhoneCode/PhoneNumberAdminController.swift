@@ -1,0 +1,123 @@
+import Foundation
+import GatewayCore
+import GatewayHTTP
+import GatewayPostgres
+import Hummingbird
+
+/// `/admin/v1/apps/{app_id}/phone_numbers`: binds numbers to user ids, with
+/// optional profile fields for the token's claims.
+struct PhoneNumberAdminController: Sendable {
+    let apps: AppRepository
+    let repository: PhoneCodeRepository
+    let transactions: AuditedTransaction
+
+    func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
+        group.get("apps/{app_id}/phone_numbers") { request, context in try await list(request, context) }
+        group.put("apps/{app_id}/phone_numbers/{phone_number}") { request, context in try await bind(request, context) }
+        group.get("apps/{app_id}/phone_numbers/{phone_number}") { _, context in try await read(context) }
+        group.delete("apps/{app_id}/phone_numbers/{phone_number}") { _, context in try await unbind(context) }
+    }
+
+    private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        let appID = try await existingApp(context).0
+        let page = try Pagination(request)
+        let items = try await repository.bindings(in: appID, after: page.afterKey, limit: page.limit)
+        return try AdminResponses.json(
+            AdminResponses.Page(items: items.map(BindingResponse.init), next_cursor: page.nextCursor(items) { $0.phoneNumber }))
+    }
+
+    /// `{user_id, first_name?, last_name?, display_name?, avatar_url?}`: 201 when new, 200 when replaced.
+    private func bind(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        let (appID, admin) = try await existingApp(context)
+        let number = try Self.number(context)
+        let input = try await JSONInput.read(request)
+        try input.rejectUnknown(allowed: ["user_id", "first_name", "last_name", "display_name", "avatar_url"])
+        let userID = try input.requiredString("user_id")
+        guard !userID.isEmpty, userID.utf8.count <= TokenRequest.maximumUserIDBytes else {
+            throw GatewayError.invalidRequest("user_id must be 1 to \(TokenRequest.maximumUserIDBytes) bytes.")
+        }
+        func name(_ key: String) throws(GatewayError) -> String? {
+            let text = (try input.string(key) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            guard text.utf8.count <= 256 else { throw .invalidRequest("\(key) must be at most 256 bytes.") }
+            return text.isEmpty ? nil : text
+        }
+        var avatarURL = try name("avatar_url")
+        if let text = avatarURL {
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
+                throw GatewayError.invalidRequest("avatar_url must be an absolute http(s) URL.")
+            }
+            avatarURL = text
+        }
+        let identity = VerifiedIdentity(
+            userID: userID, firstName: try name("first_name"), lastName: try name("last_name"),
+            displayName: try name("display_name"), avatarURL: avatarURL)
+        let repository = self.repository
+        let created = try await transactions.run({ connection in
+            try await repository.bind(number, to: identity, in: appID, on: connection)
+        }, recording: { created in
+            AuditEvent(
+                appID: appID, event: created ? "admin.phone_number.bound" : "admin.phone_number.rebound",
+                outcome: .success, userID: userID, requestID: context.requestID, actor: admin.id,
+                detail: ["phone_number": number.text])
+        })
+        guard let binding = try await repository.binding(of: number, in: appID) else { throw Self.notBound }
+        return try AdminResponses.json(BindingResponse(binding), status: created ? .created : .ok)
+    }
+
+    private func read(_ context: GatewayRequestContext) async throws -> Response {
+        let appID = try await existingApp(context).0
+        guard let binding = try await repository.binding(of: try Self.number(context), in: appID) else { throw Self.notBound }
+        return try AdminResponses.json(BindingResponse(binding))
+    }
+
+    private func unbind(_ context: GatewayRequestContext) async throws -> Response {
+        let (appID, admin) = try context.authorizedAppID()
+        let number = try Self.number(context)
+        let repository = self.repository
+        let event = AuditEvent(
+            appID: appID, event: "admin.phone_number.unbound", outcome: .success, requestID: context.requestID,
+            actor: admin.id, detail: ["phone_number": number.text])
+        let removed = try await transactions.run(recording: event, when: { $0 }) { connection in
+            try await repository.unbind(number, in: appID, on: connection)
+        }
+        guard removed else { throw Self.notBound }
+        return AdminResponses.noContent()
+    }
+
+    private func existingApp(_ context: GatewayRequestContext) async throws -> (AppID, AdminTokenRecord) {
+        let (appID, admin) = try context.authorizedAppID()
+        guard try await apps.find(appID) != nil else { throw AdminErrors.appNotFound(appID) }
+        return (appID, admin)
+    }
+
+    /// The `phone_number` path parameter (`+` may arrive as `%2B`).
+    private static func number(_ context: GatewayRequestContext) throws(GatewayError) -> PhoneNumber {
+        let raw = context.parameters.get("phone_number") ?? ""
+        return try PhoneNumber.parse(raw.removingPercentEncoding ?? raw, field: "The phone_number in the path")
+    }
+
+    private static let notBound = GatewayError(.notFound, status: 404, "That number is not bound to a user of this app.")
+}
+
+/// A binding as the admin API shows it.
+struct BindingResponse: Encodable {
+    let phone_number: String
+    let user_id: String
+    let first_name: String?
+    let last_name: String?
+    let display_name: String?
+    let avatar_url: String?
+    let created_at: String
+    let updated_at: String
+
+    init(_ binding: PhoneCodeRepository.Binding) {
+        phone_number = binding.phoneNumber
+        user_id = binding.identity.userID
+        first_name = binding.identity.firstName
+        last_name = binding.identity.lastName
+        display_name = binding.identity.displayName
+        avatar_url = binding.identity.avatarURL
+        created_at = timestamp(binding.createdAt)
+        updated_at = timestamp(binding.updatedAt)
+    }
+}

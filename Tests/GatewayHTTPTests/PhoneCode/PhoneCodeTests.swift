@@ -1,0 +1,269 @@
+import Crypto
+import Foundation
+import GatewayCore
+import GatewayHTTP
+import GatewayTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import PostgresNIO
+import Testing
+
+/// SMS codes: sending through the tenant's webhook or Twilio (local fakes),
+/// and trading a code for a token.
+@Suite struct PhoneCodeTests {
+    @Test func theWebhookGetsASignedRequestAndTheCodeBuysOneToken() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base + "/sms")
+                let sent = try await gateway.requestCode(app)
+                #expect(sent.status == .accepted)
+                let answer = try jsonObject(sent)
+                #expect(answer["expires_in"] as? Int == 300)
+                #expect(answer["resend_after"] as? Int == 60)
+
+                let request = try #require(webhook.requests.first)
+                #expect(webhook.requests.count == 1)
+                #expect(request.path == "/sms")
+                #expect(Set(request.json.keys) == ["app_id", "phone_number", "code", "expires_in"])
+                #expect(request.json["app_id"] as? String == app.appID.uuid.uuidString.lowercased())
+                #expect(request.json["phone_number"] as? String == ada)
+                #expect(request.json["expires_in"] as? Int == 300)
+                let code = try #require(request.sentCode)
+                #expect(code.count == 6 && code.allSatisfy(\.isNumber))
+                let timestamp = try #require(request.headers["x-gateway-timestamp"])
+                let mac = HMAC<SHA256>.authenticationCode(
+                    for: Data((timestamp + "." + request.body).utf8), using: SymmetricKey(data: Data(webhookSecret.utf8)))
+                #expect(request.headers["x-gateway-signature"] == "v1=" + mac.map { String(format: "%02x", $0) }.joined())
+
+                let signedIn = try await gateway.signIn(app, code: code, userID: "ada")
+                #expect(signedIn.status == .ok)
+                let token = try #require(identityToken(in: signedIn))
+                let claims = try #require(ParsedIdentityToken(compact: token)).claims
+                #expect(claims["prn"] == .string("ada"))
+                #expect(claims["first_name"] == .string("Ada"))
+                let again = try await gateway.signIn(app, code: code)
+                #expect(again.status == .unauthorized)
+                #expect(!text(again).contains(code))
+                for row in try await gateway.auditRows() { #expect(!row.text.contains(code)) }
+                let reasons = try await gateway.auditRows().map { "\($0.event):\($0.reason ?? "-")" }
+                #expect(reasons == ["admin.phone_number.bound:-", "phone_code.sent:-", "token.issued:-", "token.denied:no_live_code"])
+            }
+        }
+    }
+
+    @Test func twilioGetsItsMessagesAPIFormWithBasicAuth() async throws {
+        try await FakeHTTPServer.with(statuses: [201]) { base, twilio in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp([
+                    "sender": .object([
+                        "type": .string("twilio"), "account_sid": .string("AC0123"),
+                        "auth_token": .string("twilio-token-0123456789"), "from": .string("+15005550006"),
+                        "message": .string("Shop code: {code}"), "base_url": .string(base),
+                    ])
+                ])
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                let request = try #require(twilio.requests.first)
+                #expect(request.path == "/2010-04-01/Accounts/AC0123/Messages.json")
+                #expect(request.headers["authorization"] == "Basic " + Data("AC0123:twilio-token-0123456789".utf8).base64EncodedString())
+                #expect(request.headers["content-type"] == "application/x-www-form-urlencoded")
+                let form = Dictionary(uniqueKeysWithValues: request.body.split(separator: "&").map { pair in
+                    let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? "" }
+                    return (parts[0], parts.count > 1 ? parts[1] : "")
+                })
+                #expect(form["To"] == ada)
+                #expect(form["From"] == "+15005550006")
+                let code = try #require(request.sentCode)
+                #expect(form["Body"] == "Shop code: \(code)")
+                #expect(try await gateway.signIn(app, code: code).status == .ok)
+
+                let token = try await gateway.adminToken(.operator)
+                let shown = text(try await gateway.admin(.get, "/admin/v1/apps/\(app.appID)", token: token))
+                #expect(!shown.contains("twilio-token-0123456789"))
+                #expect(shown.contains("********"))
+            }
+        }
+    }
+
+    @Test func fiveWrongTriesKillTheCode() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base)
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                let code = try #require(webhook.requests.first?.sentCode)
+                let wrong = code == "000000" ? "111111" : "000000"
+                for _ in 0..<5 { #expect(try await gateway.signIn(app, code: wrong).status == .unauthorized) }
+                #expect(try await gateway.signIn(app, code: code).status == .unauthorized)
+                let reasons = try await gateway.auditRows().filter { $0.event == "token.denied" }.compactMap(\.reason)
+                #expect(reasons == ["bad_code", "bad_code", "bad_code", "bad_code", "bad_code_exhausted", "no_live_code"])
+            }
+        }
+    }
+
+    @Test func anExpiredCodeIsRefused() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base)
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                let code = try #require(webhook.requests.first?.sentCode)
+                try await gateway.client.query(
+                    "UPDATE phone_codes SET expires_at = now() - interval '1 second'", logger: TestDatabase.logger)
+                #expect(try await gateway.signIn(app, code: code).status == .unauthorized)
+            }
+        }
+    }
+
+    @Test func concurrentUsesOfOneCodeYieldAtMostOneToken() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base)
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                let code = try #require(webhook.requests.first?.sentCode)
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<10 { group.addTask { try await gateway.signIn(app, code: code).status.code } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.filter { $0 == 200 }.count == 1)
+                #expect(statuses.filter { $0 == 401 }.count == 9)
+            }
+        }
+    }
+
+    @Test func resendCooldownAndHourlyCapAnswer429WithRetryAfter() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base)
+                let token = try await gateway.adminToken(.operator)
+                let capped = try await gateway.admin(
+                    .patch, "/admin/v1/apps/\(app.appID)", token: token,
+                    json: ["rate_limits": ["code_sends_number": ["limit": 2, "period_seconds": 3600]]])
+                #expect(capped.status == .ok)
+                gateway.tenants.invalidate(app.appID)
+
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                let soon = try await gateway.requestCode(app)
+                #expect(soon.status == .tooManyRequests)
+                let wait = try #require(soon.headers[.retryAfter].flatMap { Int($0) })
+                #expect(wait > 0 && wait <= 60)
+                let over = try await gateway.requestCode(app)
+                #expect(over.status == .tooManyRequests)
+                #expect(over.headers[HTTPField.Name("RateLimit-Policy")!]?.contains("code_sends_number") == true)
+                #expect(over.headers[.retryAfter] != nil)
+                #expect(webhook.requests.count == 1)
+                let reasons = try await gateway.auditRows().filter { $0.event == "phone_code.sent" }.map(\.reason)
+                #expect(reasons == [nil, "resend_too_soon", "rate_limited"])
+            }
+        }
+    }
+
+    @Test func testNumbersSendNothingAndNeedAnExpiryInProduction() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                let testNumber: JSONValue = .array([.object(["phone_number": .string(ada), "code": .string("424242")])])
+                let app = try await gateway.createPhoneApp(webhook: base, ["test_numbers": testNumber])
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                #expect(webhook.requests.isEmpty)
+                #expect(try await gateway.signIn(app, code: "424243").status == .unauthorized)
+                #expect(try await gateway.signIn(app, code: "424242").status == .ok)
+
+                let token = try await gateway.adminToken(.operator)
+                var body = newAppBody()
+                body["environment"] = "production"
+                body["credential_types"] = ["phone_code"]
+                let sender: [String: any Sendable] = ["type": "webhook", "url": base, "secret": webhookSecret]
+                let noExpiry: [String: any Sendable] = ["sender": sender, "test_numbers": [["phone_number": ada, "code": "424242"]]]
+                body["plugins"] = ["phone_code": noExpiry] as [String: any Sendable]
+                let refused = try await gateway.admin(.post, "/admin/v1/apps", token: token, json: body)
+                #expect(refused.status == .badRequest)
+                #expect(text(refused).contains("expires_at is required"))
+                let expiring: [String: any Sendable] = [
+                    "sender": sender,
+                    "test_numbers": [["phone_number": ada, "code": "424242", "expires_at": "2099-01-01T00:00:00Z"]],
+                ]
+                body["plugins"] = ["phone_code": expiring] as [String: any Sendable]
+                #expect(try await gateway.admin(.post, "/admin/v1/apps", token: token, json: body).status == .created)
+            }
+        }
+    }
+
+    @Test func aNumberOutsideTheAllowlistIsRefusedBeforeAnythingIsSent() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base, ["allowed_prefixes": .array([.string("+49")])])
+                let refused = try await gateway.requestCode(app, number: "+14155550123")
+                #expect(refused.status == .forbidden)
+                #expect(try errorBody(refused)["error"] as? String == "phone_number_not_allowed")
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                #expect(webhook.requests.count == 1)
+                for number in ["4915112345678", "+0123456789", "+49 151 1234", "+1234567", "+12345678901234567"] {
+                    #expect(try await gateway.requestCode(app, number: number).status == .badRequest, "\(number)")
+                }
+            }
+        }
+    }
+
+    @Test func unboundNumbersGetTheSameAnswerButNoSMSUnlessTheAppSignsThemIn() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                let strict = try await gateway.createPhoneApp(webhook: base)
+                let bound = try await gateway.requestCode(strict)
+                let unbound = try await gateway.requestCode(strict, number: "+4915199999999")
+                #expect(unbound.status == bound.status)
+                #expect(text(unbound) == text(bound))
+                #expect(webhook.requests.count == 1)
+
+                let open = try await gateway.createPhoneApp(webhook: base, ["allow_unbound_numbers": .bool(true)])
+                #expect(try await gateway.requestCode(open, number: "+4915199999999").status == .accepted)
+                let code = try #require(webhook.requests.last?.sentCode)
+                #expect(try await gateway.signIn(open, number: "+4915199999999", code: code, userID: "someone").status == .unauthorized)
+                #expect(try await gateway.requestCode(open, number: "+4915199999999").status == .tooManyRequests)
+                try await gateway.client.query("UPDATE phone_codes SET sent_at = now() - interval '2 minutes'", logger: TestDatabase.logger)
+                #expect(try await gateway.requestCode(open, number: "+4915199999999").status == .accepted)
+                let second = try #require(webhook.requests.last?.sentCode)
+                let signedIn = try await gateway.signIn(open, number: "+4915199999999", code: second)
+                #expect(signedIn.status == .ok)
+                let token = try #require(identityToken(in: signedIn))
+                let claims = try #require(ParsedIdentityToken(compact: token)).claims
+                #expect(claims["prn"] == .string("+4915199999999"))
+            }
+        }
+    }
+
+    @Test func aFailedDeliveryIs502WithoutTheProvidersWordsAndIsRetriedOnceOn5xx() async throws {
+        try await FakeHTTPServer.with(statuses: [500, 503, 400]) { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base)
+                let failed = try await gateway.requestCode(app)
+                #expect(failed.status == .badGateway)
+                #expect(try errorBody(failed)["error"] as? String == "sms_delivery_failed")
+                #expect(!text(failed).contains("provider"))
+                #expect(webhook.requests.count == 2)
+                let refused = try await gateway.requestCode(app)
+                #expect(refused.status == .badGateway)
+                #expect(webhook.requests.count == 3, "a 4xx is not retried")
+                let reasons = try await gateway.auditRows().filter { $0.event == "phone_code.sent" }.map(\.reason)
+                #expect(reasons == ["sms_delivery_failed", "sms_delivery_failed"])
+            }
+        }
+    }
+
+    @Test func noCodeReachesTheLogExceptThroughTheLogSender() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            let log = CapturedLog()
+            try await TestGateway.with(logger: log.logger) { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base)
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                let code = try #require(webhook.requests.first?.sentCode)
+                #expect(try await gateway.signIn(app, code: code == "000000" ? "111111" : "000000").status == .unauthorized)
+                #expect(try await gateway.signIn(app, code: code).status == .ok)
+                #expect(!log.text.isEmpty)
+                #expect(!log.text.contains(code))
+                #expect(!log.text.contains(webhookSecret))
+
+                let logged = try await gateway.createPhoneApp(["sender": .object(["type": .string("log")])])
+                try await gateway.client.query("DELETE FROM phone_codes", logger: TestDatabase.logger)
+                #expect(try await gateway.requestCode(logged).status == .accepted)
+                #expect(log.text.contains("phone code (log sender, development app)"))
+            }
+        }
+    }
+}
