@@ -99,6 +99,33 @@ import Testing
         }
     }
 
+    @Test func failedCodesAreLimitedPerNumberAndANewCodeReplacesTheOld() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base, ["resend_after_seconds": .number(10)])
+                let token = try await gateway.adminToken(.operator)
+                let limited = try await gateway.admin(
+                    .patch, "/admin/v1/apps/\(app.appID)", token: token,
+                    json: ["rate_limits": ["phone_failures": ["limit": 2, "period_seconds": 900]]])
+                #expect(limited.status == .ok)
+                gateway.tenants.invalidate(app.appID)
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                let first = try #require(webhook.requests.last?.sentCode)
+                try await gateway.client.query(
+                    "UPDATE phone_codes SET sent_at = now() - interval '1 minute'", logger: TestDatabase.logger)
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                let second = try #require(webhook.requests.last?.sentCode)
+                // The old code no longer works (in the one-in-a-million case that both are equal, a wrong code stands in).
+                let replaced = first != second ? first : (first == "000000" ? "111111" : "000000")
+                #expect(try await gateway.signIn(app, code: replaced).status == .unauthorized, "the old code is replaced")
+                #expect(try await gateway.signIn(app, code: second == "000000" ? "111111" : "000000").status == .unauthorized)
+                let over = try await gateway.signIn(app, code: second)
+                #expect(over.status == .tooManyRequests, "two failures for this number already")
+                #expect(over.headers[.retryAfter] != nil)
+            }
+        }
+    }
+
     @Test func anExpiredCodeIsRefused() async throws {
         try await FakeHTTPServer.with { base, webhook in
             try await TestGateway.with { gateway in
