@@ -13,10 +13,7 @@ struct UserInput: Sendable {
         case hash(PasswordHash)
     }
 
-    static let profileFields = ["first_name", "last_name", "display_name", "avatar_url"]
-    static let fields: Set<String> = Set(profileFields + ["password", "password_hash", "disabled"])
-    static let maximumNameBytes = 256
-    static let maximumURLBytes = 2048
+    static let fields: Set<String> = Set(ProfileFields.names + ["avatar_url", "password", "password_hash", "disabled"])
 
     var password: Password?
     var profile = UserProfile()
@@ -65,26 +62,15 @@ struct UserInput: Sendable {
 
     private mutating func name(_ key: String, in input: JSONInput) throws(GatewayError) -> String? {
         guard input.has(key) else { return nil }
-        let text = (try input.string(key) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.utf8.count <= Self.maximumNameBytes else {
-            throw .invalidRequest("\(key) must be at most \(Self.maximumNameBytes) bytes.")
-        }
-        if text.isEmpty { cleared.insert(key) }
-        return text.isEmpty ? nil : text
+        let value = try ProfileFields.name(try input.string(key), field: key)
+        if value == nil { cleared.insert(key) }
+        return value
     }
 
     private mutating func avatarURL(in input: JSONInput) throws(GatewayError) -> String? {
         guard input.has("avatar_url") else { return nil }
-        let text = (try input.string("avatar_url") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.isEmpty {
-            cleared.insert("avatar_url")
-            return nil
-        }
-        guard text.utf8.count <= Self.maximumURLBytes, let url = URL(string: text),
-            ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false
-        else {
-            throw .invalidRequest("avatar_url must be an absolute http(s) URL of at most \(Self.maximumURLBytes) bytes.")
-        }
-        return text
+        let value = try ProfileFields.avatarURL(try input.string("avatar_url"))
+        if value == nil { cleared.insert("avatar_url") }
+        return value
     }
 }

@@ -36,21 +36,12 @@ struct PhoneNumberAdminController: Sendable {
         guard !userID.isEmpty, userID.utf8.count <= TokenRequest.maximumUserIDBytes else {
             throw GatewayError.invalidRequest("user_id must be 1 to \(TokenRequest.maximumUserIDBytes) bytes.")
         }
-        func name(_ key: String) throws(GatewayError) -> String? {
-            let text = (try input.string(key) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            guard text.utf8.count <= 256 else { throw .invalidRequest("\(key) must be at most 256 bytes.") }
-            return text.isEmpty ? nil : text
-        }
-        var avatarURL = try name("avatar_url")
-        if let text = avatarURL {
-            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host != nil else {
-                throw GatewayError.invalidRequest("avatar_url must be an absolute http(s) URL.")
-            }
-            avatarURL = text
-        }
         let identity = VerifiedIdentity(
-            userID: userID, firstName: try name("first_name"), lastName: try name("last_name"),
-            displayName: try name("display_name"), avatarURL: avatarURL)
+            userID: userID,
+            firstName: try ProfileFields.name(try input.string("first_name"), field: "first_name"),
+            lastName: try ProfileFields.name(try input.string("last_name"), field: "last_name"),
+            displayName: try ProfileFields.name(try input.string("display_name"), field: "display_name"),
+            avatarURL: try ProfileFields.avatarURL(try input.string("avatar_url")))
         let repository = self.repository
         let created = try await transactions.run({ connection in
             try await repository.bind(number, to: identity, in: appID, on: connection)
