@@ -12,14 +12,19 @@ public struct AppChangeListener: Service {
     private let logger: Logger
     private let reloadInterval: Duration
     private let onChange: @Sendable (String) -> Void
+    private let onConnection: @Sendable (Bool) -> Void
 
+    /// - Parameter onConnection: told `true` when the listener is listening,
+    ///   `false` when it lost its connection (readiness follows it).
     public init(
         client: PostgresClient, logger: Logger, reloadInterval: Duration = .seconds(60),
+        onConnection: @escaping @Sendable (Bool) -> Void = { _ in },
         onChange: @escaping @Sendable (String) -> Void
     ) {
         self.client = client
         self.logger = logger
         self.reloadInterval = reloadInterval
+        self.onConnection = onConnection
         self.onChange = onChange
     }
 
@@ -37,6 +42,7 @@ public struct AppChangeListener: Service {
             do {
                 try await client.withConnection { connection in
                     try await connection.listen(on: AppChangeNotification.channel) { notifications in
+                        onConnection(true)
                         onChange(AppChangeNotification.everything)
                         for try await notification in notifications {
                             onChange(notification.payload)
@@ -44,6 +50,7 @@ public struct AppChangeListener: Service {
                     }
                 }
             } catch {
+                onConnection(false)
                 guard !Task.isCancelled else { return }
                 logger.warning("app change listener lost its connection; reconnecting", metadata: ["error": "\(error)"])
                 // Back off before reconnecting so a database outage is not hammered.

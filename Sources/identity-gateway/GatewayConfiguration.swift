@@ -28,6 +28,10 @@ struct GatewayConfiguration: Sendable {
     var databaseRequestTimeoutMilliseconds: Int = 2000
     /// false only to measure the audit trail's cost: tokens then leave unaudited.
     var auditEnabled = true
+    /// Seconds `/readyz` answers 503 before the server stops accepting.
+    var shutdownDrainSeconds = 0
+    /// Seconds in-flight work may take after a shutdown signal before it is cancelled.
+    var shutdownGraceSeconds = 30
     /// Password hashes computed at once (0: one per core) and allowed to wait.
     var passwordHashing = PasswordHasher.Limits()
 
@@ -111,6 +115,10 @@ struct GatewayConfiguration: Sendable {
         databaseRequestTimeoutMilliseconds = Self.integer(
             reader, "database.request_timeout_ms", env: "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS", in: 100...60_000,
             default: 2000, &problems)
+        shutdownDrainSeconds = Self.integer(
+            reader, "shutdown.drain_seconds", env: "GATEWAY_SHUTDOWN_DRAIN_SECONDS", in: 0...300, default: 0, &problems)
+        shutdownGraceSeconds = Self.integer(
+            reader, "shutdown.grace_seconds", env: "GATEWAY_SHUTDOWN_GRACE_SECONDS", in: 1...3600, default: 30, &problems)
         let hashConcurrency = Self.integer(
             reader, "password.hash_concurrency", env: "GATEWAY_PASSWORD_HASH_CONCURRENCY", in: 0...256, default: 0,
             &problems)

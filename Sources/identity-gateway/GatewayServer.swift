@@ -33,13 +33,15 @@ struct GatewayServer {
         let maintenance = AuditMaintenance(
             client: client, logger: logger,
             retentionDays: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays)
+        let readiness = Readiness()
         let router = GatewayRouter.make(
             GatewayDependencies(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey,
                 rateLimits: configuration.rateLimits, rateLimitCounters: rateLimitCounters, auditWriter: auditWriter,
-                databaseTimeout: databaseTimeout, logger: logger))
+                databaseTimeout: databaseTimeout, readiness: readiness, logger: logger))
         let changeListener = AppChangeListener(
-            client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds)
+            client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds),
+            onConnection: { readiness.setListening($0) }
         ) { payload in
             tenants.invalidate(notification: payload)
         }
@@ -68,12 +70,19 @@ struct GatewayServer {
                 try await BootstrapToken.seed(secret, client: client, logger: logger)
             }
             try await prepare(client)
+            readiness.markStarted()
             logger.info("database ready; starting the HTTP server", metadata: ["database": "\(databaseURL)"])
         }
-        let services = ServiceGroup(
-            configuration: .init(
-                services: [client, changeListener, maintenance, auditWriter, rateLimitCounters, app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await services.run()
+        // Shutdown runs backwards through this list: drain, stop HTTP (finishing
+        // in-flight requests), flush counters and audit rows, close the pool.
+        var group = ServiceGroupConfiguration(
+            services: [
+                client, changeListener, maintenance, auditWriter, rateLimitCounters, app,
+                DrainOnShutdown(readiness: readiness, drainTime: .seconds(configuration.shutdownDrainSeconds)),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = .seconds(configuration.shutdownGraceSeconds)
+        try await ServiceGroup(configuration: group).run()
     }
 }
 

@@ -81,9 +81,15 @@ import Testing
         var issued = 0
         for _ in 0..<5 where try await Self.attempt(base, appID, password: "right") == 200 { issued += 1 }
         #expect(issued == 5)
+        #expect(try await HTTPCall.send("GET", "\(base)/readyz").status == 200)
+        #expect(try await HTTPCall.send("GET", "\(base)/healthz").status == 200)
 
         let stopped = try await GatewayProcess.run(["local-postgres", "stop", "--data-dir", folder.path])
         #expect(stopped.status == 0, "\(stopped.output)")
+        let notReady = try await HTTPCall.send("GET", "\(base)/readyz")
+        #expect(notReady.status == 503)
+        #expect(notReady.text.contains("\"reason\""))
+        #expect(try await HTTPCall.send("GET", "\(base)/healthz").status == 200, "alive, though not ready")
         // Under load, every request answers 503 within twice the one-second database timeout (the limit
         // check, then the denial's audit write), and none gets a token. Waves of five stay under
         // URLSession's connections per host, so the time measured is the gateway's.
@@ -116,6 +122,12 @@ import Testing
             try await Task.sleep(for: .milliseconds(100))  // polling: the pool reconnects on its own schedule
         }
         #expect(recovered, "the gateway did not recover within 20 s of PostgreSQL coming back")
+        var ready = false
+        while ContinuousClock.now < deadline, !ready {
+            ready = try await HTTPCall.send("GET", "\(base)/readyz").status == 200
+            if !ready { try await Task.sleep(for: .milliseconds(100)) }  // polling: the listener reconnects on its own
+        }
+        #expect(ready, "/readyz did not come back after PostgreSQL did")
         #expect(await server.stop() == 0)
 
         // Every token that left has its row; none of the refused requests claims one.
@@ -127,5 +139,56 @@ import Testing
             return total
         }
         #expect(issuedRows == issued)
+    }
+
+    /// SIGTERM in the middle of 100 token requests: each one completes or is
+    /// refused cleanly, nothing hangs, the exit is clean, and every issued
+    /// token has its audit row.
+    @Test func sigtermDuringABurstDrainsCleanly() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let bootstrap = AdminTokenSecret.generate().text
+            var environment = Self.environment(url, bootstrap: bootstrap)
+            environment["GATEWAY_SHUTDOWN_DRAIN_SECONDS"] = "1"
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            let base = "http://127.0.0.1:\(server.port)"
+            let appID = try await Self.createApp(base: base, token: bootstrap)
+
+            let (answered, answeredSignal) = AsyncStream.makeStream(of: Void.self)
+            let outcomes = try await withThrowingTaskGroup(of: Int?.self) { group in
+                for _ in 0..<100 {
+                    group.addTask {
+                        defer { answeredSignal.yield() }
+                        return try? await Self.attempt(base, appID, password: "right")
+                    }
+                }
+                group.addTask {
+                    var seen = 0
+                    for await _ in answered {
+                        seen += 1
+                        if seen == 10 { break }
+                    }
+                    let exit = await server.stop()
+                    #expect(exit == 0, "\(server.printed)")
+                    return nil
+                }
+                var outcomes: [Int?] = []
+                for try await outcome in group { outcomes.append(outcome) }
+                return outcomes
+            }
+            let statuses = outcomes.compactMap { $0 }  // nil: the stopper, or a connection refused after the stop
+            #expect(outcomes.count == 101)
+            #expect(statuses.allSatisfy { [200, 503].contains($0) }, "\(statuses)")
+            #expect(statuses.filter { $0 == 200 }.count >= 10)
+            let issued = statuses.filter { $0 == 200 }.count
+            let rows = try await TestDatabase.withClient(url) { client in
+                let rows = try await client.query(
+                    "SELECT count(*) FROM audit_events WHERE event = 'token.issued'", logger: TestDatabase.logger)
+                var total = 0
+                for try await count in rows.decode(Int.self) { total = count }
+                return total
+            }
+            #expect(rows == issued)
+            #expect(server.printed.contains("audit writer stopped"))
+        }
     }
 }

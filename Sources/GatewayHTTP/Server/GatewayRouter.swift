@@ -15,12 +15,14 @@ public struct GatewayDependencies: Sendable {
     public let auditWriter: AuditWriter
     /// How long a token request waits for the database before answering 503.
     public let databaseTimeout: Duration
+    /// What `/readyz` reports besides the database.
+    public let readiness: Readiness
     public let logger: Logger
 
     public init(
         client: PostgresClient, tenants: TenantDirectory, plugins: PluginRegistry, masterKey: MasterKey,
         rateLimits: RateLimitSettings, rateLimitCounters: RateLimitRepository, auditWriter: AuditWriter,
-        databaseTimeout: Duration = .seconds(2),
+        databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(),
         logger: Logger
     ) {
         self.client = client
@@ -31,6 +33,7 @@ public struct GatewayDependencies: Sendable {
         self.rateLimitCounters = rateLimitCounters
         self.auditWriter = auditWriter
         self.databaseTimeout = databaseTimeout
+        self.readiness = readiness
         self.logger = logger
     }
 }
@@ -50,6 +53,7 @@ public enum GatewayRouter {
 
         let router = Router(context: GatewayRequestContext.self)
         router.add(middleware: RequestIDMiddleware(trustedProxies: dependencies.rateLimits.trustedProxies))
+        HealthController(readiness: dependencies.readiness, client: client).addRoutes(to: router)
         let rateLimiter = RateLimiter(repository: dependencies.rateLimitCounters, settings: dependencies.rateLimits)
         IdentityTokenController(
             tenants: dependencies.tenants, auditWriter: dependencies.auditWriter, rateLimiter: rateLimiter,

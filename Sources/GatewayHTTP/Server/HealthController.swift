@@ -1,0 +1,48 @@
+import GatewayCore
+public import Hummingbird
+import NIOCore
+public import PostgresNIO
+
+/// `GET /healthz`: the process answers. `GET /readyz`: this replica should
+/// get traffic (see ``Readiness``) and the database answers within a second;
+/// 503 with the reason otherwise. Neither is rate limited or audited.
+public struct HealthController: Sendable {
+    public static let paths = ["/healthz", "/readyz"]
+    public static let databaseTimeout = Duration.seconds(1)
+
+    private let readiness: Readiness
+    private let client: PostgresClient
+
+    public init(readiness: Readiness, client: PostgresClient) {
+        self.readiness = readiness
+        self.client = client
+    }
+
+    public func addRoutes(to router: Router<GatewayRequestContext>) {
+        router.get("/healthz") { _, _ in Self.answer(.ok, #"{"status":"ok"}"#) }
+        router.get("/readyz") { _, context in await ready(context) }
+    }
+
+    private func ready(_ context: GatewayRequestContext) async -> Response {
+        if let problem = readiness.problem { return Self.unavailable(problem) }
+        let client = self.client
+        do {
+            _ = try await withTimeout(Self.databaseTimeout) {
+                try await client.query("SELECT 1", logger: context.logger)
+            }
+        } catch {
+            return Self.unavailable("the database does not answer")
+        }
+        return Self.answer(.ok, #"{"status":"ready"}"#)
+    }
+
+    private static func unavailable(_ reason: String) -> Response {
+        answer(.serviceUnavailable, #"{"status":"unavailable","reason":"\#(reason)"}"#)
+    }
+
+    private static func answer(_ status: HTTPResponse.Status, _ json: String) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(string: json)))
+    }
+}
