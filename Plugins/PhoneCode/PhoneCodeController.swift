@@ -76,6 +76,7 @@ struct PhoneCodeController: Sendable {
             throw .invalidRequest("app_id must be layer:///apps/{staging|production}/<uuid> or a UUID.")
         }
         event.appID = appID
+        context.logFacts.appID = appID
         let number = try PhoneNumber.parse(try input.string("phone_number"), field: "phone_number")
         event.detail["phone_number"] = number.text
 

@@ -35,7 +35,7 @@ struct DevCommand: AsyncParsableCommand {
                     "database.url": databaseURL, "master_key": masterKeyText, "http.port": "\(port)",
                     "migrate_on_start": "true",
                 ])
-            let logger = bootstrapLogging(level: configuration.logLevel)
+            let logger = bootstrapLogging(level: configuration.logLevel, format: .text)
             let masterKey = try configuration.requiredMasterKey()
             let port = self.port
             try await GatewayServer(configuration: configuration, logger: logger).run { client in

@@ -18,6 +18,8 @@ struct GatewayConfiguration: Sendable {
     var masterKey: MasterKey?
     var migrateOnStart: Bool = false
     var logLevel: Logger.Level = .info
+    var logFormat: LogFormat = .json
+    var logRequests = true
     var databaseMaxConnections: Int = 20
     /// Seeds one operator token on a database that has none.
     var bootstrapAdminToken: AdminTokenSecret?
@@ -127,6 +129,12 @@ struct GatewayConfiguration: Sendable {
             queueLimit: Self.integer(
                 reader, "password.hash_queue_limit", env: "GATEWAY_PASSWORD_HASH_QUEUE_LIMIT", in: 0...100_000,
                 default: 64, &problems))
+        logRequests = Self.boolean(reader, "log.requests", env: "GATEWAY_LOG_REQUESTS", default: true, &problems)
+        if let format = reader.string(forKey: "log.format") {
+            if let parsed = LogFormat(rawValue: format.lowercased()) { logFormat = parsed } else {
+                problems.append("log.format (GATEWAY_LOG_FORMAT): '\(format)' is not json or text")
+            }
+        }
         if let level = reader.string(forKey: "log.level") {
             if let parsed = Logger.Level(rawValue: level.lowercased()) { logLevel = parsed } else {
                 problems.append("log.level (GATEWAY_LOG_LEVEL): '\(level)' is not one of trace, debug, info, notice, warning, error, critical")

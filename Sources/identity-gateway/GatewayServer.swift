@@ -38,7 +38,8 @@ struct GatewayServer {
             GatewayDependencies(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey,
                 rateLimits: configuration.rateLimits, rateLimitCounters: rateLimitCounters, auditWriter: auditWriter,
-                databaseTimeout: databaseTimeout, readiness: readiness, logger: logger))
+                databaseTimeout: databaseTimeout, readiness: readiness, logsRequests: configuration.logRequests,
+                logger: logger))
         let changeListener = AppChangeListener(
             client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds),
             onConnection: { readiness.setListening($0) }

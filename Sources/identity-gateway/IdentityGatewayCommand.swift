@@ -22,12 +22,25 @@ struct ConfigurationOptions: ParsableArguments {
     var config: String?
 }
 
-/// Sends log lines to standard error at `level`.
-func bootstrapLogging(level: Logger.Level) -> Logger {
+/// How log lines are written.
+enum LogFormat: String {
+    /// One JSON object a line, for log collectors.
+    case json
+    /// Plain text, for people at a terminal.
+    case text
+}
+
+/// Sends log lines to standard error at `level`, as JSON unless `format` says text.
+func bootstrapLogging(level: Logger.Level, format: LogFormat = .json) -> Logger {
     LoggingSystem.bootstrap { label in
-        var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = level
-        return handler
+        switch format {
+        case .json:
+            return JSONLogHandler(label: label, level: level)
+        case .text:
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
     }
     return Logger(label: "identity-gateway")
 }

@@ -11,7 +11,7 @@ struct MigrateCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingProblems {
             let configuration = try await GatewayConfiguration.load(file: options.config)
-            let logger = bootstrapLogging(level: configuration.logLevel)
+            let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
             let applied = try await withPostgresClient(configuration.databaseURL, logger: logger) { client in
                 try await MigrationRunner(client: client, logger: logger).run(installedPlugins(configuration).migrations)
             }

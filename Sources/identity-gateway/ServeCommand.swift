@@ -10,7 +10,7 @@ struct ServeCommand: AsyncParsableCommand {
         try await reportingProblems {
             let configuration = try await GatewayConfiguration.load(file: options.config)
             _ = try configuration.requiredMasterKey()
-            let logger = bootstrapLogging(level: configuration.logLevel)
+            let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
             try await GatewayServer(configuration: configuration, logger: logger).run()
         }
     }

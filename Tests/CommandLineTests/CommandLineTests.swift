@@ -19,7 +19,7 @@ import FoundationNetworking
             environment: [
                 "GATEWAY_HTTP_PORT": "80000", "GATEWAY_LOG_LEVEL": "loud", "GATEWAY_MIGRATE_ON_START": "maybe",
                 "GATEWAY_MASTER_KEY": "c2hvcnQ=", "GATEWAY_PASSWORD_HASH_CONCURRENCY": "-1",
-                "GATEWAY_PASSWORD_HASH_QUEUE_LIMIT": "lots",
+                "GATEWAY_PASSWORD_HASH_QUEUE_LIMIT": "lots", "GATEWAY_LOG_FORMAT": "xml", "GATEWAY_SHUTDOWN_GRACE_SECONDS": "0",
             ])
         #expect(exit.status != 0)
         for expected in [
@@ -30,6 +30,8 @@ import FoundationNetworking
             "master_key (GATEWAY_MASTER_KEY): the master key must be 32 random bytes",
             "password.hash_concurrency (GATEWAY_PASSWORD_HASH_CONCURRENCY): '-1' is not a whole number in 0...256",
             "password.hash_queue_limit (GATEWAY_PASSWORD_HASH_QUEUE_LIMIT): 'lots' is not a whole number",
+            "log.format (GATEWAY_LOG_FORMAT): 'xml' is not json or text",
+            "shutdown.grace_seconds (GATEWAY_SHUTDOWN_GRACE_SECONDS): '0' is not a whole number in 1...3600",
         ] {
             #expect(exit.output.contains(expected), "missing: \(expected)\n\(exit.output)")
         }

@@ -7,11 +7,13 @@ import Testing
 /// Limits and the audit trail as replicas share them, and what happens when
 /// PostgreSQL goes away and comes back.
 @Suite struct ResilienceTests {
-    static func environment(_ url: String, bootstrap: String) -> [String: String] {
+    /// - Parameter databaseTimeoutMs: short where the test is about timing out;
+    ///   otherwise long, so a loaded CI machine does not turn waits into 503s.
+    static func environment(_ url: String, bootstrap: String, databaseTimeoutMs: Int = 10_000) -> [String: String] {
         [
             "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
             "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_ADMIN_BOOTSTRAP_TOKEN": bootstrap,
-            "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "1000",
+            "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "\(databaseTimeoutMs)",
         ]
     }
 
@@ -75,7 +77,8 @@ import Testing
         let url = try #require(started.output.split(separator: "\n").last.map(String.init))
 
         let bootstrap = AdminTokenSecret.generate().text
-        let server = try await GatewayProcess.start(["serve"], environment: Self.environment(url, bootstrap: bootstrap))
+        let server = try await GatewayProcess.start(
+            ["serve"], environment: Self.environment(url, bootstrap: bootstrap, databaseTimeoutMs: 1000))
         let base = "http://127.0.0.1:\(server.port)"
         let appID = try await Self.createApp(base: base, token: bootstrap)
         var issued = 0
@@ -187,7 +190,7 @@ import Testing
                 for try await count in rows.decode(Int.self) { total = count }
                 return total
             }
-            #expect(rows == issued)
+            #expect(rows == issued, "\(statuses)\n\(server.printed.split(separator: "\n").filter { !$0.contains("\"request\"") }.suffix(40).joined(separator: "\n"))")
             #expect(server.printed.contains("audit writer stopped"))
         }
     }

@@ -1,25 +1,25 @@
 /// Writes one flat JSON object member by member, in the order given. Used for
 /// token headers and claims, whose bytes are signed: the output is exact and
-/// cheap, with no encoder or dictionary ordering in between.
-struct JSONObjectWriter {
+/// cheap, with no encoder or dictionary ordering in between. Log lines use it too.
+public struct JSONObjectWriter {
     private(set) var bytes: [UInt8] = [UInt8(ascii: "{")]
 
-    init(reservingCapacity capacity: Int = 256) {
+    public init(reservingCapacity capacity: Int = 256) {
         bytes.reserveCapacity(capacity)
     }
 
-    mutating func add(_ key: String, _ value: String) {
+    public mutating func add(_ key: String, _ value: String) {
         addKey(key)
         appendString(value)
     }
 
-    mutating func add(_ key: String, _ value: Int64) {
+    public mutating func add(_ key: String, _ value: Int64) {
         addKey(key)
         bytes.append(contentsOf: String(value).utf8)
     }
 
     /// Closes the object and returns its bytes.
-    consuming func finish() -> [UInt8] {
+    public consuming func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }

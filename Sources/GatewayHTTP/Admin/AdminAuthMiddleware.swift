@@ -68,6 +68,7 @@ extension GatewayRequestContext {
         let admin = try adminToken()
         let appID: AppID = try pathIdentifier("app_id")
         guard admin.scope.covers(appID) else { throw AdminErrors.appNotFound(appID) }
+        logFacts.appID = appID
         return (appID, admin)
     }
 }

@@ -1,6 +1,7 @@
+public import GatewayCore
 public import GatewayPostgres
 public import Hummingbird
-
+import Synchronization
 
 /// The request context of every gateway route: Hummingbird's core storage
 /// plus the request id that ties the response, the log lines and the audit
@@ -15,9 +16,25 @@ public struct GatewayRequestContext: RequestContext {
     public let peerAddress: String?
     /// The client's address after trusted-proxy rules, set by ``RequestIDMiddleware``.
     public var clientIP: String?
+    /// What the request's access-log line reports beyond the request itself;
+    /// a reference, so routes deep in the chain can fill it in.
+    public let logFacts = RequestLogFacts()
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.peerAddress = source.channel.remoteAddress?.ipAddress
+    }
+}
+
+/// Facts a route learns that belong in the request's access-log line.
+public final class RequestLogFacts: Sendable {
+    private let storedAppID = Mutex<AppID?>(nil)
+
+    public init() {}
+
+    /// The app the request was about, once known.
+    public var appID: AppID? {
+        get { storedAppID.withLock { $0 } }
+        set { storedAppID.withLock { $0 = newValue } }
     }
 }

@@ -17,12 +17,14 @@ public struct GatewayDependencies: Sendable {
     public let databaseTimeout: Duration
     /// What `/readyz` reports besides the database.
     public let readiness: Readiness
+    /// Whether every request gets an access-log line.
+    public let logsRequests: Bool
     public let logger: Logger
 
     public init(
         client: PostgresClient, tenants: TenantDirectory, plugins: PluginRegistry, masterKey: MasterKey,
         rateLimits: RateLimitSettings, rateLimitCounters: RateLimitRepository, auditWriter: AuditWriter,
-        databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(),
+        databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
         logger: Logger
     ) {
         self.client = client
@@ -34,6 +36,7 @@ public struct GatewayDependencies: Sendable {
         self.auditWriter = auditWriter
         self.databaseTimeout = databaseTimeout
         self.readiness = readiness
+        self.logsRequests = logsRequests
         self.logger = logger
     }
 }
@@ -52,7 +55,8 @@ public enum GatewayRouter {
         let pluginServices = PluginServices(client: client, logger: logger, databaseTimeout: dependencies.databaseTimeout)
 
         let router = Router(context: GatewayRequestContext.self)
-        router.add(middleware: RequestIDMiddleware(trustedProxies: dependencies.rateLimits.trustedProxies))
+        router.add(middleware: RequestIDMiddleware(
+            trustedProxies: dependencies.rateLimits.trustedProxies, logsRequests: dependencies.logsRequests))
         HealthController(readiness: dependencies.readiness, client: client).addRoutes(to: router)
         let rateLimiter = RateLimiter(repository: dependencies.rateLimitCounters, settings: dependencies.rateLimits)
         IdentityTokenController(

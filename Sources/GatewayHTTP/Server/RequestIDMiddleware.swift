@@ -11,9 +11,12 @@ public struct RequestIDMiddleware: RouterMiddleware {
     public typealias Context = GatewayRequestContext
 
     private let trustedProxies: [CIDR]
+    private let logsRequests: Bool
 
-    public init(trustedProxies: [CIDR] = []) {
+    /// - Parameter logsRequests: write one `info` access line a request.
+    public init(trustedProxies: [CIDR] = [], logsRequests: Bool = true) {
         self.trustedProxies = trustedProxies
+        self.logsRequests = logsRequests
     }
 
     public func handle(
@@ -26,15 +29,28 @@ public struct RequestIDMiddleware: RouterMiddleware {
             peer: context.peerAddress, forwardedFor: request.headers[values: .xForwardedFor],
             trustedProxies: trustedProxies)
         context.logger[metadataKey: "request_id"] = .string(requestID)
+        let started = ContinuousClock.now
+        var response: Response
         do {
-            var response = try await next(request, context)
-            response.headers[.requestID] = requestID
-            return response
+            response = try await next(request, context)
         } catch {
-            var response = ErrorResponder.response(for: error, requestID: requestID, logger: context.logger)
-            response.headers[.requestID] = requestID
-            return response
+            response = ErrorResponder.response(for: error, requestID: requestID, logger: context.logger)
         }
+        response.headers[.requestID] = requestID
+        if logsRequests { Self.logAccess(request, response, context, took: ContinuousClock.now - started) }
+        return response
+    }
+
+    /// One line a request: route, status, duration and the app, never a body.
+    private static func logAccess(_ request: Request, _ response: Response, _ context: Context, took: Duration) {
+        guard context.logger.logLevel <= .info else { return }
+        var metadata: Logger.Metadata = [
+            "route": "\(request.method.rawValue) \(request.uri.path)",
+            "status": "\(response.status.code)",
+            "duration_ms": "\(String(format: "%.3f", Double(took.components.attoseconds) / 1e15 + Double(took.components.seconds) * 1000))",
+        ]
+        if let appID = context.logFacts.appID { metadata["app_id"] = "\(appID)" }
+        context.logger.info("request", metadata: metadata)
     }
 
     static func generate() -> String {

@@ -84,6 +84,7 @@ public struct IdentityTokenController: Sendable {
         let body = try await request.body.collect(upTo: Self.maximumBodyBytes)
         let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
         event.appID = fields.appID.flatMap(AppID.init)
+        context.logFacts.appID = event.appID
         let tokenRequest = try fields.validated()
         event.userID = tokenRequest.userID
 

@@ -35,12 +35,16 @@ struct TestGateway: Sendable {
     ) async throws {
         try await TestDatabase.with(migrations: plugins.migrations) { client, _ in
             let masterKey = try MasterKey(base64: MasterKey.generateBase64())
-            let tenants = TenantDirectory(client: client, plugins: plugins, masterKey: masterKey, logger: logger)
-            let auditWriter = AuditWriter(client: client, logger: logger)
-            let counters = RateLimitRepository(client: client, logger: logger)
+            // Generous timeouts: a loaded CI machine must not turn slow steps into 503s
+            // (timing out is tested against a real outage in ResilienceTests).
+            let timeout = Duration.seconds(10)
+            let tenants = TenantDirectory(
+                client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: timeout)
+            let auditWriter = AuditWriter(client: client, logger: logger, writeTimeout: timeout)
+            let counters = RateLimitRepository(client: client, logger: logger, timeout: timeout)
             let dependencies = GatewayDependencies(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, rateLimits: rateLimits,
-                rateLimitCounters: counters, auditWriter: auditWriter, logger: logger)
+                rateLimitCounters: counters, auditWriter: auditWriter, databaseTimeout: timeout, logger: logger)
             let gateway = TestGateway(
                 client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies,
                 application: Application(router: GatewayRouter.make(dependencies), logger: logger))
