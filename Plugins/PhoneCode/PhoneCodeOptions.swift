@@ -34,7 +34,7 @@ struct PhoneCodeOptions: Sendable {
     static let attempts = 1...10
     static let resendDelays = 10...3600
 
-    init(_ options: JSONValue, environment: AppEnvironment, now: Date = Date()) throws(GatewayError) {
+    init(_ options: JSONValue, environment: AppEnvironment, allowsLogSender: Bool = true) throws(GatewayError) {
         let reader = try OptionsReader(options, path: "plugins.phone_code")
         try reader.rejectUnknown([
             "code_length", "code_ttl_seconds", "max_attempts", "resend_after_seconds", "allowed_prefixes",
@@ -64,10 +64,12 @@ struct PhoneCodeOptions: Sendable {
             }
             testNumbers[number] = TestNumber(code: code, expiresAt: expiresAt)
         }
-        sender = try Self.sender(try reader.object("sender"), environment: environment)
+        sender = try Self.sender(try reader.object("sender"), environment: environment, allowsLog: allowsLogSender)
     }
 
-    private static func sender(_ reader: OptionsReader?, environment: AppEnvironment) throws(GatewayError) -> Sender {
+    private static func sender(
+        _ reader: OptionsReader?, environment: AppEnvironment, allowsLog: Bool
+    ) throws(GatewayError) -> Sender {
         guard let reader else {
             throw .invalidRequest("plugins.phone_code.sender is required: {\"type\": \"webhook\" | \"twilio\" | \"log\", ...}.")
         }
@@ -93,6 +95,9 @@ struct PhoneCodeOptions: Sendable {
             try reader.rejectUnknown(["type"])
             guard environment == .development else {
                 throw .invalidRequest("plugins.phone_code.sender: the log sender is for development apps only.")
+            }
+            guard allowsLog else {
+                throw .invalidRequest("plugins.phone_code.sender: the log sender is off on this gateway (production mode).")
             }
             return .log
         default:

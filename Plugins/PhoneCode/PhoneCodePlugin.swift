@@ -16,13 +16,17 @@ public struct PhoneCodePlugin: CredentialPlugin {
     public let credentialType = "phone_code"
     private let codes: PhoneCodes
     private let httpClient: HTTPClient
+    private let allowsLogSender: Bool
 
     /// - Parameters:
     ///   - codeKey: the key code HMACs are made with (``MasterKey/derivedSecret(for:)``).
     ///   - httpClient: for webhooks and Twilio; the shared client by default.
-    public init(codeKey: [UInt8], httpClient: HTTPClient = .shared) {
+    ///   - allowsLogSender: whether development apps may use the `log`
+    ///     sender; a production deployment says `false`.
+    public init(codeKey: [UInt8], httpClient: HTTPClient = .shared, allowsLogSender: Bool = true) {
         self.codes = PhoneCodes(key: SymmetricKey(data: codeKey))
         self.httpClient = httpClient
+        self.allowsLogSender = allowsLogSender
     }
 
     /// The purpose string the code key is derived for.
@@ -36,7 +40,8 @@ public struct PhoneCodePlugin: CredentialPlugin {
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
         PhoneCodeVerifier(
-            options: try PhoneCodeOptions(options, environment: app.environment), codes: codes,
+            options: try PhoneCodeOptions(options, environment: app.environment, allowsLogSender: allowsLogSender),
+            codes: codes,
             repository: PhoneCodeRepository(client: services.client, logger: services.logger),
             databaseTimeout: services.databaseTimeout)
     }

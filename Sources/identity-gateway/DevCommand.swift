@@ -33,7 +33,7 @@ struct DevCommand: AsyncParsableCommand {
                 file: nil,
                 overrides: [
                     "database.url": databaseURL, "master_key": masterKeyText, "http.port": "\(port)",
-                    "migrate_on_start": "true",
+                    "migrate_on_start": "true", "mode": "development",
                 ])
             let logger = bootstrapLogging(level: configuration.logLevel, format: .text)
             let masterKey = try configuration.requiredMasterKey()

@@ -17,6 +17,9 @@ struct GatewayConfiguration: Sendable {
     /// Required by `serve`; `migrate` needs none.
     var masterKey: MasterKey?
     var migrateOnStart: Bool = false
+    /// `production` refuses static test users and the `log` SMS sender
+    /// deployment-wide; `development` allows them to development apps.
+    var mode: DeploymentMode = .production
     var logLevel: Logger.Level = .info
     var logFormat: LogFormat = .json
     var logRequests = true
@@ -57,22 +60,16 @@ struct GatewayConfiguration: Sendable {
     init(reader: ConfigReader) throws {
         var problems: [String] = []
 
-        let databaseURL = reader.string(forKey: "database.url", isSecret: true)
+        let databaseURL = Self.secret(reader, "database.url", env: "GATEWAY_DATABASE_URL", &problems)
         if let databaseURL {
             do { _ = try DatabaseURL(databaseURL) } catch { problems.append("database.url (GATEWAY_DATABASE_URL): \(error)") }
         } else {
-            problems.append("database.url (GATEWAY_DATABASE_URL) is required, e.g. postgres://gateway:secret@127.0.0.1:5432/gateway")
+            problems.append(
+                "database.url (GATEWAY_DATABASE_URL) is required (or database.url_file), e.g. postgres://gateway:secret@127.0.0.1:5432/gateway")
         }
         self.databaseURL = databaseURL ?? ""
 
-        var masterKeyText = reader.string(forKey: "master_key", isSecret: true)
-        if masterKeyText == nil, let path = reader.string(forKey: "master_key_file") {
-            do {
-                masterKeyText = try String(contentsOfFile: path, encoding: .utf8)
-            } catch {
-                problems.append("master_key_file (GATEWAY_MASTER_KEY_FILE): cannot read \(path)")
-            }
-        }
+        let masterKeyText = Self.secret(reader, "master_key", env: "GATEWAY_MASTER_KEY", &problems)
         var masterKey: MasterKey?
         if let masterKeyText {
             do { masterKey = try MasterKey(base64: masterKeyText) } catch {
@@ -87,7 +84,7 @@ struct GatewayConfiguration: Sendable {
             &problems)
         cacheReloadSeconds = Self.integer(
             reader, "cache.reload_seconds", env: "GATEWAY_CACHE_RELOAD_SECONDS", in: 1...86400, default: 60, &problems)
-        if let text = reader.string(forKey: "admin.bootstrap_token", isSecret: true) {
+        if let text = Self.secret(reader, "admin.bootstrap_token", env: "GATEWAY_ADMIN_BOOTSTRAP_TOKEN", &problems) {
             let secret = AdminTokenSecret(text: text)
             if secret.isWellFormed { bootstrapAdminToken = secret } else {
                 problems.append("admin.bootstrap_token (GATEWAY_ADMIN_BOOTSTRAP_TOKEN): must be 32 to 512 visible ASCII characters")
@@ -129,6 +126,11 @@ struct GatewayConfiguration: Sendable {
             queueLimit: Self.integer(
                 reader, "password.hash_queue_limit", env: "GATEWAY_PASSWORD_HASH_QUEUE_LIMIT", in: 0...100_000,
                 default: 64, &problems))
+        if let text = reader.string(forKey: "mode") {
+            if let parsed = DeploymentMode(rawValue: text.lowercased()) { mode = parsed } else {
+                problems.append("mode (GATEWAY_MODE): '\(text)' is not production or development")
+            }
+        }
         logRequests = Self.boolean(reader, "log.requests", env: "GATEWAY_LOG_REQUESTS", default: true, &problems)
         if let format = reader.string(forKey: "log.format") {
             if let parsed = LogFormat(rawValue: format.lowercased()) { logFormat = parsed } else {
@@ -156,6 +158,21 @@ struct GatewayConfiguration: Sendable {
         return masterKey
     }
 
+    /// A secret given inline (`key`) or as a file to read (`key_file`, e.g. a
+    /// mounted Kubernetes secret; one trailing newline is dropped).
+    private static func secret(
+        _ reader: ConfigReader, _ key: String, env: String, _ problems: inout [String]
+    ) -> String? {
+        if let value = reader.string(forKey: ConfigKey(key), isSecret: true) { return value }
+        guard let path = reader.string(forKey: ConfigKey(key + "_file")) else { return nil }
+        guard var text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            problems.append("\(key)_file (\(env)_FILE): cannot read \(path)")
+            return nil
+        }
+        if text.hasSuffix("\n") { text.removeLast() }
+        return text
+    }
+
     private static func boolean(
         _ reader: ConfigReader, _ key: ConfigKey, env: String, default value: Bool, _ problems: inout [String]
     ) -> Bool {
@@ -180,6 +197,11 @@ struct GatewayConfiguration: Sendable {
         }
         return number
     }
+}
+
+/// What the deployment is for.
+enum DeploymentMode: String {
+    case production, development
 }
 
 /// Every configuration problem found at start, one per line.

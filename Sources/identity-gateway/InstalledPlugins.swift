@@ -5,12 +5,18 @@ import PhoneCodePlugin
 import StaticUsersPlugin
 
 /// The credential plugins this binary offers: one line a plugin.
+/// Production mode leaves out what exists for trying things: static test
+/// users and the `log` SMS sender.
 func installedPlugins(_ configuration: GatewayConfiguration) -> PluginRegistry {
-    PluginRegistry([
-        StaticUsersPlugin(),
+    let development = configuration.mode == .development
+    let plugins: [(any CredentialPlugin)?] = [
+        development ? StaticUsersPlugin() : nil,
         PasswordPlugin(hasher: PasswordHasher(limits: configuration.passwordHashing)),
-        PhoneCodePlugin(codeKey: codeKeySource(configuration).derivedSecret(for: PhoneCodePlugin.keyPurpose)),
-    ])
+        PhoneCodePlugin(
+            codeKey: codeKeySource(configuration).derivedSecret(for: PhoneCodePlugin.keyPurpose),
+            allowsLogSender: development),
+    ]
+    return PluginRegistry(plugins.compactMap { $0 })
 }
 
 /// `serve` always has a master key; `migrate` may not, and verifies no codes.

@@ -51,6 +51,46 @@ import FoundationNetworking
         #expect(refused.output.contains("--memory-kib must be in"))
     }
 
+    /// The default mode is production: no static test users, no `log` SMS
+    /// sender, even for development apps. Secrets come from files here.
+    @Test func productionModeRefusesTestFeaturesAndSecretsComeFromFiles() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let folder = FileManager.default.temporaryDirectory.appending(path: "secrets-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let bootstrap = AdminTokenSecret.generate().text
+            for (name, value) in [("url", url), ("key", masterKey), ("bootstrap", bootstrap)] {
+                try Data((value + "\n").utf8).write(to: folder.appending(path: name))
+            }
+            let server = try await GatewayProcess.start(
+                ["serve"],
+                environment: [
+                    "GATEWAY_DATABASE_URL_FILE": folder.appending(path: "url").path,
+                    "GATEWAY_MASTER_KEY_FILE": folder.appending(path: "key").path,
+                    "GATEWAY_ADMIN_BOOTSTRAP_TOKEN_FILE": folder.appending(path: "bootstrap").path,
+                    "GATEWAY_HTTP_PORT": "0", "GATEWAY_MIGRATE_ON_START": "true",
+                ])
+            let base = "http://127.0.0.1:\(server.port)"
+            func create(_ types: [String], _ plugins: [String: any Sendable]) async throws -> HTTPCall.Answer {
+                try await HTTPCall.send(
+                    "POST", "\(base)/admin/v1/apps", token: bootstrap,
+                    json: [
+                        "app_id": UUID().uuidString, "name": "mode", "environment": "development",
+                        "provider_id": UUID().uuidString, "credential_types": types, "plugins": plugins,
+                    ])
+            }
+            let staticApp = try await create(["static"], [:])
+            #expect(staticApp.status == 400)
+            #expect(staticApp.text.contains("'static' is not offered by this gateway"))
+            let logSender = try await create(["phone_code"], ["phone_code": ["sender": ["type": "log"]]])
+            #expect(logSender.status == 400)
+            #expect(logSender.text.contains("production mode"))
+            #expect(try await create(["password"], [:]).status == 201)
+            #expect(await server.stop() == 0)
+            #expect(!server.printed.contains(bootstrap))
+        }
+    }
+
     @Test func serveRequiresAMasterKey() async throws {
         let exit = try await GatewayProcess.run(
             ["serve"], environment: ["GATEWAY_DATABASE_URL": "postgres://u:p@127.0.0.1:1/d"])
@@ -90,6 +130,7 @@ import FoundationNetworking
                   port: 1
                 master_key_file: \(keyFile.path)
                 migrate_on_start: true
+                mode: development
                 log:
                   level: info
                 """.utf8

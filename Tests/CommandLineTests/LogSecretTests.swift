@@ -16,6 +16,7 @@ import Testing
                     "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": masterKey, "GATEWAY_HTTP_PORT": "0",
                     "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_ADMIN_BOOTSTRAP_TOKEN": bootstrap,
                     "GATEWAY_LOG_LEVEL": "trace", "GATEWAY_LOG_FORMAT": "json", "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "10000",
+                    "GATEWAY_MODE": "development",
                 ])
             let base = "http://127.0.0.1:\(server.port)"
             let userPassword = "correct horse battery staple"

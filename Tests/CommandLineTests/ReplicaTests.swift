@@ -10,7 +10,7 @@ import Testing
             let bootstrap = AdminTokenSecret.generate().text
             let environment = [
                 "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
-                "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "10000",
+                "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "10000", "GATEWAY_MODE": "development",
                 "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_ADMIN_BOOTSTRAP_TOKEN": bootstrap,
                 // Only NOTIFY can explain a change seen within a second.
                 "GATEWAY_CACHE_RELOAD_SECONDS": "3600",
@@ -85,7 +85,7 @@ import Testing
         try await TestDatabase.with(migrations: []) { _, url in
             let environment = [
                 "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
-                "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "10000",
+                "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "10000", "GATEWAY_MODE": "development",
                 "GATEWAY_MIGRATE_ON_START": "true",
             ]
             let server = try await GatewayProcess.start(["serve"], environment: environment)

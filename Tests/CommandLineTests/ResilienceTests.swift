@@ -13,7 +13,7 @@ import Testing
         [
             "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
             "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_ADMIN_BOOTSTRAP_TOKEN": bootstrap,
-            "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "\(databaseTimeoutMs)",
+            "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "\(databaseTimeoutMs)", "GATEWAY_MODE": "development",
         ]
     }
 
