@@ -31,6 +31,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0", traits: ["YAML"]),
         // Verifies imported bcrypt hashes (HummingbirdBcrypt) until they are upgraded to argon2id.
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
+        // Metrics: swift-metrics in the libraries, exposed by the executable in Prometheus text.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Outbound HTTP: SMS providers and tenants' webhooks.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
@@ -51,6 +54,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             exclude: ["Migrations"],
             swiftSettings: upcomingFeatures,
@@ -68,6 +72,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -108,6 +113,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             path: "Plugins/Password",
             exclude: ["Migrations"],
@@ -127,6 +133,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             path: "Plugins/PhoneCode",
             exclude: ["Migrations"],
@@ -155,6 +162,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: upcomingFeatures
         ),

@@ -1,4 +1,5 @@
 import Argon2
+import CoreMetrics
 import GatewayCore
 import HummingbirdBcrypt
 import NIOCore
@@ -24,6 +25,9 @@ public final class PasswordHasher: Sendable {
     }
 
     public let limits: Limits
+    /// Hashes running or waiting, and how long each took, waiting included.
+    private static let depthGauge = Gauge(label: "gateway_password_hash_queue_depth")
+    private static let durationTimer = CoreMetrics.Timer(label: "gateway_password_hash_seconds")
     private let pool: NIOThreadPool
     private let admitted = Atomic<Int>(0)
     /// One hash per parameter set, to verify against when the user does not
@@ -50,8 +54,18 @@ public final class PasswordHasher: Sendable {
     ///   hashes are admitted already.
     public func perform<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
         let depth = admitted.wrappingAdd(1, ordering: .relaxed).newValue
-        defer { admitted.wrappingSubtract(1, ordering: .relaxed) }
-        guard depth <= limits.concurrency + limits.queueLimit else { throw GatewayError.busy }
+        Self.depthGauge.record(depth)
+        defer { Self.depthGauge.record(admitted.wrappingSubtract(1, ordering: .relaxed).newValue) }
+        guard depth <= limits.concurrency + limits.queueLimit else {
+            Counter(label: "gateway_password_hash_refusals_total").increment()
+            throw GatewayError.busy
+        }
+        let started = ContinuousClock.now
+        defer {
+            let took = ContinuousClock.now - started
+            Self.durationTimer.recordNanoseconds(
+                took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000)
+        }
         return try await pool.runIfActive(work)
     }
 

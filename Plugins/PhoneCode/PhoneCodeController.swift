@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import GatewayCore
 import GatewayHTTP
@@ -131,6 +132,12 @@ struct PhoneCodeController: Sendable {
             try await repository.store(
                 code: codes.mac(code, for: number, in: appID), for: number, in: appID, attempts: options.maximumAttempts,
                 lifetimeSeconds: options.lifetimeSeconds)
+            defer {
+                Counter(
+                    label: "gateway_sms_sends_total",
+                    dimensions: [("outcome", event.reason == "sms_delivery_failed" ? "failed" : "sent")]
+                ).increment()
+            }
             do {
                 try await sender.send(
                     SMSMessage(appID: appID, phoneNumber: number, code: code, expiresIn: options.lifetimeSeconds),

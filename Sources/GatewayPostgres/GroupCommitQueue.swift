@@ -1,3 +1,4 @@
+import CoreMetrics
 import GatewayCore
 import Logging
 import ServiceLifecycle
@@ -117,6 +118,14 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
     private func handle(_ batch: [Pending]) async {
         let items = batch.map(\.item)
         let process = self.process
+        let label = String(name.map { $0 == " " ? "_" : $0 })
+        Recorder(label: "gateway_batch_size", dimensions: [("queue", label)]).record(batch.count)
+        let started = ContinuousClock.now
+        defer {
+            let took = ContinuousClock.now - started
+            CoreMetrics.Timer(label: "gateway_batch_commit_seconds", dimensions: [("queue", label)])
+                .recordNanoseconds(took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000)
+        }
         do {
             let answers = try await withTimeout(timeout) { try await process(items) }
             precondition(answers.count == batch.count, "\(name): one answer per item")

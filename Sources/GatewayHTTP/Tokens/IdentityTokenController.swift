@@ -4,6 +4,7 @@ public import GatewayPostgres
 public import Hummingbird
 import HTTPTypes
 import Logging
+import CoreMetrics
 
 /// `POST /v1/identity_tokens` (and Layer's sample paths `/identity_tokens`,
 /// `/authenticate`): applies the app's rate limits, checks the credentials and
@@ -53,6 +54,15 @@ public struct IdentityTokenController: Sendable {
             result = .failure(ErrorResponder.translate(error, logger: context.logger))
         }
 
+        Counter(
+            label: "gateway_tokens_total",
+            dimensions: [
+                ("app_id", event.appID.map { $0.uuid.uuidString.lowercased() } ?? "none"),
+                ("credential_type", event.credentialType ?? "none"),
+                ("outcome", event.outcome == .success ? "issued" : "denied"),
+                ("reason", event.reason ?? result.failureCode ?? "none"),
+            ]
+        ).increment()
         switch result {
         case .success(let token):
             do {
@@ -168,5 +178,12 @@ public struct IdentityTokenController: Sendable {
             status: .ok,
             headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
             body: .init(byteBuffer: body))
+    }
+}
+
+extension Result where Failure == GatewayError {
+    fileprivate var failureCode: String? {
+        if case .failure(let error) = self { return error.code.rawValue }
+        return nil
     }
 }

@@ -1,0 +1,44 @@
+import Foundation
+import GatewayCore
+import GatewayTestSupport
+import Testing
+
+/// `GET /metrics` in Prometheus text, moving with the traffic.
+@Suite struct MetricsTests {
+    /// The value of the first sample of `name` whose line contains every one of `labels`.
+    static func sample(_ text: String, _ name: String, _ labels: [String]) -> Double? {
+        for line in text.split(separator: "\n") where line.hasPrefix(name + "{") || line.hasPrefix(name + " ") {
+            if labels.allSatisfy({ line.contains($0) }), let value = line.split(separator: " ").last.flatMap({ Double($0) }) {
+                return value
+            }
+        }
+        return nil
+    }
+
+    @Test func countersMoveAfterTokenRequests() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let bootstrap = AdminTokenSecret.generate().text
+            let server = try await GatewayProcess.start(
+                ["serve"], environment: ResilienceTests.environment(url, bootstrap: bootstrap))
+            let base = "http://127.0.0.1:\(server.port)"
+            let appID = try await ResilienceTests.createApp(base: base, token: bootstrap)
+            let before = try await HTTPCall.send("GET", "\(base)/metrics")
+            #expect(before.status == 200)
+            let issuedLabels = [#"outcome="issued""#, #"app_id="\#(appID)""#, #"credential_type="static""#]
+            #expect(Self.sample(before.text, "gateway_tokens_total", issuedLabels) == nil)
+
+            #expect(try await ResilienceTests.attempt(base, appID, password: "right") == 200)
+            #expect(try await ResilienceTests.attempt(base, appID, password: "right") == 200)
+            #expect(try await ResilienceTests.attempt(base, appID, password: "wrong") == 401)
+            let after = try await HTTPCall.send("GET", "\(base)/metrics").text
+            #expect(Self.sample(after, "gateway_tokens_total", issuedLabels) == 2)
+            #expect(Self.sample(after, "gateway_tokens_total", [#"outcome="denied""#, #"reason="bad_password""#]) == 1)
+            #expect(Self.sample(after, "gateway_http_requests_total", [#"route="POST /v1/identity_tokens""#, #"status="200""#]) == 2)
+            #expect(Self.sample(after, "gateway_http_requests_total", [#"route="POST /admin/v1/apps/{app_id}/keys""#]) == 1)
+            #expect(Self.sample(after, "gateway_http_request_duration_seconds_count", [#"route="POST /v1/identity_tokens""#]) == 3)
+            #expect((Self.sample(after, "gateway_batch_size_count", [#"queue="audit""#]) ?? 0) >= 3)
+            #expect(Self.sample(after, "gateway_batch_commit_seconds_count", [#"queue="rate_limit""#]) != nil)
+            #expect(await server.stop() == 0)
+        }
+    }
+}
