@@ -23,6 +23,8 @@ struct GatewayConfiguration: Sendable {
     var logLevel: Logger.Level = .info
     var logFormat: LogFormat = .json
     var logRequests = true
+    /// A port of its own for `/metrics`; `nil` serves it on the main port.
+    var metricsPort: Int?
     var databaseMaxConnections: Int = 20
     /// Seeds one operator token on a database that has none.
     var bootstrapAdminToken: AdminTokenSecret?
@@ -130,6 +132,10 @@ struct GatewayConfiguration: Sendable {
             if let parsed = DeploymentMode(rawValue: text.lowercased()) { mode = parsed } else {
                 problems.append("mode (GATEWAY_MODE): '\(text)' is not production or development")
             }
+        }
+        if reader.string(forKey: "metrics.port") != nil {
+            metricsPort = Self.integer(
+                reader, "metrics.port", env: "GATEWAY_METRICS_PORT", in: 1...65535, default: 9090, &problems)
         }
         logRequests = Self.boolean(reader, "log.requests", env: "GATEWAY_LOG_REQUESTS", default: true, &problems)
         if let format = reader.string(forKey: "log.format") {

@@ -36,12 +36,14 @@ struct GatewayServer {
             retentionDays: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays)
         let readiness = Readiness()
         let metrics = GatewayMetrics.bootstrap()
+        let exposition: @Sendable () -> [UInt8] = { metrics.emitToBuffer() }
+        let metricsOnMainPort = configuration.metricsPort == nil ? exposition : nil
         let router = GatewayRouter.make(
             GatewayDependencies(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey,
                 rateLimits: configuration.rateLimits, rateLimitCounters: rateLimitCounters, auditWriter: auditWriter,
                 databaseTimeout: databaseTimeout, readiness: readiness, logsRequests: configuration.logRequests,
-                metricsExposition: { metrics.emitToBuffer() }, logger: logger))
+                metricsExposition: metricsOnMainPort, logger: logger))
         let changeListener = AppChangeListener(
             client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds),
             onConnection: { readiness.setListening($0) }
@@ -76,13 +78,24 @@ struct GatewayServer {
             readiness.markStarted()
             logger.info("database ready; starting the HTTP server", metadata: ["database": "\(databaseURL)"])
         }
+        var metricsServer: [any Service] = []
+        if let metricsPort = configuration.metricsPort {
+            let metricsRouter = Router(context: GatewayRequestContext.self)
+            MetricsController(exposition: exposition).addRoutes(to: metricsRouter)
+            metricsServer.append(
+                Application(
+                    router: metricsRouter,
+                    configuration: .init(
+                        address: .hostname(configuration.httpHost, port: metricsPort), serverName: "identity-gateway-metrics"),
+                    logger: logger))
+        }
         // Shutdown runs backwards through this list: drain, stop HTTP (finishing
         // in-flight requests), flush counters and audit rows, close the pool.
+        let drain = DrainOnShutdown(readiness: readiness, drainTime: .seconds(configuration.shutdownDrainSeconds))
+        let services: [any Service] =
+            [client, changeListener, maintenance, auditWriter, rateLimitCounters] + metricsServer + [app, drain]
         var group = ServiceGroupConfiguration(
-            services: [
-                client, changeListener, maintenance, auditWriter, rateLimitCounters, app,
-                DrainOnShutdown(readiness: readiness, drainTime: .seconds(configuration.shutdownDrainSeconds)),
-            ],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = .seconds(configuration.shutdownGraceSeconds)
         try await ServiceGroup(configuration: group).run()

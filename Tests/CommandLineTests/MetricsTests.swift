@@ -41,4 +41,31 @@ import Testing
             #expect(await server.stop() == 0)
         }
     }
+
+    @Test func metricsCanHaveAPortOfTheirOwn() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let bootstrap = AdminTokenSecret.generate().text
+            // Fixed ports: both servers log the same "listening on" line.
+            let mainPort = Int.random(in: 41_000..<45_000)
+            let metricsPort = Int.random(in: 45_000..<49_000)
+            var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+            environment["GATEWAY_HTTP_PORT"] = "\(mainPort)"
+            environment["GATEWAY_METRICS_PORT"] = "\(metricsPort)"
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            let base = "http://127.0.0.1:\(mainPort)"
+            var ready = false
+            for _ in 0..<100 where !ready {
+                ready = (try? await HTTPCall.send("GET", "\(base)/readyz").status) == 200
+                if !ready { try await Task.sleep(for: .milliseconds(100)) }  // polling: the main server starts after migrations
+            }
+            #expect(ready)
+            let appID = try await ResilienceTests.createApp(base: base, token: bootstrap)
+            #expect(try await ResilienceTests.attempt(base, appID, password: "right") == 200)
+            #expect(try await HTTPCall.send("GET", "\(base)/metrics").status == 404)
+            let metrics = try await HTTPCall.send("GET", "http://127.0.0.1:\(metricsPort)/metrics")
+            #expect(metrics.status == 200)
+            #expect(Self.sample(metrics.text, "gateway_tokens_total", [#"outcome="issued""#]) == 1)
+            #expect(await server.stop() == 0)
+        }
+    }
 }

@@ -19,15 +19,16 @@ public struct GatewayDependencies: Sendable {
     public let readiness: Readiness
     /// Whether every request gets an access-log line.
     public let logsRequests: Bool
-    /// Renders `/metrics` (Prometheus text); empty where no metrics backend runs.
-    public let metricsExposition: @Sendable () -> [UInt8]
+    /// Renders `/metrics` (Prometheus text); empty where no metrics backend
+    /// runs, `nil` when metrics are served on a port of their own.
+    public let metricsExposition: (@Sendable () -> [UInt8])?
     public let logger: Logger
 
     public init(
         client: PostgresClient, tenants: TenantDirectory, plugins: PluginRegistry, masterKey: MasterKey,
         rateLimits: RateLimitSettings, rateLimitCounters: RateLimitRepository, auditWriter: AuditWriter,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
-        metricsExposition: @escaping @Sendable () -> [UInt8] = { [] }, logger: Logger
+        metricsExposition: (@Sendable () -> [UInt8])? = { [] }, logger: Logger
     ) {
         self.client = client
         self.tenants = tenants
@@ -61,7 +62,9 @@ public enum GatewayRouter {
         router.add(middleware: RequestIDMiddleware(
             trustedProxies: dependencies.rateLimits.trustedProxies, logsRequests: dependencies.logsRequests))
         HealthController(readiness: dependencies.readiness, client: client).addRoutes(to: router)
-        MetricsController(exposition: dependencies.metricsExposition).addRoutes(to: router)
+        if let exposition = dependencies.metricsExposition {
+            MetricsController(exposition: exposition).addRoutes(to: router)
+        }
         let rateLimiter = RateLimiter(repository: dependencies.rateLimitCounters, settings: dependencies.rateLimits)
         IdentityTokenController(
             tenants: dependencies.tenants, auditWriter: dependencies.auditWriter, rateLimiter: rateLimiter,
