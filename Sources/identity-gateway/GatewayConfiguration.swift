@@ -135,7 +135,7 @@ struct GatewayConfiguration: Sendable {
         }
         if reader.string(forKey: "metrics.port") != nil {
             metricsPort = Self.integer(
-                reader, "metrics.port", env: "GATEWAY_METRICS_PORT", in: 1...65535, default: 9090, &problems)
+                reader, "metrics.port", env: "GATEWAY_METRICS_PORT", in: 0...65535, default: 9090, &problems)
         }
         logRequests = Self.boolean(reader, "log.requests", env: "GATEWAY_LOG_REQUESTS", default: true, &problems)
         if let format = reader.string(forKey: "log.format") {

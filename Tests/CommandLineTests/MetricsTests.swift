@@ -45,20 +45,16 @@ import Testing
     @Test func metricsCanHaveAPortOfTheirOwn() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            // Fixed ports: both servers log the same "listening on" line.
-            let mainPort = Int.random(in: 41_000..<45_000)
-            let metricsPort = Int.random(in: 45_000..<49_000)
             var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
-            environment["GATEWAY_HTTP_PORT"] = "\(mainPort)"
-            environment["GATEWAY_METRICS_PORT"] = "\(metricsPort)"
-            let server = try await GatewayProcess.start(["serve"], environment: environment)
-            let base = "http://127.0.0.1:\(mainPort)"
-            var ready = false
-            for _ in 0..<100 where !ready {
-                ready = (try? await HTTPCall.send("GET", "\(base)/readyz").status) == 200
-                if !ready { try await Task.sleep(for: .milliseconds(100)) }  // polling: the main server starts after migrations
+            environment["GATEWAY_METRICS_PORT"] = "0"
+            let server = try await GatewayProcess.start(["serve"], environment: environment, listeners: 2)
+            // Both servers log the same "listening on" line: the metrics one answers /metrics.
+            var metricsPort = server.ports[0]
+            var mainPort = server.ports[1]
+            if try await HTTPCall.send("GET", "http://127.0.0.1:\(metricsPort)/metrics").status != 200 {
+                swap(&metricsPort, &mainPort)
             }
-            #expect(ready)
+            let base = "http://127.0.0.1:\(mainPort)"
             let appID = try await ResilienceTests.createApp(base: base, token: bootstrap)
             #expect(try await ResilienceTests.attempt(base, appID, password: "right") == 200)
             #expect(try await HTTPCall.send("GET", "\(base)/metrics").status == 404)

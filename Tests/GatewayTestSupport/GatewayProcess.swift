@@ -19,7 +19,9 @@ public final class GatewayProcess: Sendable {
     private let output = Mutex<String>("")
 
     /// The port the server reported listening on.
+    /// The first server's port; ``ports`` has every one that was waited for.
     public let port: Int
+    public let ports: [Int]
 
     public static func binary() throws -> URL {
         guard let path = ProcessInfo.processInfo.environment["GATEWAY_TEST_BINARY"], !path.isEmpty else {
@@ -53,8 +55,11 @@ public final class GatewayProcess: Sendable {
     }
 
     /// Starts `serve` (or another server command) and returns once it logs
-    /// that it listens, or throws with its output if it exits first.
-    public static func start(_ arguments: [String], environment: [String: String]) async throws -> GatewayProcess {
+    /// that `listeners` servers listen (their ports in ``ports``, in the
+    /// order logged), or throws with its output if it exits first.
+    public static func start(
+        _ arguments: [String], environment: [String: String], listeners: Int = 1
+    ) async throws -> GatewayProcess {
         let process = try makeProcess(arguments, environment: environment)
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -75,8 +80,9 @@ public final class GatewayProcess: Sendable {
         var seen = ""
         for await chunk in lines {
             seen += chunk
-            if let port = listeningPort(in: seen) {
-                let server = GatewayProcess(process: process, port: port, seen: seen)
+            let ports = listeningPorts(in: seen)
+            if ports.count >= listeners {
+                let server = GatewayProcess(process: process, ports: ports, seen: seen)
                 Task { for await chunk in lines { server.output.withLock { $0 += chunk } } }
                 return server
             }
@@ -85,9 +91,10 @@ public final class GatewayProcess: Sendable {
         throw Failure(description: "the gateway exited (\(process.terminationStatus)) before listening:\n\(seen)")
     }
 
-    private init(process: Process, port: Int, seen: String) {
+    private init(process: Process, ports: [Int], seen: String) {
         self.process = process
-        self.port = port
+        self.port = ports[0]
+        self.ports = ports
         self.output.withLock { $0 = seen }
     }
 
@@ -122,8 +129,13 @@ public final class GatewayProcess: Sendable {
         return process
     }
 
-    private static func listeningPort(in text: String) -> Int? {
-        guard let range = text.range(of: "listening on 127.0.0.1:") else { return nil }
-        return Int(text[range.upperBound...].prefix { $0.isNumber })
+    private static func listeningPorts(in text: String) -> [Int] {
+        var ports: [Int] = []
+        var rest = text[...]
+        while let range = rest.range(of: "listening on 127.0.0.1:") {
+            if let port = Int(rest[range.upperBound...].prefix { $0.isNumber }) { ports.append(port) }
+            rest = rest[range.upperBound...]
+        }
+        return ports
     }
 }
