@@ -61,11 +61,7 @@ public final class PasswordHasher: Sendable {
             throw GatewayError.busy
         }
         let started = ContinuousClock.now
-        defer {
-            let took = ContinuousClock.now - started
-            Self.durationTimer.recordNanoseconds(
-                took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000)
-        }
+        defer { Self.durationTimer.recordNanoseconds((ContinuousClock.now - started).nanoseconds) }
         return try await pool.runIfActive(work)
     }
 

@@ -30,12 +30,7 @@ struct PasswordVerifier: CredentialVerifier {
         }
         let appID = attempt.app.appID
         let users = self.users
-        let user: PasswordUser?
-        do {
-            user = try await withTimeout(databaseTimeout) { try await users.find(userID, in: appID) }
-        } catch is TimeoutError {
-            throw GatewayError.unavailable
-        }
+        let user = try await withDatabaseTimeout(databaseTimeout) { try await users.find(userID, in: appID) }
         guard let user else {
             try await hasher.verifyAgainstNobody(password, parameters: options.argon2)
             return .rejected(reason: "unknown_user")

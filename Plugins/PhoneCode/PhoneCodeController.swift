@@ -59,18 +59,9 @@ struct PhoneCodeController: Sendable {
     ) async throws(GatewayError) -> Answer {
         let input: JSONInput
         do {
-            guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
-                throw GatewayError(.unsupportedMediaType, status: 415, "Send the request as application/json.")
-            }
-            let body = try await request.body.collect(upTo: Self.maximumBodyBytes)
-            guard let members = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body.readableBytesView)) else {
-                throw GatewayError.invalidRequest("The body is not a JSON object.")
-            }
-            input = JSONInput(members: members)
-        } catch let error as GatewayError {
-            throw error
+            input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
         } catch {
-            throw GatewayError(.payloadTooLarge, status: 413, "The body is over \(Self.maximumBodyBytes) bytes.")
+            throw ErrorResponder.translate(error, logger: context.logger)
         }
         try input.rejectUnknown(allowed: ["app_id", "phone_number"])
         guard let appID = try input.string("app_id").flatMap(AppID.init) else {

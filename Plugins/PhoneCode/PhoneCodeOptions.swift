@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTP
 
 /// An app's options for the phone-code plugin (`plugins.phone_code`), read
 /// strictly. Secrets (`sender.secret`, `sender.auth_token`) are write-only:
@@ -35,8 +36,8 @@ struct PhoneCodeOptions: Sendable {
     static let resendDelays = 10...3600
 
     init(_ options: JSONValue, environment: AppEnvironment, allowsLogSender: Bool = true) throws(GatewayError) {
-        let reader = try OptionsReader(options, path: "plugins.phone_code")
-        try reader.rejectUnknown([
+        let reader = try JSONInput(options, path: "plugins.phone_code")
+        try reader.rejectUnknown(allowed: [
             "code_length", "code_ttl_seconds", "max_attempts", "resend_after_seconds", "allowed_prefixes",
             "allow_unbound_numbers", "test_numbers", "sender",
         ])
@@ -45,15 +46,15 @@ struct PhoneCodeOptions: Sendable {
         maximumAttempts = try reader.integer("max_attempts", in: Self.attempts) ?? maximumAttempts
         resendAfterSeconds = try reader.integer("resend_after_seconds", in: Self.resendDelays) ?? resendAfterSeconds
         allowUnboundNumbers = try reader.bool("allow_unbound_numbers") ?? false
-        for prefix in try reader.strings("allowed_prefixes") ?? [] {
+        for prefix in try reader.strings("allowed_prefixes", maximumCount: 100) ?? [] {
             guard prefix.count >= 2, prefix.count <= 8, prefix.first == "+", prefix.dropFirst().allSatisfy(\.isASCII),
                 prefix.dropFirst().allSatisfy(\.isNumber)
             else { throw .invalidRequest("plugins.phone_code.allowed_prefixes: '\(prefix)' is not + and 1 to 7 digits.") }
             allowedPrefixes.append(prefix)
         }
-        for (index, entry) in (try reader.objects("test_numbers") ?? []).enumerated() {
+        for (index, entry) in (try reader.objects("test_numbers", maximumCount: 100) ?? []).enumerated() {
             let path = "plugins.phone_code.test_numbers[\(index)]"
-            try entry.rejectUnknown(["phone_number", "code", "expires_at"])
+            try entry.rejectUnknown(allowed: ["phone_number", "code", "expires_at"])
             let number = try PhoneNumber.parse(try entry.string("phone_number"), field: "\(path).phone_number")
             guard let code = try entry.string("code"), code.count == codeLength, code.allSatisfy(\.isASCII),
                 code.allSatisfy(\.isNumber)
@@ -68,17 +69,20 @@ struct PhoneCodeOptions: Sendable {
     }
 
     private static func sender(
-        _ reader: OptionsReader?, environment: AppEnvironment, allowsLog: Bool
+        _ reader: JSONInput?, environment: AppEnvironment, allowsLog: Bool
     ) throws(GatewayError) -> Sender {
         guard let reader else {
             throw .invalidRequest("plugins.phone_code.sender is required: {\"type\": \"webhook\" | \"twilio\" | \"log\", ...}.")
         }
         switch try reader.string("type") {
         case "webhook":
-            try reader.rejectUnknown(["type", "url", "secret"])
-            return .webhook(url: try reader.httpURL("url"), secret: try reader.secret("secret"))
+            try reader.rejectUnknown(allowed: ["type", "url", "secret"])
+            guard let url = try reader.httpURL("url") else {
+                throw .invalidRequest("plugins.phone_code.sender.url is required: an absolute http(s) URL.")
+            }
+            return .webhook(url: url, secret: try Self.secret("secret", in: reader))
         case "twilio":
-            try reader.rejectUnknown(["type", "account_sid", "auth_token", "from", "message", "base_url"])
+            try reader.rejectUnknown(allowed: ["type", "account_sid", "auth_token", "from", "message", "base_url"])
             guard let sid = try reader.string("account_sid"), !sid.isEmpty, sid.utf8.count <= 64 else {
                 throw .invalidRequest("plugins.phone_code.sender.account_sid is required.")
             }
@@ -87,12 +91,12 @@ struct PhoneCodeOptions: Sendable {
             guard message.contains("{code}"), message.utf8.count <= 320 else {
                 throw .invalidRequest("plugins.phone_code.sender.message must contain {code} and be at most 320 bytes.")
             }
-            let baseURL = try reader.has("base_url") ? reader.httpURL("base_url") : URL(string: "https://api.twilio.com")!
+            let baseURL = try reader.httpURL("base_url") ?? URL(string: "https://api.twilio.com")!
             return .twilio(
-                accountSID: sid, authToken: try reader.secret("auth_token"), from: from.text, message: message,
+                accountSID: sid, authToken: try Self.secret("auth_token", in: reader), from: from.text, message: message,
                 baseURL: baseURL)
         case "log":
-            try reader.rejectUnknown(["type"])
+            try reader.rejectUnknown(allowed: ["type"])
             guard environment == .development else {
                 throw .invalidRequest("plugins.phone_code.sender: the log sender is for development apps only.")
             }
@@ -103,6 +107,15 @@ struct PhoneCodeOptions: Sendable {
         default:
             throw .invalidRequest("plugins.phone_code.sender.type must be webhook, twilio or log.")
         }
+    }
+
+    /// A write-only secret: 16 to 256 characters, never the redaction marker.
+    private static func secret(_ key: String, in reader: JSONInput) throws(GatewayError) -> String {
+        guard let text = try reader.string(key), text != redacted, (16...256).contains(text.utf8.count) else {
+            throw .invalidRequest(
+                "\(reader.path ?? "").\(key) must be the secret itself (16 to 256 characters); the admin API never shows it, so send it again when changing these options.")
+        }
+        return text
     }
 
     /// Whether `number` may receive a code under the allowlist.
@@ -126,103 +139,3 @@ struct PhoneCodeOptions: Sendable {
     }
 }
 
-/// Reads one JSON object of options, naming the path in every error.
-struct OptionsReader {
-    let members: [String: JSONValue]
-    let path: String
-
-    init(_ value: JSONValue, path: String) throws(GatewayError) {
-        switch value {
-        case .null: members = [:]
-        case .object(let object): members = object
-        default: throw .invalidRequest("\(path) must be an object.")
-        }
-        self.path = path
-    }
-
-    func rejectUnknown(_ allowed: Set<String>) throws(GatewayError) {
-        if let unknown = members.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw .invalidRequest("\(path).\(unknown) is not an option of the phone_code plugin.")
-        }
-    }
-
-    func has(_ key: String) -> Bool { members[key] != nil && members[key] != .null }
-
-    func string(_ key: String) throws(GatewayError) -> String? {
-        switch members[key] {
-        case nil, .null: return nil
-        case .string(let value): return value
-        default: throw .invalidRequest("\(path).\(key) must be a string.")
-        }
-    }
-
-    func bool(_ key: String) throws(GatewayError) -> Bool? {
-        switch members[key] {
-        case nil, .null: return nil
-        case .bool(let value): return value
-        default: throw .invalidRequest("\(path).\(key) must be true or false.")
-        }
-    }
-
-    func integer(_ key: String, in range: ClosedRange<Int>) throws(GatewayError) -> Int? {
-        switch members[key] {
-        case nil, .null: return nil
-        case .number(let value) where range.contains(Int(exactly: value) ?? .min): return Int(value)
-        default: throw .invalidRequest("\(path).\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound).")
-        }
-    }
-
-    func strings(_ key: String) throws(GatewayError) -> [String]? {
-        switch members[key] {
-        case nil, .null: return nil
-        case .array(let values) where values.count <= 100:
-            var strings: [String] = []
-            for value in values {
-                guard let string = value.stringValue else { throw .invalidRequest("\(path).\(key) must be a list of strings.") }
-                strings.append(string)
-            }
-            return strings
-        default: throw .invalidRequest("\(path).\(key) must be a list of at most 100 strings.")
-        }
-    }
-
-    func object(_ key: String) throws(GatewayError) -> OptionsReader? {
-        guard let value = members[key], value != .null else { return nil }
-        return try OptionsReader(value, path: "\(path).\(key)")
-    }
-
-    func objects(_ key: String) throws(GatewayError) -> [OptionsReader]? {
-        switch members[key] {
-        case nil, .null: return nil
-        case .array(let values) where values.count <= 100:
-            var readers: [OptionsReader] = []
-            for (index, value) in values.enumerated() { readers.append(try OptionsReader(value, path: "\(path).\(key)[\(index)]")) }
-            return readers
-        default: throw .invalidRequest("\(path).\(key) must be a list of at most 100 objects.")
-        }
-    }
-
-    func date(_ key: String) throws(GatewayError) -> Date? {
-        guard let text = try string(key) else { return nil }
-        guard let date = ISO8601DateFormatter().date(from: text) else {
-            throw .invalidRequest("\(path).\(key) must be an RFC 3339 time, e.g. 2027-01-31T00:00:00Z.")
-        }
-        return date
-    }
-
-    func httpURL(_ key: String) throws(GatewayError) -> URL {
-        guard let text = try string(key), let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
-            url.host?.isEmpty == false, text.utf8.count <= 2048
-        else { throw .invalidRequest("\(path).\(key) must be an absolute http(s) URL.") }
-        return url
-    }
-
-    /// A write-only secret: 16 to 256 characters, never the redaction marker.
-    func secret(_ key: String) throws(GatewayError) -> String {
-        guard let text = try string(key), text != PhoneCodeOptions.redacted, (16...256).contains(text.utf8.count) else {
-            throw .invalidRequest(
-                "\(path).\(key) must be the secret itself (16 to 256 characters); the admin API never shows it, so send it again when changing these options.")
-        }
-        return text
-    }
-}

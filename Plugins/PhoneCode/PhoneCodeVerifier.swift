@@ -20,7 +20,7 @@ struct PhoneCodeVerifier: CredentialVerifier {
         let appID = attempt.app.appID
 
         let identity: VerifiedIdentity
-        if let binding = try await database({ try await repository.binding(of: number, in: appID) }) {
+        if let binding = try await withDatabaseTimeout(databaseTimeout, { try await repository.binding(of: number, in: appID) }) {
             identity = binding.identity
         } else if options.allowUnboundNumbers {
             identity = VerifiedIdentity(userID: number.text)
@@ -33,18 +33,10 @@ struct PhoneCodeVerifier: CredentialVerifier {
             return ConstantTime.equals(code, testCode) ? .verified(identity) : .rejected(reason: "bad_code")
         }
         let mac = codes.mac(code, for: number, in: appID)
-        switch try await database({ try await repository.check(mac, for: number, in: appID) }) {
+        switch try await withDatabaseTimeout(databaseTimeout, { try await repository.check(mac, for: number, in: appID) }) {
         case .accepted: return .verified(identity)
         case .wrong(let left): return .rejected(reason: left == 0 ? "bad_code_exhausted" : "bad_code")
         case .noCode: return .rejected(reason: "no_live_code")
-        }
-    }
-
-    private func database<Result: Sendable>(_ step: @escaping @Sendable () async throws -> Result) async throws -> Result {
-        do {
-            return try await withTimeout(databaseTimeout, step)
-        } catch is TimeoutError {
-            throw GatewayError.unavailable
         }
     }
 }

@@ -122,9 +122,8 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
         Recorder(label: "gateway_batch_size", dimensions: [("queue", label)]).record(batch.count)
         let started = ContinuousClock.now
         defer {
-            let took = ContinuousClock.now - started
             CoreMetrics.Timer(label: "gateway_batch_commit_seconds", dimensions: [("queue", label)])
-                .recordNanoseconds(took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000)
+                .recordNanoseconds((ContinuousClock.now - started).nanoseconds)
         }
         do {
             let answers = try await withTimeout(timeout) { try await process(items) }

@@ -77,3 +77,21 @@ extension Swift.Result where Failure == any Error {
         }
     }
 }
+
+/// Runs one database step within `timeout`; past it, 503 `unavailable`.
+public func withDatabaseTimeout<Result: Sendable>(
+    _ timeout: Duration, _ step: @escaping @Sendable () async throws -> Result
+) async throws -> Result {
+    do {
+        return try await withTimeout(timeout, step)
+    } catch is TimeoutError {
+        throw GatewayError.unavailable
+    }
+}
+
+extension Duration {
+    /// The whole duration in nanoseconds, for metrics.
+    public var nanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
+}

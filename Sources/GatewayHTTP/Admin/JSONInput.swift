@@ -3,32 +3,50 @@ public import GatewayCore
 public import Hummingbird
 import NIOCore
 
-/// A JSON object from a request body, read strictly: unknown members and
-/// wrongly typed values are 400s that name the member.
+/// A JSON object read strictly: unknown members and wrongly typed values are
+/// 400s that name the member. A request body has no path; a plugin's options
+/// have one (`plugins.password`), and every message names the member under it.
 public struct JSONInput: Sendable {
     public static let maximumBodyBytes = 256 * 1024
 
     public let members: [String: JSONValue]
+    /// Where these members sit, for messages; `nil` for a request body.
+    public let path: String?
 
-    public init(members: [String: JSONValue]) {
+    public init(members: [String: JSONValue], path: String? = nil) {
         self.members = members
+        self.path = path
     }
 
-    /// Reads the request body as one JSON object.
-    public static func read(_ request: Request) async throws -> JSONInput {
+    /// Reads `value` as an object at `path`; `null` is an empty object.
+    public init(_ value: JSONValue, path: String) throws(GatewayError) {
+        switch value {
+        case .null: self.init(members: [:], path: path)
+        case .object(let object): self.init(members: object, path: path)
+        default: throw .invalidRequest("\(path) must be an object.")
+        }
+    }
+
+    /// Reads the request body as one JSON object of at most `maximumBytes` (413 beyond).
+    public static func read(_ request: Request, maximumBytes: Int = maximumBodyBytes) async throws -> JSONInput {
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
             throw GatewayError(.unsupportedMediaType, status: 415, "Send the request as application/json.")
         }
-        let body = try await request.body.collect(upTo: maximumBodyBytes)
+        let body = try await request.body.collect(upTo: maximumBytes)
         guard let members = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body.readableBytesView)) else {
             throw GatewayError.invalidRequest("The body is not a JSON object.")
         }
         return JSONInput(members: members)
     }
 
+    /// `key` as messages name it.
+    private func name(_ key: String) -> String {
+        path.map { "\($0).\(key)" } ?? key
+    }
+
     public func rejectUnknown(allowed: Set<String>) throws(GatewayError) {
         if let unknown = members.keys.sorted().first(where: { !allowed.contains($0) }) {
-            throw .invalidRequest("\(unknown) is not a field of this request.")
+            throw .invalidRequest(path == nil ? "\(unknown) is not a field of this request." : "\(name(unknown)) is not a known option.")
         }
     }
 
@@ -38,12 +56,12 @@ public struct JSONInput: Sendable {
         switch members[key] {
         case nil, .null: return nil
         case .string(let value): return value
-        default: throw .invalidRequest("\(key) must be a string.")
+        default: throw .invalidRequest("\(name(key)) must be a string.")
         }
     }
 
     public func requiredString(_ key: String) throws(GatewayError) -> String {
-        guard let value = try string(key) else { throw .invalidRequest("\(key) is required.") }
+        guard let value = try string(key) else { throw .invalidRequest("\(name(key)) is required.") }
         return value
     }
 
@@ -51,7 +69,17 @@ public struct JSONInput: Sendable {
         switch members[key] {
         case nil, .null: return nil
         case .number(let value) where value.rounded() == value && abs(value) < 1e15: return Int(value)
-        default: throw .invalidRequest("\(key) must be a whole number.")
+        default: throw .invalidRequest("\(name(key)) must be a whole number.")
+        }
+    }
+
+    /// A whole number within `range`; the message names the range.
+    public func integer(_ key: String, in range: ClosedRange<Int>) throws(GatewayError) -> Int? {
+        switch members[key] {
+        case nil, .null: return nil
+        case .number(let value) where range.contains(Int(exactly: value) ?? .min): return Int(value)
+        default:
+            throw .invalidRequest("\(name(key)) must be a whole number from \(range.lowerBound) to \(range.upperBound).")
         }
     }
 
@@ -59,37 +87,66 @@ public struct JSONInput: Sendable {
         switch members[key] {
         case nil, .null: return nil
         case .bool(let value): return value
-        default: throw .invalidRequest("\(key) must be true or false.")
+        default: throw .invalidRequest("\(name(key)) must be true or false.")
         }
     }
 
-    public func strings(_ key: String) throws(GatewayError) -> [String]? {
+    /// A list of strings, of at most `maximumCount`.
+    public func strings(_ key: String, maximumCount: Int = .max) throws(GatewayError) -> [String]? {
         switch members[key] {
         case nil, .null: return nil
-        case .array(let values):
+        case .array(let values) where values.count <= maximumCount:
             var strings: [String] = []
             for value in values {
-                guard let string = value.stringValue else { throw .invalidRequest("\(key) must be a list of strings.") }
+                guard let string = value.stringValue else { throw .invalidRequest("\(name(key)) must be a list of strings.") }
                 strings.append(string)
             }
             return strings
-        default: throw .invalidRequest("\(key) must be a list of strings.")
+        default:
+            throw .invalidRequest(
+                maximumCount == .max
+                    ? "\(name(key)) must be a list of strings."
+                    : "\(name(key)) must be a list of at most \(maximumCount) strings.")
         }
     }
 
+    /// A nested object; under a path, its messages name it below the path.
     public func object(_ key: String) throws(GatewayError) -> JSONInput? {
         switch members[key] {
         case nil, .null: return nil
-        case .object(let members): return JSONInput(members: members)
-        default: throw .invalidRequest("\(key) must be an object.")
+        case .object(let members): return JSONInput(members: members, path: path.map { "\($0).\(key)" })
+        default: throw .invalidRequest("\(name(key)) must be an object.")
+        }
+    }
+
+    /// A list of at most `maximumCount` objects, each named by its index.
+    public func objects(_ key: String, maximumCount: Int) throws(GatewayError) -> [JSONInput]? {
+        switch members[key] {
+        case nil, .null: return nil
+        case .array(let values) where values.count <= maximumCount:
+            var objects: [JSONInput] = []
+            for (index, value) in values.enumerated() {
+                objects.append(try JSONInput(value, path: "\(name(key))[\(index)]"))
+            }
+            return objects
+        default: throw .invalidRequest("\(name(key)) must be a list of at most \(maximumCount) objects.")
         }
     }
 
     public func date(_ key: String) throws(GatewayError) -> Date? {
         guard let text = try string(key) else { return nil }
         guard let date = ISO8601DateFormatter().date(from: text) else {
-            throw .invalidRequest("\(key) must be an RFC 3339 time, e.g. 2027-01-31T00:00:00Z.")
+            throw .invalidRequest("\(name(key)) must be an RFC 3339 time, e.g. 2027-01-31T00:00:00Z.")
         }
         return date
+    }
+
+    /// An absolute http(s) URL of at most 2048 bytes, or `nil` when absent.
+    public func httpURL(_ key: String) throws(GatewayError) -> URL? {
+        guard let text = try string(key) else { return nil }
+        guard text.utf8.count <= 2048, let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
+            url.host?.isEmpty == false
+        else { throw .invalidRequest("\(name(key)) must be an absolute http(s) URL.") }
+        return url
     }
 }

@@ -1,15 +1,15 @@
 import Foundation
-import GatewayCore
+public import GatewayCore
 import Hummingbird
 import HTTPTypes
-import Logging
+public import Logging
 import NIOCore
 import PostgresNIO
 
 /// Turns any error into the gateway's JSON error body:
 /// `{"error", "message", "status", "request_id"}`. Unexpected errors are
 /// logged in full and answered with a bare 500.
-enum ErrorResponder {
+public enum ErrorResponder {
     struct Body: Encodable {
         let error: String
         let message: String
@@ -33,7 +33,8 @@ enum ErrorResponder {
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    static func translate(_ error: any Error, logger: Logger) -> GatewayError {
+    /// The gateway error `error` is answered as (a 413 for an oversized body, 503 for a lost database, ...).
+    public static func translate(_ error: any Error, logger: Logger) -> GatewayError {
         switch error {
         case let error as GatewayError:
             return error

@@ -48,9 +48,8 @@ public struct RequestIDMiddleware: RouterMiddleware {
         let route = "\(request.method.rawValue) \(RouteLabel.of(request.uri.path))"
         Counter(label: "gateway_http_requests_total", dimensions: [("route", route), ("status", "\(response.status.code)")])
             .increment()
-        let nanoseconds = took.components.seconds * 1_000_000_000 + took.components.attoseconds / 1_000_000_000
         CoreMetrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", route)])
-            .recordNanoseconds(nanoseconds)
+            .recordNanoseconds(took.nanoseconds)
     }
 
     /// One line a request: route, status, duration and the app, never a body.
@@ -59,7 +58,7 @@ public struct RequestIDMiddleware: RouterMiddleware {
         var metadata: Logger.Metadata = [
             "route": "\(request.method.rawValue) \(request.uri.path)",
             "status": "\(response.status.code)",
-            "duration_ms": "\(String(format: "%.3f", Double(took.components.attoseconds) / 1e15 + Double(took.components.seconds) * 1000))",
+            "duration_ms": "\(String(format: "%.3f", Double(took.nanoseconds) / 1e6))",
         ]
         if let appID = context.logFacts.appID { metadata["app_id"] = "\(appID)" }
         context.logger.info("request", metadata: metadata)

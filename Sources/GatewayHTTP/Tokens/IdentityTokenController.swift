@@ -104,7 +104,7 @@ public struct IdentityTokenController: Sendable {
         if let cached = tenants.cachedTenant(for: appID) {
             tenant = cached
         } else {
-            tenant = try await database { try await tenants.tenant(for: appID) }
+            tenant = try await withDatabaseTimeout(databaseTimeout) { try await tenants.tenant(for: appID) }
         }
         guard tenant.settings.isEnabled else {
             throw GatewayError(.appDisabled, status: 403, "This app is disabled.")
@@ -157,16 +157,6 @@ public struct IdentityTokenController: Sendable {
         event.userID = identity.userID
         event.keyID = signingKey.keyID
         return token
-    }
-
-    /// Loads a tenant within ``databaseTimeout``; past it, 503. (The counters
-    /// and the audit writer bound their own waits.)
-    private func database<Result: Sendable>(_ step: @escaping @Sendable () async throws -> Result) async throws -> Result {
-        do {
-            return try await withTimeout(databaseTimeout, step)
-        } catch is TimeoutError {
-            throw GatewayError.unavailable
-        }
     }
 
     private static func tokenResponse(_ token: String) -> Response {
