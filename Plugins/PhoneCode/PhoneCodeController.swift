@@ -151,7 +151,7 @@ struct PhoneCodeController: Sendable {
 
     private func record(_ event: AuditEvent, _ context: GatewayRequestContext) async throws {
         do {
-            try await services.auditWriter.record(event)
+            try await services.writer.record(event)
         } catch {
             context.logger.error("audit write of a phone code failed", metadata: ["error": "\(error)"])
             throw GatewayError.unavailable

@@ -48,7 +48,8 @@ public struct AuditMaintenance: Service {
             for try await name in rows.decode(String.self) { dropped.append(name) }
             if !dropped.isEmpty { logger.notice("dropped old audit partitions", metadata: ["partitions": "\(dropped)"]) }
         }
-        _ = try await RateLimitRepository(client: client, logger: logger).deleteExpired()
+        // Counters whose windows can no longer weigh in any verdict.
+        try await client.query("DELETE FROM rate_limit_counters WHERE expires_at < now()", logger: logger)
         return dropped
     }
 }

@@ -25,12 +25,11 @@ struct GatewayServer {
         let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)
         let tenants = TenantDirectory(
             client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: databaseTimeout)
-        let auditWriter = AuditWriter(
-            client: client, logger: logger, writeTimeout: databaseTimeout, discards: !configuration.auditEnabled)
+        let writer = GroupCommitWriter(
+            client: client, logger: logger, timeout: databaseTimeout, writesAudit: configuration.auditEnabled)
         if !configuration.auditEnabled {
             logger.critical("GATEWAY_AUDIT_ENABLED=false: tokens are issued WITHOUT audit rows (benchmarking only)")
         }
-        let rateLimitCounters = RateLimitRepository(client: client, logger: logger, timeout: databaseTimeout)
         let maintenance = AuditMaintenance(
             client: client, logger: logger,
             retentionDays: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays)
@@ -41,7 +40,7 @@ struct GatewayServer {
         let router = GatewayRouter.make(
             GatewayDependencies(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey,
-                rateLimits: configuration.rateLimits, rateLimitCounters: rateLimitCounters, auditWriter: auditWriter,
+                rateLimits: configuration.rateLimits, writer: writer,
                 databaseTimeout: databaseTimeout, readiness: readiness, logsRequests: configuration.logRequests,
                 metricsExposition: metricsOnMainPort, logger: logger))
         let changeListener = AppChangeListener(
@@ -93,7 +92,7 @@ struct GatewayServer {
         // in-flight requests), flush counters and audit rows, close the pool.
         let drain = DrainOnShutdown(readiness: readiness, drainTime: .seconds(configuration.shutdownDrainSeconds))
         let services: [any Service] =
-            [client, changeListener, maintenance, auditWriter, rateLimitCounters] + metricsServer + [app, drain]
+            [client, changeListener, maintenance, writer] + metricsServer + [app, drain]
         var group = ServiceGroupConfiguration(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -36,8 +36,10 @@ import Testing
             #expect(Self.sample(after, "gateway_http_requests_total", [#"route="POST /v1/identity_tokens""#, #"status="200""#]) == 2)
             #expect(Self.sample(after, "gateway_http_requests_total", [#"route="POST /admin/v1/apps/{app_id}/keys""#]) == 1)
             #expect(Self.sample(after, "gateway_http_request_duration_seconds_count", [#"route="POST /v1/identity_tokens""#]) == 3)
-            #expect((Self.sample(after, "gateway_batch_size_count", [#"queue="audit""#]) ?? 0) >= 3)
-            #expect(Self.sample(after, "gateway_batch_commit_seconds_count", [#"queue="rate_limit""#]) != nil)
+            // Three requests each touched counters and wrote an audit row: at least two batches.
+            #expect((Self.sample(after, "gateway_batch_size_count", [#"queue="group_commit""#]) ?? 0) >= 2)
+            #expect((Self.sample(after, "gateway_batch_size_sum", [#"queue="group_commit""#]) ?? 0) >= 6)
+            #expect(Self.sample(after, "gateway_batch_commit_seconds_count", [#"queue="group_commit""#]) != nil)
             #expect(await server.stop() == 0)
         }
     }

@@ -192,7 +192,7 @@ import Testing
                 return total
             }
             #expect(rows == issued, "\(statuses)\n\(server.printed.split(separator: "\n").filter { !$0.contains("\"request\"") }.suffix(40).joined(separator: "\n"))")
-            #expect(server.printed.contains("audit writer stopped"))
+            #expect(server.printed.contains("group-commit writer stopped"))
         }
     }
 }

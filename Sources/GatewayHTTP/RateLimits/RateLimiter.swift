@@ -36,15 +36,15 @@ public struct RateLimiter: Sendable {
         static let unlimited = Outcome(verdicts: [])
     }
 
-    private let repository: RateLimitRepository
+    private let writer: GroupCommitWriter
     private let settings: RateLimitSettings
     private let now: @Sendable () -> Double
 
     public init(
-        repository: RateLimitRepository, settings: RateLimitSettings,
+        writer: GroupCommitWriter, settings: RateLimitSettings,
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
     ) {
-        self.repository = repository
+        self.writer = writer
         self.settings = settings
         self.now = now
     }
@@ -56,7 +56,7 @@ public struct RateLimiter: Sendable {
     public func check(_ subjects: [String: String], app: AppSettings) async throws -> Outcome {
         guard settings.isEnabled else { return .unlimited }
         let windows = windows(for: subjects, app: app)
-        let counts = try await repository.touch(
+        let counts = try await writer.touch(
             windows.map { .init(window: $0.window, subject: $0.subject, increment: $0.window.policy.counting == .everyRequest ? 1 : 0) },
             appID: app.appID)
         return Outcome(
@@ -70,8 +70,8 @@ public struct RateLimiter: Sendable {
         guard settings.isEnabled else { return }
         let touches = windows(for: subjects, app: app)
             .filter { $0.window.policy.counting == .failures }
-            .map { RateLimitRepository.Touch(window: $0.window, subject: $0.subject, increment: 1) }
-        _ = try await repository.touch(touches, appID: app.appID)
+            .map { GroupCommitWriter.Touch(window: $0.window, subject: $0.subject, increment: 1) }
+        _ = try await writer.touch(touches, appID: app.appID)
     }
 
     private func windows(for subjects: [String: String], app: AppSettings) -> [(window: SlidingWindow, subject: String)] {

@@ -11,8 +11,8 @@ public struct GatewayDependencies: Sendable {
     public let plugins: PluginRegistry
     public let masterKey: MasterKey
     public let rateLimits: RateLimitSettings
-    public let rateLimitCounters: RateLimitRepository
-    public let auditWriter: AuditWriter
+    /// Rate-limit counters and audit rows of token requests, group-committed.
+    public let writer: GroupCommitWriter
     /// How long a token request waits for the database before answering 503.
     public let databaseTimeout: Duration
     /// What `/readyz` reports besides the database.
@@ -26,7 +26,7 @@ public struct GatewayDependencies: Sendable {
 
     public init(
         client: PostgresClient, tenants: TenantDirectory, plugins: PluginRegistry, masterKey: MasterKey,
-        rateLimits: RateLimitSettings, rateLimitCounters: RateLimitRepository, auditWriter: AuditWriter,
+        rateLimits: RateLimitSettings, writer: GroupCommitWriter,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
         metricsExposition: (@Sendable () -> [UInt8])? = { [] }, logger: Logger
     ) {
@@ -35,8 +35,7 @@ public struct GatewayDependencies: Sendable {
         self.plugins = plugins
         self.masterKey = masterKey
         self.rateLimits = rateLimits
-        self.rateLimitCounters = rateLimitCounters
-        self.auditWriter = auditWriter
+        self.writer = writer
         self.databaseTimeout = databaseTimeout
         self.readiness = readiness
         self.logsRequests = logsRequests
@@ -65,14 +64,14 @@ public enum GatewayRouter {
         if let exposition = dependencies.metricsExposition {
             MetricsController(exposition: exposition).addRoutes(to: router)
         }
-        let rateLimiter = RateLimiter(repository: dependencies.rateLimitCounters, settings: dependencies.rateLimits)
+        let rateLimiter = RateLimiter(writer: dependencies.writer, settings: dependencies.rateLimits)
         IdentityTokenController(
-            tenants: dependencies.tenants, auditWriter: dependencies.auditWriter, rateLimiter: rateLimiter,
+            tenants: dependencies.tenants, writer: dependencies.writer, rateLimiter: rateLimiter,
             databaseTimeout: dependencies.databaseTimeout
         ).addRoutes(to: router)
         let publicServices = PublicRouteServices(
             plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter,
-            auditWriter: dependencies.auditWriter)
+            writer: dependencies.writer)
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: publicServices)
         }

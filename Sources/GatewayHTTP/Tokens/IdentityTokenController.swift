@@ -15,17 +15,17 @@ public struct IdentityTokenController: Sendable {
     public static let paths: [RouterPath] = ["/v1/identity_tokens", "/identity_tokens", "/authenticate"]
 
     private let tenants: TenantDirectory
-    private let auditWriter: AuditWriter
+    private let writer: GroupCommitWriter
     private let rateLimiter: RateLimiter
     private let databaseTimeout: Duration
     private let now: @Sendable () -> Date
 
     public init(
-        tenants: TenantDirectory, auditWriter: AuditWriter, rateLimiter: RateLimiter, databaseTimeout: Duration,
+        tenants: TenantDirectory, writer: GroupCommitWriter, rateLimiter: RateLimiter, databaseTimeout: Duration,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.tenants = tenants
-        self.auditWriter = auditWriter
+        self.writer = writer
         self.rateLimiter = rateLimiter
         self.databaseTimeout = databaseTimeout
         self.now = now
@@ -66,7 +66,7 @@ public struct IdentityTokenController: Sendable {
         switch result {
         case .success(let token):
             do {
-                try await auditWriter.record(event)
+                try await writer.record(event)
             } catch {
                 context.logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
                 throw GatewayError.unavailable
@@ -77,7 +77,7 @@ public struct IdentityTokenController: Sendable {
         case .failure(var error):
             if event.reason == nil { event.reason = error.code.rawValue }
             do {
-                try await auditWriter.record(event)
+                try await writer.record(event)
             } catch {
                 context.logger.error("audit write of a denial failed", metadata: ["error": "\(error)"])
             }

@@ -30,7 +30,7 @@ import Testing
             #expect(rows.count == 200)
             #expect(Set(rows.map(\.requestID)) == requestIDs)
             #expect(rows.allSatisfy { $0.event == "token.issued" })
-            let statistics = gateway.dependencies.auditWriter.statistics
+            let statistics = gateway.dependencies.writer.statistics
             #expect(statistics.events == 200)
             #expect(statistics.batches < 200, "group commit wrote \(statistics.batches) batches for 200 events")
         }

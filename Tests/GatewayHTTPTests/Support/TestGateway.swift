@@ -40,17 +40,15 @@ struct TestGateway: Sendable {
             let timeout = Duration.seconds(10)
             let tenants = TenantDirectory(
                 client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: timeout)
-            let auditWriter = AuditWriter(client: client, logger: logger, writeTimeout: timeout)
-            let counters = RateLimitRepository(client: client, logger: logger, timeout: timeout)
+            let writer = GroupCommitWriter(client: client, logger: logger, timeout: timeout)
             let dependencies = GatewayDependencies(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, rateLimits: rateLimits,
-                rateLimitCounters: counters, auditWriter: auditWriter, databaseTimeout: timeout, logger: logger)
+                writer: writer, databaseTimeout: timeout, logger: logger)
             let gateway = TestGateway(
                 client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies,
                 application: Application(router: GatewayRouter.make(dependencies), logger: logger))
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await auditWriter.run() }
-                group.addTask { try await counters.run() }
+                group.addTask { try await writer.run() }
                 defer { group.cancelAll() }
                 try await body(gateway)
             }

@@ -1,0 +1,111 @@
+import Foundation
+import GatewayCore
+import PostgresNIO
+
+/// The one statement behind the token path's writes: inserts audit rows and
+/// adds to rate-limit counters, then reads every touched counter back. Either
+/// list may be empty. Prepared once per connection, so PostgreSQL plans it
+/// once rather than on every batch (planning the counter part took longer
+/// than running it).
+///
+/// Each touch's current count is the count after the whole statement less
+/// what later touches of the same counter added, so touches batched together
+/// read as if their requests had run one after another. A counter nobody adds
+/// to is only read.
+struct AuditAndCounterWrite: PostgresPreparedStatement {
+    typealias Row = (Int64, Int64)
+
+    static let sql = """
+        WITH audit AS (
+            INSERT INTO audit_events (app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip,
+                                      user_agent, request_id, actor, detail)
+            SELECT app_id, event, outcome, nullif(reason, ''), nullif(user_id, ''), nullif(credential_type, ''),
+                   nullif(key_id, '')::uuid, nullif(client_ip, '')::inet, nullif(user_agent, ''), request_id,
+                   nullif(actor, '')::uuid, detail::jsonb
+            FROM unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
+                        $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
+                AS e(app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip, user_agent,
+                     request_id, actor, detail)
+        ),
+        input AS (
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::int8[])
+                WITH ORDINALITY AS i(app_id, policy, subject, window_start, period, increment, position)
+        ),
+        totals AS (
+            SELECT app_id, policy, subject, window_start, max(period) AS period, sum(increment)::int4 AS added
+            FROM input GROUP BY app_id, policy, subject, window_start
+        ),
+        added AS (
+            INSERT INTO rate_limit_counters AS c (app_id, policy, subject, window_start, count, expires_at)
+            SELECT app_id, policy, subject, window_start, added, to_timestamp(window_start + 2 * period)
+            FROM totals WHERE added > 0
+            ORDER BY app_id, policy, subject, window_start
+            ON CONFLICT (app_id, policy, subject, window_start) DO UPDATE SET count = c.count + excluded.count
+            RETURNING app_id, policy, subject, window_start, count
+        ),
+        running AS (
+            SELECT i.*, sum(i.increment) OVER (
+                PARTITION BY i.app_id, i.policy, i.subject, i.window_start ORDER BY i.position) AS so_far
+            FROM input i
+        )
+        SELECT coalesce(a.count - t.added + r.so_far, stored.count, 0)::int8, coalesce(before.count, 0)::int8
+        FROM running r
+        JOIN totals t USING (app_id, policy, subject, window_start)
+        LEFT JOIN added a USING (app_id, policy, subject, window_start)
+        LEFT JOIN rate_limit_counters stored ON t.added = 0 AND stored.app_id = r.app_id
+            AND stored.policy = r.policy AND stored.subject = r.subject AND stored.window_start = r.window_start
+        LEFT JOIN rate_limit_counters before ON before.app_id = r.app_id AND before.policy = r.policy
+            AND before.subject = r.subject AND before.window_start = r.window_start - r.period
+        ORDER BY r.position
+        """
+
+    /// One counter to add to (or only read, with increment 0).
+    struct CounterTouch {
+        let appID: AppID
+        let policy: String
+        let subject: String
+        let windowStart: Int64
+        let periodSeconds: Int64
+        let increment: Int64
+    }
+
+    var touches: [CounterTouch] = []
+    var events: [AuditEvent] = []
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 18)
+        bindings.append(touches.map(\.appID.uuid))
+        bindings.append(touches.map(\.policy))
+        bindings.append(touches.map(\.subject))
+        bindings.append(touches.map(\.windowStart))
+        bindings.append(touches.map(\.periodSeconds))
+        bindings.append(touches.map(\.increment))
+        // NULLs travel as empty strings: none of these columns holds a meaningful empty value.
+        func text(_ value: String?) -> String { value ?? "" }
+        bindings.append(events.map { $0.appID?.uuid ?? AuditEvent.noApp })
+        bindings.append(events.map(\.event))
+        bindings.append(events.map(\.outcome.rawValue))
+        bindings.append(events.map { text($0.reason) })
+        bindings.append(events.map { text($0.userID) })
+        bindings.append(events.map { text($0.credentialType) })
+        bindings.append(events.map { text($0.keyID.map { $0.uuid.uuidString }) })
+        bindings.append(events.map { text($0.clientIP) })
+        bindings.append(events.map { text($0.userAgent) })
+        bindings.append(events.map(\.requestID))
+        bindings.append(events.map { text($0.actor?.uuidString) })
+        bindings.append(events.map { Self.detailJSON($0.detail) })
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        try row.decode(Row.self)
+    }
+
+    /// The detail as a JSON object with sorted keys.
+    static func detailJSON(_ detail: [String: String]) -> String {
+        guard !detail.isEmpty else { return "{}" }
+        var writer = JSONObjectWriter(reservingCapacity: 64)
+        for key in detail.keys.sorted() { writer.add(key, detail[key]!) }
+        return String(decoding: writer.finish(), as: UTF8.self)
+    }
+}
