@@ -4,11 +4,12 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// Group commit: callers submit items and wait; one loop hands everything
-/// waiting (up to `maximumBatch`) to `process` in one go, and answers each
-/// caller with its own result. Batches are as large as what queued while the
-/// previous one ran, so there is no added delay at low load and few round
-/// trips at high load.
+/// Group commit: callers submit items and wait; `concurrency` loops each hand
+/// everything waiting (up to `maximumBatch`) to `process` in one go, and
+/// answer each caller with its own result. A batch holds what queued while
+/// the loops were busy, so there is no added delay at low load and few round
+/// trips at high load; several loops keep the database busy while one batch
+/// is on the wire or waiting for its commit.
 ///
 /// A batch that fails or passes `timeout` fails its callers and everyone
 /// queued behind them at once with 503 `unavailable` (the database is away;
@@ -21,7 +22,8 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
 
     private struct State {
         var queue: [Pending] = []
-        var wakeup: CheckedContinuation<Void, Never>?
+        /// Loops waiting for work.
+        var idle: [CheckedContinuation<Void, Never>] = []
         var stopping = false
         var items = 0
         var batches = 0
@@ -30,6 +32,7 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
     private let name: String
     private let logger: Logger
     private let maximumBatch: Int
+    private let concurrency: Int
     private let maximumQueue: Int
     private let timeout: Duration
     private let process: @Sendable ([Item]) async throws -> [Answer]
@@ -37,16 +40,21 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
 
     /// - Parameter process: handles a batch; returns one answer per item, in order.
     init(
-        name: String, logger: Logger, maximumBatch: Int, maximumQueue: Int, timeout: Duration,
+        name: String, logger: Logger, maximumBatch: Int, maximumQueue: Int, timeout: Duration, concurrency: Int = 1,
         process: @escaping @Sendable ([Item]) async throws -> [Answer]
     ) {
+        precondition(concurrency >= 1)
         self.name = name
         self.logger = logger
         self.maximumBatch = maximumBatch
+        self.concurrency = concurrency
         self.maximumQueue = maximumQueue
         self.timeout = timeout
         self.process = process
     }
+
+    /// Items waiting for a batch.
+    var queuedCount: Int { state.withLock { $0.queue.count } }
 
     /// Items and batches processed so far.
     var counts: (items: Int, batches: Int) { state.withLock { ($0.items, $0.batches) } }
@@ -57,8 +65,7 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
             let (accepted, wakeup) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
                 guard !state.stopping, state.queue.count < maximumQueue else { return (false, nil) }
                 state.queue.append(Pending(item: item, continuation: continuation))
-                defer { state.wakeup = nil }
-                return (true, state.wakeup)
+                return (true, state.idle.popLast())
             }
             if accepted {
                 wakeup?.resume()
@@ -73,8 +80,14 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
     func run() async {
         await withTaskCancellationHandler {
             await withGracefulShutdownHandler {
-                while let batch = await nextBatch() {
-                    await handle(batch)
+                await withDiscardingTaskGroup { group in
+                    for _ in 0..<concurrency {
+                        group.addTask {
+                            while let batch = await self.nextBatch() {
+                                await self.handle(batch)
+                            }
+                        }
+                    }
                 }
             } onGracefulShutdown: {
                 self.stop()
@@ -85,33 +98,33 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
     }
 
     private func stop() {
-        let wakeup = state.withLock { state in
+        let idle = state.withLock { state in
             state.stopping = true
-            defer { state.wakeup = nil }
-            return state.wakeup
+            defer { state.idle.removeAll() }
+            return state.idle
         }
-        wakeup?.resume()
+        for loop in idle { loop.resume() }
     }
 
     /// The next items to process; `nil` once stopping with nothing left.
     private func nextBatch() async -> [Pending]? {
         while true {
-            let batch = state.withLock { state -> [Pending]? in
-                guard !state.queue.isEmpty else { return nil }
+            let (batch, finished) = state.withLock { state -> ([Pending]?, Bool) in
+                guard !state.queue.isEmpty else { return (nil, state.stopping) }
                 let count = min(maximumBatch, state.queue.count)
                 defer { state.queue.removeFirst(count) }
-                return Array(state.queue.prefix(count))
+                return (Array(state.queue.prefix(count)), false)
             }
             if let batch { return batch }
+            if finished { return nil }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
                     if !state.queue.isEmpty || state.stopping { return true }
-                    state.wakeup = continuation
+                    state.idle.append(continuation)
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
-            if state.withLock({ $0.stopping && $0.queue.isEmpty }) { return nil }
         }
     }
 

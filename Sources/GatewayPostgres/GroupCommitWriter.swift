@@ -62,18 +62,20 @@ public final class GroupCommitWriter: Service, Sendable {
     private let writesAudit: Bool
     private let logger: Logger
 
-    /// - Parameter writesAudit: `false` drops audit events and returns at once.
-    ///   Only for measuring what the audit trail costs; never in production.
+    /// - Parameters:
+    ///   - concurrency: batches in flight at once, each on its own connection.
+    ///   - writesAudit: `false` drops audit events and returns at once. Only
+    ///     for measuring what the audit trail costs; never in production.
     public init(
         client: PostgresClient, logger: Logger, timeout: Duration = .seconds(2), maximumBatch: Int = 500,
-        maximumQueue: Int = 20_000, writesAudit: Bool = true
+        maximumQueue: Int = 20_000, concurrency: Int = 2, writesAudit: Bool = true
     ) {
         self.writesAudit = writesAudit
         self.logger = logger
         let tally = self.tally
         self.queue = GroupCommitQueue(
             name: "group commit", logger: logger, maximumBatch: maximumBatch, maximumQueue: maximumQueue,
-            timeout: timeout
+            timeout: timeout, concurrency: concurrency
         ) { work in
             let (answers, events, touches) = try await Self.write(work, client: client, logger: logger)
             tally.events.add(events, ordering: .relaxed)

@@ -1,0 +1,99 @@
+import GatewayCore
+@testable import GatewayPostgres
+import Logging
+import Synchronization
+import Testing
+
+/// The queue's batching and concurrency, with a stand-in for the database.
+@Suite struct GroupCommitQueueTests {
+    /// Hands out a continuation that the next batch to start resumes.
+    private final class BatchStarts: Sendable {
+        private let waiting = Mutex<[CheckedContinuation<Void, Never>]>([])
+        private let started = Mutex(0)
+
+        func batchStarted() {
+            let waiters = waiting.withLock { waiting in
+                defer { waiting.removeAll() }
+                return waiting
+            }
+            started.withLock { $0 += 1 }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        /// Returns once `count` batches have started.
+        func wait(for count: Int) async {
+            while started.withLock({ $0 }) < count {
+                await withCheckedContinuation { continuation in
+                    let already = started.withLock { $0 >= count }
+                    if already {
+                        continuation.resume()
+                    } else {
+                        waiting.withLock { $0.append(continuation) }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func aSecondBatchRunsWhileTheFirstIsStillInFlight() async throws {
+        let starts = BatchStarts()
+        let queue = GroupCommitQueue<Int, Int>(
+            name: "test", logger: Logger(label: "test"), maximumBatch: 10, maximumQueue: 100, timeout: .seconds(30),
+            concurrency: 2
+        ) { items in
+            starts.batchStarted()
+            // Each batch finishes only once two are in flight: with one loop, this would never return.
+            await starts.wait(for: 2)
+            return items.map { $0 * 10 }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await queue.run() }
+            let answers = try await withTimeout(.seconds(10)) {
+                try await withThrowingTaskGroup(of: Int.self) { submissions in
+                    submissions.addTask { try await queue.submit(1) }
+                    await starts.wait(for: 1)
+                    submissions.addTask { try await queue.submit(2) }
+                    return try await submissions.reduce(into: []) { $0.append($1) }
+                }
+            }
+            #expect(answers.sorted() == [10, 20])
+            #expect(queue.counts.batches == 2)
+            group.cancelAll()
+        }
+    }
+
+    @Test func whatQueuesWhileTheLoopsAreBusyGoesInOneBatch() async throws {
+        let starts = BatchStarts()
+        let release = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        let sizes = Mutex<[Int]>([])
+        let queue = GroupCommitQueue<Int, Int>(
+            name: "test", logger: Logger(label: "test"), maximumBatch: 100, maximumQueue: 100, timeout: .seconds(30)
+        ) { items in
+            sizes.withLock { $0.append(items.count) }
+            if items == [0] {
+                // Hold the only loop until the test has queued the others.
+                await withCheckedContinuation { continuation in
+                    release.withLock { $0 = continuation }
+                    starts.batchStarted()
+                }
+            }
+            return items
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await queue.run() }
+            try await withTimeout(.seconds(10)) {
+                try await withThrowingTaskGroup(of: Int.self) { submissions in
+                    submissions.addTask { try await queue.submit(0) }
+                    await starts.wait(for: 1)
+                    for item in 1...20 { submissions.addTask { try await queue.submit(item) } }
+                    // All twenty are queued once the count says so; then let the first batch finish.
+                    while queue.queuedCount < 20 { await Task.yield() }
+                    release.withLock { $0 }?.resume()
+                    try await submissions.waitForAll()
+                }
+            }
+            #expect(sizes.withLock { $0 } == [1, 20])
+            group.cancelAll()
+        }
+    }
+}
