@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // Outbound HTTP: SMS providers and tenants' webhooks.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // Optional native TLS on the HTTP listener (HummingbirdTLS is built on it).
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         .target(
@@ -156,6 +158,8 @@ let package = Package(
                 "PasswordPlugin",
                 "PhoneCodePlugin",
                 "Argon2",
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -251,6 +255,10 @@ let package = Package(
                 "GatewayCore",
                 "GatewayPostgres",
                 "GatewayTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: upcomingFeatures

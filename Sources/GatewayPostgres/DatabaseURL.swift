@@ -9,7 +9,8 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     /// The URL with the password masked, fit for logs.
     public let description: String
 
-    public init(_ text: String, maximumConnections: Int = 20) throws {
+    /// - Parameter applicationName: what the connections announce to PostgreSQL (`pg_stat_activity`).
+    public init(_ text: String, maximumConnections: Int = 20, applicationName: String = "identity-gateway") throws {
         guard let components = URLComponents(string: text),
             components.scheme == "postgres" || components.scheme == "postgresql"
         else {
@@ -44,6 +45,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
                 database: database.isEmpty ? nil : database, tls: tls)
         }
         configuration.options.maximumConnections = maximumConnections
+        configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         self.configuration = configuration
 
         var masked = components

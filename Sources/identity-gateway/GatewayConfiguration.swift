@@ -4,6 +4,7 @@ import GatewayCore
 import GatewayHTTP
 import GatewayPostgres
 import Logging
+import NIOSSL
 import PasswordPlugin
 import SystemPackage
 
@@ -14,6 +15,8 @@ struct GatewayConfiguration: Sendable {
     var databaseURL: String
     var httpHost: String = "127.0.0.1"
     var httpPort: Int = 8080
+    /// Native TLS on the HTTP port; `nil` serves plain HTTP (behind a terminating proxy).
+    var tls: TLSConfiguration?
     /// Required by `serve`; `migrate` needs none.
     var masterKey: MasterKey?
     var migrateOnStart: Bool = false
@@ -81,6 +84,18 @@ struct GatewayConfiguration: Sendable {
 
         if let host = reader.string(forKey: "http.host") { httpHost = host }
         httpPort = Self.integer(reader, "http.port", env: "GATEWAY_HTTP_PORT", in: 0...65535, default: 8080, &problems)
+        switch (reader.string(forKey: "http.tls.certificate_file"), reader.string(forKey: "http.tls.key_file")) {
+        case (nil, nil):
+            break
+        case (let certificateFile?, let keyFile?):
+            do { tls = try ServerTLS.configuration(certificateFile: certificateFile, keyFile: keyFile) } catch {
+                problems += error.problems
+            }
+        default:
+            problems.append(
+                "http.tls.certificate_file and http.tls.key_file (GATEWAY_HTTP_TLS_CERTIFICATE_FILE, "
+                    + "GATEWAY_HTTP_TLS_KEY_FILE) go together: give both for TLS, or neither")
+        }
         databaseMaxConnections = Self.integer(
             reader, "database.max_connections", env: "GATEWAY_DATABASE_MAX_CONNECTIONS", in: 1...1000, default: 20,
             &problems)

@@ -2,6 +2,7 @@ import GatewayCore
 import GatewayHTTP
 import GatewayPostgres
 import Hummingbird
+import HummingbirdTLS
 import Logging
 import PostgresNIO
 import Prometheus
@@ -19,7 +20,8 @@ struct GatewayServer {
     func run(prepare: @escaping @Sendable (PostgresClient) async throws -> Void = { _ in }) async throws {
         let masterKey = try configuration.requiredMasterKey()
         let databaseURL = try DatabaseURL(
-            configuration.databaseURL, maximumConnections: configuration.databaseMaxConnections)
+            configuration.databaseURL, maximumConnections: configuration.databaseMaxConnections,
+            applicationName: DatabaseConnectionGauge.applicationName)
         let client = PostgresClient(configuration: databaseURL.configuration, backgroundLogger: logger)
         let plugins = installedPlugins(configuration)
         let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)
@@ -35,7 +37,12 @@ struct GatewayServer {
             retentionDays: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays)
         let readiness = Readiness()
         let metrics = GatewayMetrics.bootstrap()
-        let exposition: @Sendable () -> [UInt8] = { metrics.emitToBuffer() }
+        let connections = DatabaseConnectionGauge(
+            client: client, maximumConnections: configuration.databaseMaxConnections, logger: logger)
+        let exposition: @Sendable () async -> [UInt8] = {
+            await connections.refresh()
+            return metrics.emitToBuffer()
+        }
         let metricsOnMainPort = configuration.metricsPort == nil ? exposition : nil
         let router = GatewayRouter.make(
             GatewayDependencies(
@@ -52,10 +59,12 @@ struct GatewayServer {
 
         var app = Application(
             router: router,
+            server: try configuration.tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "identity-gateway"),
             logger: logger)
         let migrateOnStart = configuration.migrateOnStart
+        let tlsEnabled = configuration.tls != nil
         app.beforeServerStarts {
             let runner = MigrationRunner(client: client, logger: logger)
             if migrateOnStart {
@@ -75,7 +84,9 @@ struct GatewayServer {
             }
             try await prepare(client)
             readiness.markStarted()
-            logger.info("database ready; starting the HTTP server", metadata: ["database": "\(databaseURL)"])
+            logger.info(
+                "database ready; starting the HTTP server",
+                metadata: ["database": "\(databaseURL)", "tls": "\(tlsEnabled ? "on" : "off")"])
         }
         var metricsServer: [any Service] = []
         if let metricsPort = configuration.metricsPort {

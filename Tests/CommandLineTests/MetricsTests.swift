@@ -40,6 +40,14 @@ import Testing
             #expect((Self.sample(after, "gateway_batch_size_count", [#"queue="group_commit""#]) ?? 0) >= 2)
             #expect((Self.sample(after, "gateway_batch_size_sum", [#"queue="group_commit""#]) ?? 0) >= 6)
             #expect(Self.sample(after, "gateway_batch_commit_seconds_count", [#"queue="group_commit""#]) != nil)
+            // The pool as PostgreSQL sees it: at least the sampling connection, never more than the limit.
+            let limit = Self.sample(after, "gateway_database_connections_limit", [])
+            let open = ["active", "idle", "idle_in_transaction"].compactMap {
+                Self.sample(after, "gateway_database_connections", [#"state="\#($0)""#])
+            }
+            #expect(limit == 20)
+            #expect(open.count == 3)
+            #expect((1...20).contains(open.reduce(0, +)), "\(open)")
             #expect(await server.stop() == 0)
         }
     }

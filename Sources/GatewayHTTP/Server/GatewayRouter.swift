@@ -21,14 +21,14 @@ public struct GatewayDependencies: Sendable {
     public let logsRequests: Bool
     /// Renders `/metrics` (Prometheus text); empty where no metrics backend
     /// runs, `nil` when metrics are served on a port of their own.
-    public let metricsExposition: (@Sendable () -> [UInt8])?
+    public let metricsExposition: (@Sendable () async -> [UInt8])?
     public let logger: Logger
 
     public init(
         client: PostgresClient, tenants: TenantDirectory, plugins: PluginRegistry, masterKey: MasterKey,
         rateLimits: RateLimitSettings, writer: GroupCommitWriter,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
-        metricsExposition: (@Sendable () -> [UInt8])? = { [] }, logger: Logger
+        metricsExposition: (@Sendable () async -> [UInt8])? = { [] }, logger: Logger
     ) {
         self.client = client
         self.tenants = tenants

@@ -4,9 +4,9 @@ import NIOCore
 /// `GET /metrics`: the process's metrics in Prometheus text format, as the
 /// executable's metrics backend renders them. Not rate limited, not audited.
 public struct MetricsController: Sendable {
-    private let exposition: @Sendable () -> [UInt8]
+    private let exposition: @Sendable () async -> [UInt8]
 
-    public init(exposition: @escaping @Sendable () -> [UInt8]) {
+    public init(exposition: @escaping @Sendable () async -> [UInt8]) {
         self.exposition = exposition
     }
 
@@ -15,7 +15,7 @@ public struct MetricsController: Sendable {
         router.get("/metrics") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                body: .init(byteBuffer: ByteBuffer(bytes: exposition())))
+                body: .init(byteBuffer: ByteBuffer(bytes: await exposition())))
         }
     }
 }
