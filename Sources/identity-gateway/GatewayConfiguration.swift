@@ -82,6 +82,19 @@ struct GatewayConfiguration: Sendable {
             }
         }
 
+        if let previousText = Self.secret(reader, "master_key_previous", env: "GATEWAY_MASTER_KEY_PREVIOUS", &problems) {
+            do {
+                let previous = try MasterKey(base64: previousText)
+                if let current = masterKey {
+                    masterKey = current.addingPrevious(previous)
+                } else if masterKeyText == nil {
+                    problems.append("master_key_previous (GATEWAY_MASTER_KEY_PREVIOUS) is only read with master_key set: it is the key being retired")
+                }
+            } catch {
+                problems.append("master_key_previous (GATEWAY_MASTER_KEY_PREVIOUS): \(error.message)")
+            }
+        }
+
         if let host = reader.string(forKey: "http.host") { httpHost = host }
         httpPort = Self.integer(reader, "http.port", env: "GATEWAY_HTTP_PORT", in: 0...65535, default: 8080, &problems)
         switch (reader.string(forKey: "http.tls.certificate_file"), reader.string(forKey: "http.tls.key_file")) {

@@ -109,6 +109,28 @@ public struct AppKeyRepository: Sendable {
         return keys
     }
 
+    /// Every app's sealed private key, locked until the caller's transaction ends.
+    func lockSealedKeys(on connection: PostgresConnection) async throws -> [(appID: AppID, keyID: KeyID, sealed: Data)] {
+        let rows = try await connection.query(
+            "SELECT app_id, key_id, sealed_private_key FROM app_keys ORDER BY app_id, key_id FOR UPDATE", logger: logger)
+        var keys: [(appID: AppID, keyID: KeyID, sealed: Data)] = []
+        for try await (appID, keyID, sealed) in rows.decode((UUID, UUID, ByteBuffer).self) {
+            keys.append((AppID(uuid: appID), KeyID(uuid: keyID), Data(sealed.readableBytesView)))
+        }
+        return keys
+    }
+
+    /// Replaces a key's sealed private key (after re-sealing it under a new master key).
+    func replaceSealedKey(
+        _ sealed: Data, of keyID: KeyID, of appID: AppID, on connection: PostgresConnection
+    ) async throws {
+        try await connection.query(
+            """
+            UPDATE app_keys SET sealed_private_key = \(ByteBuffer(bytes: sealed))
+            WHERE app_id = \(appID.uuid) AND key_id = \(keyID.uuid)
+            """, logger: logger)
+    }
+
     /// The public key `keyID` of any app whose provider id is `issuer`: what
     /// a token claiming that issuer and key must verify under.
     public func publicKeyPEM(issuer: ProviderID, keyID: KeyID) async throws -> String? {

@@ -61,6 +61,25 @@ import Testing
         #expect(throws: (any Error).self) { try masterKey.open(flipped, context: "app_keys:a:1") }
     }
 
+    @Test func duringARotationTheNewKeySealsAndBothOpen() throws {
+        let old = try MasterKey(base64: MasterKey.generateBase64())
+        let new = try MasterKey(base64: MasterKey.generateBase64())
+        let rotating = new.addingPrevious(old)
+        let underOld = try old.seal(Data("old".utf8), context: "c")
+        let underNew = try rotating.seal(Data("new".utf8), context: "c")
+
+        #expect(rotating.hasPrevious && !new.hasPrevious)
+        #expect(try rotating.open(underOld, context: "c") == Data("old".utf8))
+        #expect(try rotating.open(underNew, context: "c") == Data("new".utf8))
+        // What the rotating key seals is under the new key alone.
+        #expect(try new.open(underNew, context: "c") == Data("new".utf8))
+        #expect(throws: (any Error).self) { try old.open(underNew, context: "c") }
+        #expect(!rotating.opensWithCurrentKey(underOld, context: "c"))
+        #expect(rotating.opensWithCurrentKey(underNew, context: "c"))
+        // The context binding holds for the previous key too.
+        #expect(throws: (any Error).self) { try rotating.open(underOld, context: "d") }
+    }
+
     @Test(arguments: ["", "c2hvcnQ=", "not base64!", Data(count: 31).base64EncodedString(), Data(count: 33).base64EncodedString()])
     func theMasterKeyMustBe32Base64Bytes(_ text: String) {
         #expect(throws: GatewayError.self) { try MasterKey(base64: text) }
