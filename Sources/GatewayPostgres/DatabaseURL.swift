@@ -9,8 +9,15 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     /// The URL with the password masked, fit for logs.
     public let description: String
 
-    /// - Parameter applicationName: what the connections announce to PostgreSQL (`pg_stat_activity`).
-    public init(_ text: String, maximumConnections: Int = 20, applicationName: String = "identity-gateway") throws {
+    /// - Parameters:
+    ///   - minimumConnections: connections kept open even when idle. Up to
+    ///     this many, a returned connection schedules no idle-timeout timer.
+    ///   - keepAliveSeconds: how often an idle connection runs `SELECT 1`; 0 never.
+    ///   - applicationName: what the connections announce to PostgreSQL (`pg_stat_activity`).
+    public init(
+        _ text: String, maximumConnections: Int = 20, minimumConnections: Int = 0, keepAliveSeconds: Int = 30,
+        applicationName: String = "identity-gateway"
+    ) throws {
         guard let components = URLComponents(string: text),
             components.scheme == "postgres" || components.scheme == "postgresql"
         else {
@@ -45,6 +52,8 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
                 database: database.isEmpty ? nil : database, tls: tls)
         }
         configuration.options.maximumConnections = maximumConnections
+        configuration.options.minimumConnections = min(minimumConnections, maximumConnections)
+        configuration.options.keepAliveBehavior = keepAliveSeconds > 0 ? .init(frequency: .seconds(keepAliveSeconds)) : nil
         configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         self.configuration = configuration
 

@@ -29,6 +29,10 @@ struct GatewayConfiguration: Sendable {
     /// A port of its own for `/metrics`; `nil` serves it on the main port.
     var metricsPort: Int?
     var databaseMaxConnections: Int = 20
+    /// Connections kept open when idle (see README: each idle-timeout timer costs memory until it expires).
+    var databaseMinConnections: Int = 10
+    /// `SELECT 1` on idle connections this often; 0 never.
+    var databaseKeepAliveSeconds: Int = 0
     /// Seeds one operator token on a database that has none.
     var bootstrapAdminToken: AdminTokenSecret?
     var cacheReloadSeconds: Int = 60
@@ -111,6 +115,17 @@ struct GatewayConfiguration: Sendable {
         }
         databaseMaxConnections = Self.integer(
             reader, "database.max_connections", env: "GATEWAY_DATABASE_MAX_CONNECTIONS", in: 1...1000, default: 20,
+            &problems)
+        databaseMinConnections = Self.integer(
+            reader, "database.min_connections", env: "GATEWAY_DATABASE_MIN_CONNECTIONS", in: 0...1000,
+            default: min(10, databaseMaxConnections), &problems)
+        if databaseMinConnections > databaseMaxConnections {
+            problems.append(
+                "database.min_connections (GATEWAY_DATABASE_MIN_CONNECTIONS): \(databaseMinConnections) is more than "
+                    + "database.max_connections (\(databaseMaxConnections))")
+        }
+        databaseKeepAliveSeconds = Self.integer(
+            reader, "database.keepalive_seconds", env: "GATEWAY_DATABASE_KEEPALIVE_SECONDS", in: 0...3600, default: 0,
             &problems)
         cacheReloadSeconds = Self.integer(
             reader, "cache.reload_seconds", env: "GATEWAY_CACHE_RELOAD_SECONDS", in: 1...86400, default: 60, &problems)

@@ -21,7 +21,8 @@ struct GatewayServer {
         let masterKey = try configuration.requiredMasterKey()
         let databaseURL = try DatabaseURL(
             configuration.databaseURL, maximumConnections: configuration.databaseMaxConnections,
-            applicationName: DatabaseConnectionGauge.applicationName)
+            minimumConnections: configuration.databaseMinConnections,
+            keepAliveSeconds: configuration.databaseKeepAliveSeconds, applicationName: DatabaseConnectionGauge.applicationName)
         let client = PostgresClient(configuration: databaseURL.configuration, backgroundLogger: logger)
         let plugins = installedPlugins(configuration)
         let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)

@@ -43,7 +43,8 @@ struct LocalPostgresCluster {
             "-c listen_addresses=127.0.0.1", "-c port=\(port)", "-c unix_socket_directories=''",
         ]
         if throwaway {
-            settings += ["-c fsync=off", "-c full_page_writes=off", "-c synchronous_commit=off"]
+            // Test suites start many gateways at once, each keeping its minimum of connections open.
+            settings += ["-c fsync=off", "-c full_page_writes=off", "-c synchronous_commit=off", "-c max_connections=400"]
         }
         do {
             try runAsOwner(

@@ -17,6 +17,8 @@ public final class GatewayProcess: Sendable {
 
     private let process: Process
     private let output = Mutex<String>("")
+    /// Copies the child's output into `output` until it closes it.
+    private let reader = Mutex<Task<Void, Never>?>(nil)
 
     /// The port the server reported listening on.
     /// The first server's port; ``ports`` has every one that was waited for.
@@ -83,7 +85,8 @@ public final class GatewayProcess: Sendable {
             let ports = listeningPorts(in: seen)
             if ports.count >= listeners {
                 let server = GatewayProcess(process: process, ports: ports, seen: seen)
-                Task { for await chunk in lines { server.output.withLock { $0 += chunk } } }
+                let reader = Task { for await chunk in lines { server.output.withLock { $0 += chunk } } }
+                server.reader.withLock { $0 = reader }
                 return server
             }
         }
@@ -101,11 +104,11 @@ public final class GatewayProcess: Sendable {
     /// What the server printed so far.
     public var printed: String { output.withLock { $0 } }
 
-    /// Sends SIGTERM and waits for the exit status.
+    /// Sends SIGTERM and waits for the exit status and the last of the output.
     @discardableResult
     public func stop() async -> Int32 {
         let process = self.process
-        return await withCheckedContinuation { continuation in
+        let status = await withCheckedContinuation { continuation in
             if !process.isRunning {
                 continuation.resume(returning: process.terminationStatus)
                 return
@@ -113,6 +116,8 @@ public final class GatewayProcess: Sendable {
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             process.terminate()
         }
+        await reader.withLock { $0 }?.value
+        return status
     }
 
     public struct Failure: Error, CustomStringConvertible {
