@@ -64,6 +64,11 @@ public final class GatewayProcess: Sendable {
     ) async throws -> GatewayProcess {
         let process = try makeProcess(arguments, environment: environment)
         let pipe = Pipe()
+        // Not inherited by gateways started next to this one: a sibling holding
+        // this pipe open would keep its end-of-output from ever arriving.
+        for descriptor in [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor] {
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        }
         process.standardOutput = pipe
         process.standardError = pipe
         let (lines, continuation) = AsyncStream<String>.makeStream()
