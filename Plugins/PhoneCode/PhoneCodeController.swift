@@ -110,19 +110,16 @@ struct PhoneCodeController: Sendable {
                 event.reason = "unbound_number"
                 return answer
             }
-            if let sentAt = try await repository.lastSent(to: number, in: appID) {
-                let wait = Int((sentAt.timeIntervalSinceNow + Double(options.resendAfterSeconds)).rounded(.up))
-                if wait > 0 {
-                    event.reason = "resend_too_soon"
-                    var error = GatewayError(.rateLimited, status: 429, "A code was sent just now; retry after \(wait) seconds.")
-                    error.headers = [("Retry-After", "\(wait)")]
-                    throw error
-                }
-            }
             let code = codes.generate(length: options.codeLength)
-            try await repository.store(
+            if let wait = try await repository.storeUnlessTooSoon(
                 code: codes.mac(code, for: number, in: appID), for: number, in: appID, attempts: options.maximumAttempts,
-                lifetimeSeconds: options.lifetimeSeconds)
+                lifetimeSeconds: options.lifetimeSeconds, resendAfterSeconds: options.resendAfterSeconds)
+            {
+                event.reason = "resend_too_soon"
+                var error = GatewayError(.rateLimited, status: 429, "A code was sent just now; retry after \(wait) seconds.")
+                error.headers = [("Retry-After", "\(wait)")]
+                throw error
+            }
             defer {
                 Counter(
                     label: "gateway_sms_sends_total",

@@ -27,26 +27,35 @@ struct PhoneCodeRepository: Sendable {
         case noCode
     }
 
-    /// When the number's live code was sent, if it has one.
-    func lastSent(to number: PhoneNumber, in appID: AppID) async throws -> Date? {
+    /// Stores a new code for the number, replacing an older one, unless a
+    /// live code went out less than `resendAfterSeconds` ago. One statement,
+    /// so two concurrent requests for one number cannot both send: the second
+    /// waits for the first's row and then sees it. Returns `nil` when stored,
+    /// otherwise the seconds until a new code may be sent.
+    func storeUnlessTooSoon(
+        code mac: [UInt8], for number: PhoneNumber, in appID: AppID, attempts: Int, lifetimeSeconds: Int,
+        resendAfterSeconds: Int
+    ) async throws -> Int? {
         let rows = try await client.query(
             """
-            SELECT sent_at FROM phone_codes
-            WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) AND expires_at > now()
+            WITH stored AS (
+                INSERT INTO phone_codes AS c (app_id, phone_number, code_hmac, attempts_left, sent_at, expires_at)
+                VALUES (\(appID.uuid), \(number.text), \(ByteBuffer(bytes: mac)), \(attempts), now(),
+                        now() + make_interval(secs => \(lifetimeSeconds)))
+                ON CONFLICT (app_id, phone_number) DO UPDATE SET code_hmac = excluded.code_hmac,
+                    attempts_left = excluded.attempts_left, sent_at = excluded.sent_at, expires_at = excluded.expires_at
+                WHERE c.expires_at <= now() OR c.sent_at <= now() - make_interval(secs => \(resendAfterSeconds))
+                RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM stored)::int8,
+                   (SELECT greatest(1, ceil(extract(epoch FROM
+                        c.sent_at + make_interval(secs => \(resendAfterSeconds)) - clock_timestamp())))::int8
+                    FROM phone_codes c WHERE c.app_id = \(appID.uuid) AND c.phone_number = \(number.text))
             """, logger: logger)
-        for try await sentAt in rows.decode(Date.self) { return sentAt }
+        for try await (stored, wait) in rows.decode((Int64, Int64?).self) {
+            return stored == 1 ? nil : Int(wait ?? 1)
+        }
         return nil
-    }
-
-    /// Stores a new code for the number, replacing any older one.
-    func store(code mac: [UInt8], for number: PhoneNumber, in appID: AppID, attempts: Int, lifetimeSeconds: Int) async throws {
-        try await client.query(
-            """
-            INSERT INTO phone_codes (app_id, phone_number, code_hmac, attempts_left, sent_at, expires_at)
-            VALUES (\(appID.uuid), \(number.text), \(ByteBuffer(bytes: mac)), \(attempts), now(), now() + make_interval(secs => \(lifetimeSeconds)))
-            ON CONFLICT (app_id, phone_number) DO UPDATE SET code_hmac = excluded.code_hmac,
-                attempts_left = excluded.attempts_left, sent_at = excluded.sent_at, expires_at = excluded.expires_at
-            """, logger: logger)
     }
 
     /// Forgets the number's code (its delivery failed).

@@ -182,6 +182,24 @@ import Testing
         }
     }
 
+    @Test func concurrentRequestsForOneNumberSendOneCode() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base)
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for _ in 0..<10 { group.addTask { try await gateway.requestCode(app).status.code } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses.filter { $0 == 202 }.count == 1, "\(statuses)")
+                #expect(statuses.filter { $0 == 429 }.count == 9, "\(statuses)")
+                #expect(webhook.requests.count == 1)
+                // The one code sent is the one stored: it buys a token.
+                let code = try #require(webhook.requests.first?.sentCode)
+                #expect(try await gateway.signIn(app, code: code).status == .ok)
+            }
+        }
+    }
+
     @Test func testNumbersSendNothingAndNeedAnExpiryInProduction() async throws {
         try await FakeHTTPServer.with { base, webhook in
             try await TestGateway.with { gateway in
