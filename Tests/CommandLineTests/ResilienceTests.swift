@@ -68,13 +68,22 @@ import Testing
         let startCluster = ["local-postgres", "start", "--data-dir", folder.path, "--port", port, "--throwaway"]
         let started = try await GatewayProcess.run(startCluster)
         #expect(started.status == 0, "\(started.output)")
-        defer {
-            Task {
-                _ = try? await GatewayProcess.run(["local-postgres", "stop", "--data-dir", folder.path])
-                try? FileManager.default.removeItem(at: folder)
-            }
+        // The cluster is stopped before the test returns, whatever happened in it.
+        let outcome: Result<Void, any Error>
+        do {
+            let url = try #require(started.output.split(separator: "\n").last.map(String.init))
+            try await Self.outage(url: url, folder: folder, startCluster: startCluster)
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
         }
-        let url = try #require(started.output.split(separator: "\n").last.map(String.init))
+        _ = try? await GatewayProcess.run(["local-postgres", "stop", "--data-dir", folder.path])
+        try? FileManager.default.removeItem(at: folder)
+        try outcome.get()
+    }
+
+    /// Tokens, then PostgreSQL stopped under load, then started again.
+    private static func outage(url: String, folder: URL, startCluster: [String]) async throws {
 
         let bootstrap = AdminTokenSecret.generate().text
         let server = try await GatewayProcess.start(
