@@ -51,14 +51,9 @@ public final class GroupCommitWriter: Service, Sendable {
         case audit(AuditEvent)
     }
 
-    /// Items written so far, by kind.
-    private final class Tally: Sendable {
-        let events = Atomic(0)
-        let touches = Atomic(0)
-    }
-
     private let queue: GroupCommitQueue<Work, [Counts]>
-    private let tally = Tally()
+    /// Audit events committed so far; the queue counts all items.
+    private let committedEvents = Atomic(0)
     private let writesAudit: Bool
     private let logger: Logger
 
@@ -72,22 +67,18 @@ public final class GroupCommitWriter: Service, Sendable {
     ) {
         self.writesAudit = writesAudit
         self.logger = logger
-        let tally = self.tally
         self.queue = GroupCommitQueue(
             name: "group commit", logger: logger, maximumBatch: maximumBatch, maximumQueue: maximumQueue,
             timeout: timeout, concurrency: concurrency
         ) { work in
-            let (answers, events, touches) = try await Self.write(work, client: client, logger: logger)
-            tally.events.add(events, ordering: .relaxed)
-            tally.touches.add(touches, ordering: .relaxed)
-            return answers
+            try await Self.write(work, client: client, logger: logger)
         }
     }
 
     public var statistics: Statistics {
-        Statistics(
-            events: tally.events.load(ordering: .relaxed), touches: tally.touches.load(ordering: .relaxed),
-            batches: queue.counts.batches)
+        let counts = queue.counts
+        let events = committedEvents.load(ordering: .relaxed)
+        return Statistics(events: events, touches: counts.items - events, batches: counts.batches)
     }
 
     /// Returns once the event is committed; throws 503 `unavailable` when it
@@ -95,6 +86,7 @@ public final class GroupCommitWriter: Service, Sendable {
     public func record(_ event: AuditEvent) async throws {
         guard writesAudit else { return }
         _ = try await queue.submit(.audit(event))
+        committedEvents.add(1, ordering: .relaxed)
     }
 
     /// Adds the increments and reads every counter; the answer is in the order of `touches`.
@@ -116,10 +108,8 @@ public final class GroupCommitWriter: Service, Sendable {
             ])
     }
 
-    /// Runs one batch; returns each item's answer, and how many events and touches it wrote.
-    private static func write(
-        _ work: [Work], client: PostgresClient, logger: Logger
-    ) async throws -> (answers: [[Counts]], events: Int, touches: Int) {
+    /// Runs one batch; returns each item's answer, in order.
+    private static func write(_ work: [Work], client: PostgresClient, logger: Logger) async throws -> [[Counts]] {
         var statement = AuditAndCounterWrite()
         for item in work {
             switch item {
@@ -152,7 +142,6 @@ public final class GroupCommitWriter: Service, Sendable {
                 offset += touches.count
             }
         }
-        let events = statement.events.count
-        return (answers, events, work.count - events)
+        return answers
     }
 }

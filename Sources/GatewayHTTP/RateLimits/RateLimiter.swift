@@ -10,10 +10,13 @@ public struct RateLimiter: Sendable {
     /// The verdicts on one request.
     public struct Outcome: Sendable {
         public let verdicts: [(policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)]
+        /// The refusing policy with the longest wait, if any.
+        public let refusal: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)?
 
-        /// The first policy that refuses, if any.
-        public var refusal: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)? {
-            verdicts.filter { !$0.verdict.allowed }.max { $0.verdict.retryAfterSeconds < $1.verdict.retryAfterSeconds }
+        init(verdicts: [(policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)]) {
+            self.verdicts = verdicts
+            self.refusal = verdicts.filter { !$0.verdict.allowed }
+                .max { $0.verdict.retryAfterSeconds < $1.verdict.retryAfterSeconds }
         }
 
         /// `RateLimit-Policy` lists every policy; `RateLimit` reports the one
