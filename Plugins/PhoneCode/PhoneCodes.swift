@@ -16,7 +16,7 @@ struct PhoneCodes: Sendable {
     /// HMAC-SHA256 of the code, bound to the app and the number, so a stored
     /// value is useless anywhere else.
     func mac(_ code: String, for number: PhoneNumber, in appID: AppID) -> [UInt8] {
-        let input = Data("\(appID.uuid.uuidString.lowercased())|\(number.text)|\(code)".utf8)
+        let input = Data("\(appID.uuid.lowercasedText)|\(number.text)|\(code)".utf8)
         return Array(HMAC<SHA256>.authenticationCode(for: input, using: key))
     }
 }

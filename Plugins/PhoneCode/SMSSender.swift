@@ -61,7 +61,7 @@ struct SMSSender: Sendable {
     /// `X-Gateway-Signature: v1=<hex HMAC-SHA256(secret, timestamp + "." + body)>`.
     static func webhookRequest(_ message: SMSMessage, url: URL, secret: String, now: Date) -> HTTPClientRequest {
         let body = Data(
-            #"{"app_id":"\#(message.appID.uuid.uuidString.lowercased())","phone_number":"\#(message.phoneNumber)","code":"\#(message.code)","expires_in":\#(message.expiresIn)}"#
+            #"{"app_id":"\#(message.appID.uuid.lowercasedText)","phone_number":"\#(message.phoneNumber)","code":"\#(message.code)","expires_in":\#(message.expiresIn)}"#
                 .utf8)
         let timestamp = String(Int(now.timeIntervalSince1970))
         var request = HTTPClientRequest(url: url.absoluteString)

@@ -54,7 +54,7 @@ public struct KeyResealer: Sendable {
                     continue
                 }
                 guard let plaintext = try? masterKey.open(sealed, context: context) else {
-                    unopenable.append("app \(appID) key \(keyID.uuid.uuidString.lowercased())")
+                    unopenable.append("app \(appID) key \(keyID.uuid.lowercasedText)")
                     continue
                 }
                 try await keys.replaceSealedKey(
@@ -65,7 +65,7 @@ public struct KeyResealer: Sendable {
             return report
         }, recording: { report in
             AuditEvent(
-                appID: nil, event: "admin.keys.resealed", outcome: .success, requestID: "reseal-keys-\(UUID().uuidString.lowercased())",
+                appID: nil, event: "admin.keys.resealed", outcome: .success, requestID: "reseal-keys-\(UUID().lowercasedText)",
                 detail: ["resealed": "\(report.resealed)", "already_current": "\(report.alreadyCurrent)"])
         })
     }

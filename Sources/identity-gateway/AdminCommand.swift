@@ -39,7 +39,7 @@ struct AdminCommand: AsyncParsableCommand {
                     try await BootstrapToken.create(
                         name: name, scope: scope, expiresAt: expiry, secret: secret, client: client, logger: logger)
                 }
-                say("token id: \(record.id.uuidString.lowercased())")
+                say("token id: \(record.id.lowercasedText)")
                 say("scope:    \(record.scope)")
                 say("token:    \(secret.text)")
             }

@@ -39,6 +39,6 @@ enum BootstrapToken {
         if case .app(let scoped) = record.scope { appID = scoped }
         return AuditEvent(
             appID: appID, event: "admin.token.created", outcome: .success, requestID: "cli",
-            detail: ["token_id": record.id.uuidString.lowercased(), "scope": record.scope.description, "via": "database"])
+            detail: ["token_id": record.id.lowercasedText, "scope": record.scope.description, "via": "database"])
     }
 }

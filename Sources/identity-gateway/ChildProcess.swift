@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +32,7 @@ enum ChildProcess {
     /// non-zero exit.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String], input: Data? = nil) throws -> String {
-        let scratch = FileManager.default.temporaryDirectory.appending(path: "identity-gateway-\(UUID().uuidString)")
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "identity-gateway-\(UUID().lowercasedText)")
         let inputPath = scratch.path + ".in"
         let outputPath = scratch.path + ".out"
         try (input ?? Data()).write(to: URL(fileURLWithPath: inputPath))

@@ -23,7 +23,7 @@ import Testing
             let staticPassword = "static-secret-password"
             let webhookSecret = "webhook-secret-0123456789"
             let pem = try TestKeys.opensslPEM(format: "pkcs8")
-            let appID = UUID().uuidString.lowercased()
+            let appID = UUID().lowercasedText
 
             let minted = try await HTTPCall.send(
                 "POST", "\(base)/admin/v1/admin_tokens", token: bootstrap, json: ["name": "ops", "scope": "operator"])

@@ -22,7 +22,7 @@ import Testing
             let baseA = "http://127.0.0.1:\(a.port)"
             let baseB = "http://127.0.0.1:\(b.port)"
 
-            let appID = UUID().uuidString.lowercased()
+            let appID = UUID().lowercasedText
             let created = try await HTTPCall.send(
                 "POST", "\(baseA)/admin/v1/apps", token: bootstrap,
                 json: [
@@ -99,7 +99,7 @@ import Testing
             let tokenID = try #require(
                 created.output.split(separator: "\n").first { $0.hasPrefix("token id:") }?.split(separator: " ").last.map(String.init))
 
-            let appID = UUID().uuidString.lowercased()
+            let appID = UUID().lowercasedText
             let api = ["--url", base, "--token", token]
             let steps: [[String]] = [
                 ["admin", "create-app", "--app-id", appID, "--name", "cli app", "--environment", "development",

@@ -19,7 +19,7 @@ import Testing
 
     /// Creates a development app with one static user and a key through the admin API.
     static func createApp(base: String, token: String, rateLimits: [String: any Sendable] = [:]) async throws -> String {
-        let appID = UUID().uuidString.lowercased()
+        let appID = UUID().lowercasedText
         let created = try await HTTPCall.send(
             "POST", "\(base)/admin/v1/apps", token: token,
             json: [

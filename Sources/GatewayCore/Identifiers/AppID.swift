@@ -10,5 +10,5 @@ public struct AppID: LayerIdentifier, Codable {
 
     /// The written form: the bare lowercase UUID, which every accepted form
     /// maps to and which needs no escaping in a URL path.
-    public var description: String { uuid.uuidString.lowercased() }
+    public var description: String { uuid.lowercasedText }
 }

@@ -19,19 +19,19 @@ extension LayerIdentifier {
     }
 
     /// The `layer:///...` form with a lowercase UUID.
-    public var description: String { "layer:///" + Self.uriPrefixes[0] + uuid.uuidString.lowercased() }
+    public var description: String { "layer:///" + Self.uriPrefixes[0] + uuid.lowercasedText }
 
     static func parseUUID(_ text: String) -> UUID? {
         // A UUID string is 36 characters; the longest prefix is short. Bound
         // the work before looking at hostile input.
         guard text.utf8.count <= 80 else { return nil }
-        if text.utf8.count == 36 { return UUID(uuidString: text) }
+        if text.utf8.count == 36 { return UUID(canonicalText: text) }
         let scheme = "layer:///"
         guard text.count > scheme.count, text.prefix(scheme.count).lowercased() == scheme else { return nil }
         let path = text.dropFirst(scheme.count)
         for prefix in uriPrefixes where path.count == prefix.count + 36 {
             if path.prefix(prefix.count).lowercased() == prefix {
-                return UUID(uuidString: String(path.dropFirst(prefix.count)))
+                return UUID(canonicalText: String(path.dropFirst(prefix.count)))
             }
         }
         return nil

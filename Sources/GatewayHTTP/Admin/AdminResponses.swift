@@ -72,7 +72,7 @@ public enum AdminResponses {
         let token: String?
 
         init(_ record: AdminTokenRecord, secret: AdminTokenSecret? = nil) {
-            id = record.id.uuidString.lowercased()
+            id = record.id.lowercasedText
             name = record.name
             scope = record.scope.description
             created_at = timestamp(record.createdAt)

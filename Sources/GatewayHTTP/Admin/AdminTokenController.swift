@@ -49,7 +49,7 @@ struct AdminTokenController: Sendable {
 
     private func revoke(_ context: GatewayRequestContext) async throws -> Response {
         let admin = try context.requireOperator()
-        guard let id = UUID(uuidString: context.parameters.get("token_id") ?? "") else {
+        guard let id = UUID(canonicalText: context.parameters.get("token_id") ?? "") else {
             throw GatewayError(.notFound, status: 404, "No such admin token.")
         }
         let record = AdminTokenRecord(id: id, name: "", scope: .operator)
@@ -65,7 +65,7 @@ struct AdminTokenController: Sendable {
     private static func event(
         _ name: String, _ record: AdminTokenRecord, _ context: GatewayRequestContext, actor: AdminTokenRecord
     ) -> AuditEvent {
-        var detail = ["token_id": record.id.uuidString.lowercased()]
+        var detail = ["token_id": record.id.lowercasedText]
         if !record.name.isEmpty { detail["scope"] = record.scope.description }
         var appID: AppID?
         if case .app(let scoped) = record.scope { appID = scoped }

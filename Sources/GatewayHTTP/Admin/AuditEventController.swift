@@ -29,7 +29,7 @@ struct AuditEventController: Sendable {
             id = "\(row.position.id)"
             occurred_at = row.occurredAt.formatted(
                 Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
-            app_id = row.appID.uuidString.lowercased()
+            app_id = row.appID.lowercasedText
             event = row.event
             outcome = row.outcome
             reason = row.reason
@@ -39,7 +39,7 @@ struct AuditEventController: Sendable {
             client_ip = row.clientIP
             user_agent = row.userAgent
             request_id = row.requestID
-            actor = row.actor?.uuidString.lowercased()
+            actor = row.actor?.lowercasedText
             detail = (try? JSONDecoder().decode(JSONValue.self, from: Data(row.detail.utf8))) ?? .object([:])
         }
     }

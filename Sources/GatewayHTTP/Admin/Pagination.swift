@@ -27,7 +27,7 @@ public struct Pagination: Sendable {
     /// The cursor as a UUID, for lists sorted by id.
     public func afterUUID() throws(GatewayError) -> UUID? {
         guard let afterKey else { return nil }
-        guard let uuid = UUID(uuidString: afterKey) else { throw Self.foreignCursor }
+        guard let uuid = UUID(canonicalText: afterKey) else { throw Self.foreignCursor }
         return uuid
     }
 
@@ -48,7 +48,7 @@ public struct Pagination: Sendable {
 
     /// The cursor of the page after `items` of a list sorted by id.
     public func nextCursor<Item>(_ items: [Item], id: (Item) -> UUID) -> String? {
-        nextCursor(items) { id($0).uuidString.lowercased() }
+        nextCursor(items) { id($0).lowercasedText }
     }
 
     private static let foreignCursor = GatewayError.invalidRequest("cursor is not one this API gave out.")

@@ -65,7 +65,7 @@ public struct RequestIDMiddleware: RouterMiddleware {
     }
 
     static func generate() -> String {
-        UUID().uuidString.lowercased()
+        UUID.random().lowercasedText
     }
 
     static func acceptable(_ candidate: String) -> String? {

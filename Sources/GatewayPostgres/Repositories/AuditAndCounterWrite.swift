@@ -88,11 +88,11 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
         bindings.append(events.map { text($0.reason) })
         bindings.append(events.map { text($0.userID) })
         bindings.append(events.map { text($0.credentialType) })
-        bindings.append(events.map { text($0.keyID.map { $0.uuid.uuidString }) })
+        bindings.append(events.map { text($0.keyID.map { $0.uuid.lowercasedText }) })
         bindings.append(events.map { text($0.clientIP) })
         bindings.append(events.map { text($0.userAgent) })
         bindings.append(events.map(\.requestID))
-        bindings.append(events.map { text($0.actor?.uuidString) })
+        bindings.append(events.map { text($0.actor?.lowercasedText) })
         bindings.append(events.map { Self.detailJSON($0.detail) })
         return bindings
     }

@@ -29,7 +29,7 @@ public struct StoredKey: Sendable, Equatable {
 
     /// The additional data a sealed private key is bound to: its own row.
     public static func sealingContext(appID: AppID, keyID: KeyID) -> String {
-        "app_keys:\(appID):\(keyID.uuid.uuidString.lowercased())"
+        "app_keys:\(appID):\(keyID.uuid.lowercasedText)"
     }
 
     /// Seals `pair` for storage under `masterKey`.

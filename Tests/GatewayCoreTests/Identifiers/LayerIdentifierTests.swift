@@ -15,7 +15,7 @@ import Testing
     ])
     func everyAppIDFormNamesTheSameApp(_ text: String) throws {
         let appID = try #require(AppID(text))
-        #expect(appID.uuid == UUID(uuidString: Self.uuid))
+        #expect(appID.uuid == UUID(canonicalText: Self.uuid))
         #expect(appID.description == Self.uuid)
     }
 

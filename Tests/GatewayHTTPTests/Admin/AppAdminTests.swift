@@ -17,7 +17,7 @@ import Testing
             }
             #expect(created.status == .created)
             let app = try jsonObject(created)
-            #expect(app["app_id"] as? String == "layer:///apps/staging/\(appID.uuidString.lowercased())")
+            #expect(app["app_id"] as? String == "layer:///apps/staging/\(appID.lowercasedText)")
             #expect(app["name"] as? String == "Shop")
             #expect(app["token_ttl_seconds"] as? Int == 120)
             #expect(app["enabled"] as? Bool == true)

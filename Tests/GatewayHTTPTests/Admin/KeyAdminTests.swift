@@ -15,7 +15,7 @@ import Testing
         try await TestGateway.with { gateway in
             let app = try await gateway.createApp(activeKey: false)
             let token = try await gateway.adminToken(.operator)
-            let keyID = "layer:///keys/\(UUID().uuidString.lowercased())"
+            let keyID = "layer:///keys/\(UUID().lowercasedText)"
             let response = try await gateway.admin(.post, "/admin/v1/apps/\(app.appID)/keys", token: token, json: ["key_id": keyID, "private_key_pem": pem])
             #expect(response.status == .created)
             let key = try jsonObject(response)

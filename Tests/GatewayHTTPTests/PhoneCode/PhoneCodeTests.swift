@@ -25,7 +25,7 @@ import Testing
                 #expect(webhook.requests.count == 1)
                 #expect(request.path == "/sms")
                 #expect(Set(request.json.keys) == ["app_id", "phone_number", "code", "expires_in"])
-                #expect(request.json["app_id"] as? String == app.appID.uuid.uuidString.lowercased())
+                #expect(request.json["app_id"] as? String == app.appID.uuid.lowercasedText)
                 #expect(request.json["phone_number"] as? String == ada)
                 #expect(request.json["expires_in"] as? Int == 300)
                 let code = try #require(request.sentCode)

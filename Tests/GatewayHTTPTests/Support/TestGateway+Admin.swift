@@ -58,8 +58,8 @@ func jsonObject(_ response: TestResponse) throws -> [String: Any] {
 /// A request body that creates a development app with static users allowed for anyone.
 func newAppBody(_ appID: UUID = UUID(), name: String = "New app") -> [String: any Sendable] {
     [
-        "app_id": "layer:///apps/staging/\(appID.uuidString.lowercased())", "name": name,
-        "environment": "development", "provider_id": "layer:///providers/\(UUID().uuidString.lowercased())",
+        "app_id": "layer:///apps/staging/\(appID.lowercasedText)", "name": name,
+        "environment": "development", "provider_id": "layer:///providers/\(UUID().lowercasedText)",
         "credential_types": ["static"], "plugins": ["static": ["allow_any_user": true]],
     ]
 }
