@@ -1,4 +1,3 @@
-import Foundation
 public import GatewayCore
 
 /// The raw fields of a token request body, before validation. Reads
@@ -19,9 +18,7 @@ public struct TokenRequestFields: Equatable {
 
     /// Decodes `body` according to `contentType` (415 for any other type).
     public init(body: [UInt8], contentType: String?) throws(GatewayError) {
-        let mediaType = contentType?.split(separator: ";").first
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        switch mediaType {
+        switch contentType.map(Self.mediaType(of:)) {
         case "application/json":
             self = try Self.decodeJSON(body)
         case "application/x-www-form-urlencoded":
@@ -33,6 +30,15 @@ public struct TokenRequestFields: Equatable {
         }
     }
 
+    /// The media type of a `Content-Type` value, lowercased, without its
+    /// parameters or the spaces around it (RFC 9110, section 8.3.1).
+    static func mediaType(of contentType: String) -> String {
+        var bytes = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }[...]
+        while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes.removeFirst() }
+        while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes.removeLast() }
+        return String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
     /// Validates the fields into a ``TokenRequest``.
     public func validated() throws(GatewayError) -> TokenRequest {
         try TokenRequest(appID: appID, userID: userID, nonce: nonce, credentials: credentials)
@@ -40,31 +46,21 @@ public struct TokenRequestFields: Equatable {
 
     // MARK: JSON
 
-    private struct JSONBody: Decodable {
-        let app_id: String?
-        let user_id: String?
-        let nonce: String?
-        let credentials: [String: String]?
-    }
-
     private static func decodeJSON(_ body: [UInt8]) throws(GatewayError) -> TokenRequestFields {
-        let decoded: JSONBody
+        let decoded: TokenRequestJSON
         do {
-            decoded = try JSONDecoder().decode(JSONBody.self, from: Data(body))
-        } catch let DecodingError.typeMismatch(_, context) where !context.codingPath.isEmpty {
-            throw .invalidRequest("\(fieldName(context.codingPath)) must be a string.")
-        } catch let DecodingError.valueNotFound(_, context) where !context.codingPath.isEmpty {
-            throw .invalidRequest("\(fieldName(context.codingPath)) must be a string.")
+            decoded = try TokenRequestJSON(body)
         } catch {
-            throw .invalidRequest("The body is not a JSON object.")
+            switch error {
+            case .notAString(let path): throw .invalidRequest("\(path) must be a string.")
+            case .notAnObject(let path): throw .invalidRequest("\(path) must be an object of strings.")
+            case .duplicateMember: throw .invalidRequest("The body names a member twice.")
+            case .malformed: throw .invalidRequest("The body is not a JSON object.")
+            }
         }
         return TokenRequestFields(
-            appID: decoded.app_id, userID: decoded.user_id, nonce: decoded.nonce,
+            appID: decoded.appID, userID: decoded.userID, nonce: decoded.nonce,
             credentials: try decoded.credentials.map(credentials(from:)))
-    }
-
-    private static func fieldName(_ path: [any CodingKey]) -> String {
-        path.map(\.stringValue).joined(separator: ".")
     }
 
     // MARK: Form
@@ -107,7 +103,7 @@ enum FormDecoding {
             case UInt8(ascii: "+"):
                 output.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                guard let high = iterator.next()?.hexDigitValue, let low = iterator.next()?.hexDigitValue else {
                     throw .invalidRequest("The form body has a malformed percent-escape.")
                 }
                 output.append(high << 4 | low)
@@ -119,14 +115,5 @@ enum FormDecoding {
             throw .invalidRequest("The form body is not valid UTF-8 once decoded.")
         }
         return text
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -1,0 +1,97 @@
+import Foundation
+@testable import GatewayHTTP
+import Testing
+
+@Suite struct TokenRequestJSONTests {
+    private func read(_ text: String) throws(TokenRequestJSON.Failure) -> TokenRequestJSON {
+        try TokenRequestJSON(Array(text.utf8))
+    }
+
+    @Test func readsTheFieldsAndSkipsEverythingElse() throws {
+        let body = """
+             { "extra": [1, -0.5e+10, 2E-3, true, false, null, {"deep": [[], {}]}, "x"],
+            "app_id" :"a\\u00e9\\ud83d\\ude00\\/\\"\\\\\\b\\f\\n\\r\\t", "user_id": null,
+            "nonce":"n", "credentials": {"type": "password", "password": "p\\u0041"}, "z": {} }\r\n
+            """
+        let decoded = try read(body)
+        #expect(decoded.appID == "aé😀/\"\\\u{8}\u{c}\n\r\t")
+        #expect(decoded.userID == nil)
+        #expect(decoded.nonce == "n")
+        #expect(decoded.credentials == ["type": "password", "password": "pA"])
+        #expect(try read(#"{"credentials":null}"#).credentials == nil)
+        #expect(try read("{}").appID == nil)
+    }
+
+    @Test func agreesWithJSONSerializationOnRandomObjects() throws {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet: [Character] = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{0}", "\u{1f}", "é", "😀", "\u{2028}"]
+        func randomText() -> String { String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement()! }) }
+        for _ in 0..<300 {
+            var object: [String: Any] = ["app_id": randomText(), "nonce": randomText(), randomText() + "_": [randomText(), 1.5, ["k": NSNull()]]]
+            if Bool.random() { object["user_id"] = randomText() }
+            let credentials = ["type": randomText(), "password": randomText()]
+            object["credentials"] = credentials
+            let data = try JSONSerialization.data(withJSONObject: object)
+            let decoded = try TokenRequestJSON(Array(data))
+            #expect(decoded.appID == object["app_id"] as? String)
+            #expect(decoded.userID == object["user_id"] as? String)
+            #expect(decoded.nonce == object["nonce"] as? String)
+            #expect(decoded.credentials == credentials)
+        }
+    }
+
+    static let malformed: [[UInt8]] =
+        [
+            "", " ", "{", "}", "[]", "\"x\"", "null", "{}x", "{} {}", #"{"a":}"#, #"{"a" 1}"#, "{,}", #"{"a":1,}"#, #"{"a":1 "b":2}"#,
+            #"{a:1}"#, #"{"a":01}"#, #"{"a":1.}"#, #"{"a":-}"#, #"{"a":.5}"#, #"{"a":1e}"#, #"{"a":+1}"#, #"{"a":tru}"#,
+            #"{"a":nul}"#, #"{"a":True}"#, #"{"a":"\x"}"#, #"{"a":"\u12"}"#, #"{"a":"\ud800"}"#, #"{"a":"\ud800\u0041"}"#,
+            #"{"a":"\udc00"}"#, "{\"a\":\"tab\there\"}", #"{"a":"open}"#, #"{"a":[1,]}"#, #"{"a":[1 2]}"#, #"{"a":[}"#,
+            #"{"app_id":"x"#, #"{"credentials":{"type":}}"#, #"{"user_id":42,}"#, "{'a':1}",
+        ].map { Array($0.utf8) } + [
+            [0x7B, 0x22, 0xFF, 0x22, 0x3A, 0x31, 0x7D],  // {"\xFF":1}
+            [0x7B, 0x22, 0x61, 0x22, 0x3A, 0x22, 0xC3, 0x22, 0x7D],  // {"a":"\xC3"}: a cut-off sequence
+            [0xEF, 0xBB, 0xBF] + Array("{}".utf8),  // a byte-order mark
+        ]
+
+    @Test(arguments: malformed)
+    func refusesWhatIsNotAJSONObject(_ body: [UInt8]) {
+        #expect(throws: TokenRequestJSON.Failure.malformed) { try TokenRequestJSON(body) }
+    }
+
+    @Test func refusesNestingDeeperThanTheLimit() throws {
+        let limit = TokenRequestJSON.maximumDepth
+        let deepest = #"{"a":"# + String(repeating: "[", count: limit) + String(repeating: "]", count: limit) + "}"
+        #expect(try read(deepest).appID == nil)
+        let tooDeep = #"{"a":"# + String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1) + "}"
+        #expect(throws: TokenRequestJSON.Failure.malformed) { try read(tooDeep) }
+        let hostile = String(repeating: "[", count: 100_000)
+        #expect(throws: TokenRequestJSON.Failure.malformed) { try read(#"{"a":"# + hostile) }
+    }
+
+    @Test(arguments: [
+        (#"{"user_id":42}"#, "user_id"),
+        (#"{"app_id":{"x":"y"},"nonce":[1]}"#, "app_id"),
+        (#"{"credentials":{"type":"static","password":7}}"#, "credentials.password"),
+        (#"{"credentials":{"type":null}}"#, "credentials.type"),
+    ])
+    func namesTheFirstMemberThatIsNotAString(_ body: String, _ path: String) {
+        #expect(throws: TokenRequestJSON.Failure.notAString(path: path)) { try read(body) }
+    }
+
+    @Test(arguments: [#"{"credentials":5}"#, #"{"credentials":"static"}"#, #"{"credentials":[]}"#])
+    func credentialsMustBeAnObject(_ body: String) {
+        #expect(throws: TokenRequestJSON.Failure.notAnObject(path: "credentials")) { try read(body) }
+    }
+
+    @Test func aSyntaxErrorWinsOverATypeMismatch() {
+        #expect(throws: TokenRequestJSON.Failure.malformed) { try read(#"{"user_id":42,"nonce":}"#) }
+    }
+
+    @Test(arguments: [
+        #"{"app_id":"a","app_id":"b"}"#, #"{"app_id":"a","app\u005fid":"b"}"#,
+        #"{"credentials":{"type":"a","type":"b"}}"#, #"{"x":{"k":1,"k":2}}"#,
+    ])
+    func refusesAMemberNamedTwice(_ body: String) {
+        #expect(throws: TokenRequestJSON.Failure.duplicateMember) { try read(body) }
+    }
+}
