@@ -7,7 +7,11 @@ import Foundation
 /// untrusted peer is never believed.
 public enum ClientAddress {
     public static func resolve(peer: String?, forwardedFor: [String], trustedProxies: [CIDR]) -> String? {
-        guard let peer, let peerAddress = IPAddress(peer) else { return peer }
+        guard let peer else { return nil }
+        // The socket's own text of an IPv4 peer is already the canonical
+        // form, and with no proxy to trust there is nothing to look up.
+        if trustedProxies.isEmpty, !peer.utf8.contains(UInt8(ascii: ":")), IPAddress.isDottedQuad(peer) { return peer }
+        guard let peerAddress = IPAddress(peer) else { return peer }
         guard trustedProxies.contains(where: { $0.contains(peerAddress) }) else { return peerAddress.description }
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
         var nearest = peerAddress
@@ -44,6 +48,31 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
             groups.append(String(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]), radix: 16))
         }
         return groups.joined(separator: ":")
+    }
+
+    /// Whether `text` is an IPv4 address exactly as ``description`` writes
+    /// it: four decimal numbers up to 255, no leading zeros.
+    static func isDottedQuad(_ text: String) -> Bool {
+        var parts = 0
+        var value = 0
+        var digits = 0
+        var leadingZero = false
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0 else { return false }
+                parts += 1
+                (value, digits, leadingZero) = (0, 0, false)
+            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                guard !leadingZero else { return false }
+                leadingZero = digits == 0 && byte == UInt8(ascii: "0")
+                value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+                guard value <= 255 else { return false }
+            } else {
+                return false
+            }
+        }
+        return parts == 3 && digits > 0
     }
 
     private static func parseIPv4(_ text: String) -> [UInt8]? {

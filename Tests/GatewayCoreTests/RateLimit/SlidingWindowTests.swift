@@ -90,6 +90,18 @@ import Testing
         #expect(ClientAddress.resolve(peer: "10.0.0.2", forwardedFor: ["1.1.1.1, not-an-ip"], trustedProxies: proxies) == "10.0.0.2")
     }
 
+    @Test func withoutProxiesThePeerComesOutInItsCanonicalForm() {
+        let cases = [
+            ("203.0.113.7", "203.0.113.7"), ("0.0.0.0", "0.0.0.0"), ("255.255.255.255", "255.255.255.255"),
+            ("010.0.0.1", "10.0.0.1"), ("::ffff:192.0.2.1", "192.0.2.1"), ("2001:DB8::5", "2001:db8:0:0:0:0:0:5"),
+            ("256.1.1.1", "256.1.1.1"), ("not-an-ip", "not-an-ip"),
+        ]
+        for (peer, client) in cases {
+            #expect(ClientAddress.resolve(peer: peer, forwardedFor: ["1.2.3.4"], trustedProxies: []) == client, "\(peer)")
+        }
+        #expect(ClientAddress.resolve(peer: nil, forwardedFor: [], trustedProxies: []) == nil)
+    }
+
     @Test func addressesAndRangesParse() {
         #expect(IPAddress("::ffff:192.0.2.1")?.description == "192.0.2.1")
         #expect(IPAddress("[::1]")?.description == "0:0:0:0:0:0:0:1")
