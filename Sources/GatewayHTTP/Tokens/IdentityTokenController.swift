@@ -160,15 +160,14 @@ public struct IdentityTokenController: Sendable {
     }
 
     private static func tokenResponse(_ token: String) -> Response {
-        var body = ByteBuffer()
+        var body = ByteBufferAllocator().buffer(capacity: token.utf8.count + 22)
         body.writeString(#"{"identity_token":""#)
         body.writeString(token)
         body.writeString(#""}"#)
-        return Response(
-            status: .ok,
-            headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
-            body: .init(byteBuffer: body))
+        return Response(status: .ok, headers: tokenHeaders, body: .init(byteBuffer: body))
     }
+
+    private static let tokenHeaders: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
 }
 
 extension Result where Failure == GatewayError {

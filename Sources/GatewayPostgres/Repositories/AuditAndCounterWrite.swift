@@ -15,6 +15,10 @@ import PostgresNIO
 struct AuditAndCounterWrite: PostgresPreparedStatement {
     typealias Row = (Int64, Int64)
 
+    /// The prepared statement's name on each connection. Spelled out: the
+    /// protocol's default builds it by reflection on every execution.
+    static let name = "audit_and_counter_write"
+
     static let sql = """
         WITH audit AS (
             INSERT INTO audit_events (app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip,
