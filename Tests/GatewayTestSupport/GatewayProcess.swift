@@ -15,7 +15,7 @@ public final class GatewayProcess: Sendable {
         public let output: String
     }
 
-    private let process: Process
+    private let child: SpawnedChild
     private let output = Mutex<String>("")
     /// Copies the child's output into `output` until it closes it.
     private let reader = Mutex<Task<Void, Never>?>(nil)
@@ -37,23 +37,14 @@ public final class GatewayProcess: Sendable {
     /// Output is collected in a file, not a pipe: a command that starts a
     /// daemon (`local-postgres start`) would leave the pipe open forever.
     public static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Exit {
-        let process = try makeProcess(arguments, environment: environment)
         let outputURL = FileManager.default.temporaryDirectory.appending(path: "gateway-output-\(UUID().uuidString)")
-        guard FileManager.default.createFile(atPath: outputURL.path, contents: nil) else {
-            throw Failure(description: "cannot create \(outputURL.path)")
-        }
         defer { try? FileManager.default.removeItem(at: outputURL) }
-        let output = try FileHandle(forWritingTo: outputURL)
-        defer { try? output.close() }
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
+        let child = try SpawnedChild(
+            executable: try binary().path, arguments: arguments, environment: childEnvironment(environment),
+            output: .file(outputURL.path))
+        let status = await child.exitStatus()
         let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-        return Exit(status: process.terminationStatus, output: text)
+        return Exit(status: status, output: text)
     }
 
     /// Starts `serve` (or another server command) and returns once it logs
@@ -62,45 +53,44 @@ public final class GatewayProcess: Sendable {
     public static func start(
         _ arguments: [String], environment: [String: String], listeners: Int = 1
     ) async throws -> GatewayProcess {
-        let process = try makeProcess(arguments, environment: environment)
-        let pipe = Pipe()
-        // Not inherited by gateways started next to this one: a sibling holding
-        // this pipe open would keep its end-of-output from ever arriving.
-        for descriptor in [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor] {
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        // A socket pair rather than a pipe, because both ends can be made
+        // close-on-exec at birth (Glibc's module does not offer pipe2): no
+        // process another test spawns meanwhile can inherit the write end and
+        // hold off the end-of-output. The child gets its copy as stdout and
+        // stderr, which are not close-on-exec.
+        var descriptors: [Int32] = [-1, -1]
+        let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, type, 0, &descriptors) == 0 else {
+            throw Failure(description: "socketpair failed: errno \(errno)")
         }
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let (lines, continuation) = AsyncStream<String>.makeStream()
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                continuation.finish()
-            } else {
-                continuation.yield(String(decoding: data, as: UTF8.self))
-            }
+        let child: SpawnedChild
+        do {
+            defer { close(descriptors[1]) }
+            child = try SpawnedChild(
+                executable: try binary().path, arguments: arguments, environment: childEnvironment(environment),
+                output: .descriptor(descriptors[1]))
+        } catch {
+            close(descriptors[0])
+            throw error
         }
-        process.terminationHandler = { _ in continuation.finish() }
-        try process.run()
+        let lines = SpawnedChild.readUntilClosed(descriptors[0])
 
         var seen = ""
         for await chunk in lines {
             seen += chunk
             let ports = listeningPorts(in: seen)
             if ports.count >= listeners {
-                let server = GatewayProcess(process: process, ports: ports, seen: seen)
+                let server = GatewayProcess(child: child, ports: ports, seen: seen)
                 let reader = Task { for await chunk in lines { server.output.withLock { $0 += chunk } } }
                 server.reader.withLock { $0 = reader }
                 return server
             }
         }
-        process.waitUntilExit()
-        throw Failure(description: "the gateway exited (\(process.terminationStatus)) before listening:\n\(seen)")
+        throw Failure(description: "the gateway exited (\(await child.exitStatus())) before listening:\n\(seen)")
     }
 
-    private init(process: Process, ports: [Int], seen: String) {
-        self.process = process
+    private init(child: SpawnedChild, ports: [Int], seen: String) {
+        self.child = child
         self.port = ports[0]
         self.ports = ports
         self.output.withLock { $0 = seen }
@@ -109,18 +99,12 @@ public final class GatewayProcess: Sendable {
     /// What the server printed so far.
     public var printed: String { output.withLock { $0 } }
 
-    /// Sends SIGTERM and waits for the exit status and the last of the output.
+    /// Sends SIGTERM (unless the child already exited) and waits for the
+    /// exit status and the last of the output.
     @discardableResult
     public func stop() async -> Int32 {
-        let process = self.process
-        let status = await withCheckedContinuation { continuation in
-            if !process.isRunning {
-                continuation.resume(returning: process.terminationStatus)
-                return
-            }
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            process.terminate()
-        }
+        child.terminate()
+        let status = await child.exitStatus()
         await reader.withLock { $0 }?.value
         return status
     }
@@ -129,14 +113,11 @@ public final class GatewayProcess: Sendable {
         public let description: String
     }
 
-    private static func makeProcess(_ arguments: [String], environment: [String: String]) throws -> Process {
-        let process = Process()
-        process.executableURL = try binary()
-        process.arguments = arguments
+    /// `environment` plus PATH and HOME, nothing else.
+    private static func childEnvironment(_ environment: [String: String]) -> [String: String] {
         var childEnvironment = environment
         for name in ["PATH", "HOME"] { childEnvironment[name] = ProcessInfo.processInfo.environment[name] }
-        process.environment = childEnvironment
-        return process
+        return childEnvironment
     }
 
     private static func listeningPorts(in text: String) -> [Int] {

@@ -1,0 +1,106 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process started with `posix_spawn` and reaped by a blocking
+/// `waitpid` on a thread of its own.
+///
+/// Not Foundation's `Process`: under the suite's load its termination
+/// handler sometimes never ran for a child that had exited (a `reseal-keys`
+/// or `local-postgres start` run, about one suite run in eight), and the test
+/// waited forever. `waitpid` on the child's own pid cannot miss the exit.
+final class SpawnedChild: Sendable {
+    let pid: pid_t
+    private let exited: AsyncStream<Void>
+    private let status = ExitStatus()
+
+    /// Set once, by the thread that reaps the child.
+    private final class ExitStatus: Sendable {
+        let value = Mutex<Int32?>(nil)
+    }
+
+    /// Starts `executable` with `arguments` and exactly `environment`;
+    /// standard input is /dev/null and standard output and error both go to
+    /// `output` (a descriptor, or a file path to create).
+    init(executable: String, arguments: [String], environment: [String: String], output: Output) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        switch output {
+        case .descriptor(let descriptor):
+            posix_spawn_file_actions_adddup2(&actions, descriptor, 1)
+        case .file(let path):
+            posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        }
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
+        var spawnedPID: pid_t = 0
+        let spawned = posix_spawn(&spawnedPID, executable, &actions, nil, argv, envp)
+        guard spawned == 0 else {
+            throw GatewayProcess.Failure(description: "cannot start \(executable): \(String(cString: strerror(spawned)))")
+        }
+        let pid = spawnedPID
+        self.pid = pid
+
+        let (exited, finish) = AsyncStream<Void>.makeStream()
+        self.exited = exited
+        let status = self.status
+        Thread.detachNewThread {
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) == -1, errno == EINTR {}
+            // Like Foundation: the exit code, or the number of the signal that ended it.
+            let code = raw & 0x7f == 0 ? (raw >> 8) & 0xff : raw & 0x7f
+            status.value.withLock { $0 = code }
+            finish.finish()
+        }
+    }
+
+    /// What arrives on `descriptor` until every writer has closed it, read
+    /// by blocking `read` calls on a thread of its own (not Foundation's
+    /// `readabilityHandler`, which is built on a dispatch source); the
+    /// descriptor is closed at the end.
+    static func readUntilClosed(_ descriptor: Int32) -> AsyncStream<String> {
+        let (chunks, continuation) = AsyncStream<String>.makeStream()
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    continuation.yield(String(decoding: buffer[..<count], as: UTF8.self))
+                } else if count == 0 || errno != EINTR {
+                    break
+                }
+            }
+            close(descriptor)
+            continuation.finish()
+        }
+        return chunks
+    }
+
+    enum Output {
+        case descriptor(Int32)
+        case file(String)
+    }
+
+    var isRunning: Bool { status.value.withLock { $0 == nil } }
+
+    /// Sends SIGTERM, unless the child was already reaped.
+    func terminate() {
+        if isRunning { kill(pid, SIGTERM) }
+    }
+
+    /// Waits for the exit; the exit code, or the signal's number.
+    func exitStatus() async -> Int32 {
+        if let known = status.value.withLock({ $0 }) { return known }
+        for await _ in exited {}
+        return status.value.withLock { $0 } ?? -1
+    }
+}
