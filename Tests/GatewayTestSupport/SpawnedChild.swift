@@ -8,10 +8,11 @@ import Glibc
 /// A child process started with `posix_spawn` and reaped by a blocking
 /// `waitpid` on a thread of its own.
 ///
-/// Not Foundation's `Process`: under the suite's load its termination
-/// handler sometimes never ran for a child that had exited (a `reseal-keys`
-/// or `local-postgres start` run, about one suite run in eight), and the test
-/// waited forever. `waitpid` on the child's own pid cannot miss the exit.
+/// Not Foundation's `Process`: with it, a test sometimes waited forever for
+/// a child that had already exited (once in nine runs of CommandLineTests,
+/// and once in a fresh-clone CI run). Its termination handler and its
+/// readability handler rest on dispatch sources; `waitpid` on the child's
+/// own pid cannot miss the exit.
 final class SpawnedChild: Sendable {
     let pid: pid_t
     private let exited: AsyncStream<Void>

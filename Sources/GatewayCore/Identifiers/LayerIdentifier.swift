@@ -31,7 +31,7 @@ extension LayerIdentifier {
         let path = text.dropFirst(scheme.count)
         for prefix in uriPrefixes where path.count == prefix.count + 36 {
             if path.prefix(prefix.count).lowercased() == prefix {
-                return UUID(canonicalText: String(path.dropFirst(prefix.count)))
+                return UUID(canonicalText: path.dropFirst(prefix.count))
             }
         }
         return nil

@@ -10,7 +10,7 @@ public enum ClientAddress {
         guard let peer else { return nil }
         // The socket's own text of an IPv4 peer is already the canonical
         // form, and with no proxy to trust there is nothing to look up.
-        if trustedProxies.isEmpty, !peer.utf8.contains(UInt8(ascii: ":")), IPAddress.isDottedQuad(peer) { return peer }
+        if trustedProxies.isEmpty, IPAddress.isDottedQuad(peer) { return peer }
         guard let peerAddress = IPAddress(peer) else { return peer }
         guard trustedProxies.contains(where: { $0.contains(peerAddress) }) else { return peerAddress.description }
         let hops = forwardedFor.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }

@@ -57,7 +57,7 @@ public struct IdentityTokenController: Sendable {
         Counter(
             label: "gateway_tokens_total",
             dimensions: [
-                ("app_id", event.appID.map { $0.uuid.lowercasedText } ?? "none"),
+                ("app_id", event.appID?.description ?? "none"),
                 ("credential_type", event.credentialType ?? "none"),
                 ("outcome", event.outcome == .success ? "issued" : "denied"),
                 ("reason", event.reason ?? result.failureCode ?? "none"),

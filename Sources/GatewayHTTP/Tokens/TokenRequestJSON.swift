@@ -33,16 +33,26 @@ struct TokenRequestJSON {
 
     init(_ bytes: [UInt8]) throws(Failure) {
         var reader = Reader(bytes: bytes)
-        var strings: [String: String] = [:]
+        var appID: String?
+        var userID: String?
+        var nonce: String?
         var credentials: [String: String]?
         var firstMismatch: Failure?
         try reader.readObject { name, reader throws(Failure) in
             switch name {
             case "app_id", "user_id", "nonce":
+                let value: String?
                 switch try reader.readOptionalString() {
-                case .string(let text): strings[name] = text
-                case .null: break
-                case .other: firstMismatch = firstMismatch ?? .notAString(path: name)
+                case .string(let text): value = text
+                case .null: value = nil
+                case .other:
+                    firstMismatch = firstMismatch ?? .notAString(path: name)
+                    return
+                }
+                switch name {
+                case "app_id": appID = value
+                case "user_id": userID = value
+                default: nonce = value
                 }
             case "credentials":
                 guard reader.peek() == UInt8(ascii: "{") else {
@@ -68,9 +78,9 @@ struct TokenRequestJSON {
         reader.skipWhitespace()
         guard reader.atEnd else { throw .malformed }
         if let firstMismatch { throw firstMismatch }
-        self.appID = strings["app_id"]
-        self.userID = strings["user_id"]
-        self.nonce = strings["nonce"]
+        self.appID = appID
+        self.userID = userID
+        self.nonce = nonce
         self.credentials = credentials
     }
 }
@@ -112,27 +122,38 @@ extension TokenRequestJSON {
             _ member: (String, inout Reader) throws(Failure) -> Void
         ) throws(Failure) {
             try expect(UInt8(ascii: "{"))
-            skipWhitespace()
-            if peek() == UInt8(ascii: "}") {
-                index += 1
-                return
-            }
+            if closes(UInt8(ascii: "}")) { return }
             var names: Set<String> = []
-            while true {
+            repeat {
                 skipWhitespace()
                 let name = try readString()
                 guard names.insert(name).inserted else { throw .duplicateMember }
                 try expect(UInt8(ascii: ":"))
                 skipWhitespace()
                 try member(name, &self)
-                skipWhitespace()
-                switch peek() ?? 0 {
-                case UInt8(ascii: ","): index += 1
-                case UInt8(ascii: "}"):
-                    index += 1
-                    return
-                default: throw .malformed
-                }
+            } while try continues(closing: UInt8(ascii: "}"))
+        }
+
+        /// Passes over `closing` if it comes next: an empty object or array.
+        private mutating func closes(_ closing: UInt8) -> Bool {
+            skipWhitespace()
+            guard peek() == closing else { return false }
+            index += 1
+            return true
+        }
+
+        /// After an element: `true` past a comma, `false` past `closing`.
+        private mutating func continues(closing: UInt8) throws(Failure) -> Bool {
+            skipWhitespace()
+            switch peek() ?? 0 {
+            case UInt8(ascii: ","):
+                index += 1
+                return true
+            case closing:
+                index += 1
+                return false
+            default:
+                throw .malformed
             }
         }
 
@@ -158,22 +179,10 @@ extension TokenRequestJSON {
             case UInt8(ascii: "{"): try readObject { _, reader throws(Failure) in try reader.skipValue(depth: depth + 1) }
             case UInt8(ascii: "["):
                 index += 1
-                skipWhitespace()
-                if peek() == UInt8(ascii: "]") {
-                    index += 1
-                    return
-                }
-                while true {
+                if closes(UInt8(ascii: "]")) { return }
+                repeat {
                     try skipValue(depth: depth + 1)
-                    skipWhitespace()
-                    switch peek() ?? 0 {
-                    case UInt8(ascii: ","): index += 1
-                    case UInt8(ascii: "]"):
-                        index += 1
-                        return
-                    default: throw .malformed
-                    }
-                }
+                } while try continues(closing: UInt8(ascii: "]"))
             case UInt8(ascii: "t"): try readLiteral("true")
             case UInt8(ascii: "f"): try readLiteral("false")
             case UInt8(ascii: "n"): try readLiteral("null")
