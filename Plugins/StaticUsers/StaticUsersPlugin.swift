@@ -29,6 +29,8 @@ public struct StaticUsersPlugin: CredentialPlugin {
 
 struct StaticUsersVerifier: CredentialVerifier {
     let options: StaticUsersOptions
+    /// A dictionary lookup and a constant-time comparison.
+    let answersFromMemory = true
 
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         guard let userID = attempt.userID else {

@@ -9,9 +9,11 @@ import Synchronization
 /// audit rows, with group commit (see ``GroupCommitQueue``). Whatever
 /// concurrent requests submit while one batch runs goes into the next, and a
 /// batch is one prepared statement (``AuditAndCounterWrite``) holding both
-/// kinds, so a token costs a share of two batches, not two statements of its
-/// own. Each call returns only once its batch has committed. Run it as a
-/// service.
+/// kinds. A token whose credential was verified before its limits were
+/// counted costs a share of one batch (``admit(_:appID:recording:)``);
+/// otherwise a share of two (``touch(_:appID:)`` before the credential,
+/// ``record(_:)`` after). Each call returns only once its batch has
+/// committed. Run it as a service.
 ///
 /// Should a batch that timed out still commit later, the trail holds an
 /// `issued` row for a token that was never sent: it may over-report, never
@@ -37,11 +39,21 @@ public final class GroupCommitWriter: Service, Sendable {
         public let previous: Int
     }
 
+    /// What ``admit(_:appID:recording:)`` found.
+    public struct Admission: Sendable, Equatable {
+        /// In the order of the touches.
+        public let counts: [Counts]
+        /// Every touch's verdict allowed, so the event was recorded.
+        public let admitted: Bool
+    }
+
     public struct Statistics: Sendable, Equatable {
         /// Audit events written.
         public var events = 0
         /// Counter touches (one per request, whatever its number of counters).
         public var touches = 0
+        /// Counter touches that carried their request's audit event (included in both counts above).
+        public var admissions = 0
         /// Statements run.
         public var batches = 0
     }
@@ -49,11 +61,14 @@ public final class GroupCommitWriter: Service, Sendable {
     private enum Work: Sendable {
         case touch(AppID, [Touch])
         case audit(AuditEvent)
+        /// Touches, and an event recorded only if they all allow (`nil` when audit is off).
+        case admit(AppID, [Touch], AuditEvent?)
     }
 
-    private let queue: GroupCommitQueue<Work, [Counts]>
-    /// Audit events committed so far; the queue counts all items.
+    private let queue: GroupCommitQueue<Work, Admission>
     private let committedEvents = Atomic(0)
+    private let committedTouches = Atomic(0)
+    private let committedAdmissions = Atomic(0)
     private let writesAudit: Bool
     private let logger: Logger
 
@@ -76,9 +91,9 @@ public final class GroupCommitWriter: Service, Sendable {
     }
 
     public var statistics: Statistics {
-        let counts = queue.counts
-        let events = committedEvents.load(ordering: .relaxed)
-        return Statistics(events: events, touches: counts.items - events, batches: counts.batches)
+        Statistics(
+            events: committedEvents.load(ordering: .relaxed), touches: committedTouches.load(ordering: .relaxed),
+            admissions: committedAdmissions.load(ordering: .relaxed), batches: queue.counts.batches)
     }
 
     /// Returns once the event is committed; throws 503 `unavailable` when it
@@ -92,13 +107,27 @@ public final class GroupCommitWriter: Service, Sendable {
     /// Adds the increments and reads every counter; the answer is in the order of `touches`.
     public func touch(_ touches: [Touch], appID: AppID) async throws -> [Counts] {
         guard !touches.isEmpty else { return [] }
-        return try await queue.submit(.touch(appID, touches))
+        let counts = try await queue.submit(.touch(appID, touches)).counts
+        committedTouches.add(1, ordering: .relaxed)
+        return counts
+    }
+
+    /// Does what ``touch(_:appID:)`` does and, in the same statement,
+    /// records `event` if every touch's verdict (``SlidingWindow/verdict(current:previous:)``,
+    /// decided by PostgreSQL on the same numbers) allows. Without audit
+    /// (`writesAudit` false) only the verdicts are made.
+    public func admit(_ touches: [Touch], appID: AppID, recording event: AuditEvent) async throws -> Admission {
+        let admission = try await queue.submit(.admit(appID, touches, writesAudit ? event : nil))
+        committedTouches.add(1, ordering: .relaxed)
+        committedAdmissions.add(1, ordering: .relaxed)
+        if admission.admitted && writesAudit { committedEvents.add(1, ordering: .relaxed) }
+        return admission
     }
 
     public func run() async throws {
         await queue.run()
         let statistics = self.statistics
-        let items = statistics.events + statistics.touches
+        let items = queue.counts.items
         logger.info(
             "group-commit writer stopped",
             metadata: [
@@ -109,39 +138,50 @@ public final class GroupCommitWriter: Service, Sendable {
     }
 
     /// Runs one batch; returns each item's answer, in order.
-    private static func write(_ work: [Work], client: PostgresClient, logger: Logger) async throws -> [[Counts]] {
+    private static func write(_ work: [Work], client: PostgresClient, logger: Logger) async throws -> [Admission] {
         var statement = AuditAndCounterWrite()
-        for item in work {
+        for (index, item) in work.enumerated() {
+            // An admission's touches and event name it by its place in the batch, from 1.
+            let request = Int64(index + 1)
             switch item {
             case .audit(let event):
-                statement.events.append(event)
+                statement.rows.append(.init(event: event, admittedBy: 0))
             case .touch(let appID, let touches):
-                for touch in touches {
-                    statement.touches.append(
-                        .init(
-                            appID: appID, policy: touch.window.policy.name, subject: touch.subject,
-                            windowStart: touch.window.windowStart, periodSeconds: Int64(touch.window.policy.periodSeconds),
-                            increment: Int64(touch.increment)))
-                }
+                statement.touches.append(contentsOf: touches.map { counterTouch($0, appID: appID, request: 0) })
+            case .admit(let appID, let touches, let event):
+                statement.touches.append(contentsOf: touches.map { counterTouch($0, appID: appID, request: request) })
+                if let event { statement.rows.append(.init(event: event, admittedBy: request)) }
             }
         }
         var counts: [Counts] = []
+        var allowed: [Bool] = []
         counts.reserveCapacity(statement.touches.count)
-        for try await (current, previous) in try await client.execute(statement, logger: logger) {
+        allowed.reserveCapacity(statement.touches.count)
+        for try await (current, previous, isAllowed) in try await client.execute(statement, logger: logger) {
             counts.append(Counts(current: Int(current), previous: Int(previous)))
+            allowed.append(isAllowed)
         }
-        var answers: [[Counts]] = []
+        var answers: [Admission] = []
         answers.reserveCapacity(work.count)
         var offset = 0
         for item in work {
             switch item {
             case .audit:
-                answers.append([])
-            case .touch(_, let touches):
-                answers.append(Array(counts[offset..<(offset + touches.count)]))
+                answers.append(Admission(counts: [], admitted: true))
+            case .touch(_, let touches), .admit(_, let touches, _):
+                let range = offset..<(offset + touches.count)
+                answers.append(Admission(counts: Array(counts[range]), admitted: !allowed[range].contains(false)))
                 offset += touches.count
             }
         }
         return answers
+    }
+
+    private static func counterTouch(_ touch: Touch, appID: AppID, request: Int64) -> AuditAndCounterWrite.CounterTouch {
+        AuditAndCounterWrite.CounterTouch(
+            appID: appID, policy: touch.window.policy.name, subject: touch.subject,
+            windowStart: touch.window.windowStart, periodSeconds: Int64(touch.window.policy.periodSeconds),
+            increment: Int64(touch.increment), request: request, previousWeight: touch.window.previousWeight,
+            greatestAllowedEstimate: touch.window.greatestAllowedEstimate)
     }
 }

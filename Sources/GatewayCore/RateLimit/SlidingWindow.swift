@@ -30,9 +30,25 @@ public struct SlidingWindow: Sendable, Equatable {
     /// The start of the window before the current one.
     public var previousWindowStart: Int64 { windowStart - Int64(policy.periodSeconds) }
 
+    /// How much of the previous window's count still weighs, 0 < w <= 1.
+    public var previousWeight: Double { 1 - elapsedFraction }
+
     /// The weighted count of the last period.
     public func estimate(current: Int, previous: Int) -> Double {
-        Double(previous) * (1 - elapsedFraction) + Double(current)
+        Double(previous) * previousWeight + Double(current)
+    }
+
+    /// The largest estimate that still allows the event: the limit when
+    /// `current` already includes this event (`.everyRequest`), one less when
+    /// the policy only checks before counting (`.failures`). PostgreSQL
+    /// applies the same test when it decides whether to write an issued
+    /// token's audit row (see `GroupCommitWriter.admit`), with these two
+    /// numbers, so both sides reach the same verdict.
+    public var greatestAllowedEstimate: Double {
+        switch policy.counting {
+        case .everyRequest: Double(policy.limit)
+        case .failures: Double(policy.limit) - 1
+        }
     }
 
     /// The verdict given the counts, where `current` already includes this
@@ -41,11 +57,7 @@ public struct SlidingWindow: Sendable, Equatable {
     public func verdict(current: Int, previous: Int) -> Verdict {
         let limit = Double(policy.limit)
         let estimate = estimate(current: current, previous: previous)
-        let allowed: Bool
-        switch policy.counting {
-        case .everyRequest: allowed = estimate <= limit
-        case .failures: allowed = estimate + 1 <= limit
-        }
+        let allowed = estimate <= greatestAllowedEstimate
         let remaining = max(0, Int((limit - estimate).rounded(.down)))
         return Verdict(
             allowed: allowed, remaining: allowed ? remaining : 0,

@@ -7,6 +7,19 @@ public protocol CredentialVerifier: Sendable {
     /// return ``VerificationResult/rejected(reason:)`` for credentials that do
     /// not match, whatever the cause: the caller answers every rejection alike.
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult
+
+    /// `true` when ``verify(_:)`` answers from memory, without I/O and in
+    /// microseconds (static users). The gateway then verifies before it
+    /// counts the request against the app's limits, and writes the counters
+    /// and an issued token's audit row in one statement. The client still
+    /// learns nothing before the limits allow: a refused request gets its 429
+    /// whatever the verdict. Leave it `false` (the default) for anything that
+    /// costs: limits must stop an attacker before the work, not after.
+    var answersFromMemory: Bool { get }
+}
+
+extension CredentialVerifier {
+    public var answersFromMemory: Bool { false }
 }
 
 /// What a verifier is asked: who claims to be whom, with which credential.

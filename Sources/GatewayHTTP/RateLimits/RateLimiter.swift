@@ -36,6 +36,13 @@ public struct RateLimiter: Sendable {
             return headers
         }
 
+        init(windows: [(window: SlidingWindow, subject: String)], counts: [GroupCommitWriter.Counts]) {
+            self.init(
+                verdicts: zip(windows, counts).map { entry, count in
+                    (entry.window.policy, entry.window.verdict(current: count.current, previous: count.previous))
+                })
+        }
+
         static let unlimited = Outcome(verdicts: [])
     }
 
@@ -59,13 +66,26 @@ public struct RateLimiter: Sendable {
     public func check(_ subjects: [String: String], app: AppSettings) async throws -> Outcome {
         guard settings.isEnabled else { return .unlimited }
         let windows = windows(for: subjects, app: app)
-        let counts = try await writer.touch(
-            windows.map { .init(window: $0.window, subject: $0.subject, increment: $0.window.policy.counting == .everyRequest ? 1 : 0) },
-            appID: app.appID)
-        return Outcome(
-            verdicts: zip(windows, counts).map { entry, count in
-                (entry.window.policy, entry.window.verdict(current: count.current, previous: count.previous))
-            })
+        let counts = try await writer.touch(touches(windows), appID: app.appID)
+        return Outcome(windows: windows, counts: counts)
+    }
+
+    /// For an attempt whose credential is already verified: counts it as
+    /// ``check(_:app:)`` does and, in the same statement, records `event`
+    /// (its token's audit row) only if every policy allows. The outcome
+    /// refuses exactly when the event was not recorded.
+    public func admit(_ subjects: [String: String], app: AppSettings, recording event: AuditEvent) async throws -> Outcome {
+        guard settings.isEnabled else {
+            try await writer.record(event)
+            return .unlimited
+        }
+        let windows = windows(for: subjects, app: app)
+        let admission = try await writer.admit(touches(windows), appID: app.appID, recording: event)
+        let outcome = Outcome(windows: windows, counts: admission.counts)
+        // PostgreSQL and SlidingWindow make the same test on the same numbers;
+        // should they ever differ, no token may leave on a verdict its row does not match.
+        guard (outcome.refusal == nil) == admission.admitted else { throw GatewayError.unavailable }
+        return outcome
     }
 
     /// Counts a failed attempt under the `.failures` policies of the subjects.
@@ -75,6 +95,11 @@ public struct RateLimiter: Sendable {
             .filter { $0.window.policy.counting == .failures }
             .map { GroupCommitWriter.Touch(window: $0.window, subject: $0.subject, increment: 1) }
         _ = try await writer.touch(touches, appID: app.appID)
+    }
+
+    /// This request's touches: counted under `.everyRequest` policies, only read under `.failures` ones.
+    private func touches(_ windows: [(window: SlidingWindow, subject: String)]) -> [GroupCommitWriter.Touch] {
+        windows.map { .init(window: $0.window, subject: $0.subject, increment: $0.window.policy.counting == .everyRequest ? 1 : 0) }
     }
 
     private func windows(for subjects: [String: String], app: AppSettings) -> [(window: SlidingWindow, subject: String)] {

@@ -10,6 +10,11 @@ import CoreMetrics
 /// `/authenticate`): applies the app's rate limits, checks the credentials and
 /// answers a Layer identity token. Every request, issued or denied, leaves one
 /// audit row; a token is answered only after its row is committed.
+///
+/// Limits come before the credential check, except for verifiers that answer
+/// from memory (``CredentialVerifier/answersFromMemory``): their verdict is
+/// known first, and an issued token's counters and row take one statement
+/// (``RateLimiter/admit(_:app:recording:)``), signed only once it allows.
 public struct IdentityTokenController: Sendable {
     public static let maximumBodyBytes = 64 * 1024
     public static let paths: [RouterPath] = ["/v1/identity_tokens", "/identity_tokens", "/authenticate"]
@@ -47,7 +52,7 @@ public struct IdentityTokenController: Sendable {
         event.clientIP = context.clientIP
         event.userAgent = request.headers[.userAgent]
         var limits = RateLimiter.Outcome.unlimited
-        let result: Result<String, GatewayError>
+        let result: Result<IssuedToken, GatewayError>
         do {
             result = .success(try await issueToken(for: request, context: context, event: &event, limits: &limits))
         } catch {
@@ -64,14 +69,16 @@ public struct IdentityTokenController: Sendable {
             ]
         ).increment()
         switch result {
-        case .success(let token):
-            do {
-                try await writer.record(event)
-            } catch {
-                context.logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
-                throw GatewayError.unavailable
+        case .success(let issued):
+            if !issued.isAudited {
+                do {
+                    try await writer.record(event)
+                } catch {
+                    context.logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
+                    throw GatewayError.unavailable
+                }
             }
-            var response = Self.tokenResponse(token)
+            var response = Self.tokenResponse(issued.token)
             response.headers.set(limits.headers)
             return response
         case .failure(var error):
@@ -86,11 +93,17 @@ public struct IdentityTokenController: Sendable {
         }
     }
 
+    /// A minted token, and whether its audit row is committed already.
+    private struct IssuedToken {
+        let token: String
+        let isAudited: Bool
+    }
+
     /// Runs the flow up to a minted token, filling `event` as facts become known.
     private func issueToken(
         for request: Request, context: GatewayRequestContext, event: inout AuditEvent,
         limits: inout RateLimiter.Outcome
-    ) async throws -> String {
+    ) async throws -> IssuedToken {
         let body = try await request.body.collect(upTo: Self.maximumBodyBytes)
         let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
         event.appID = fields.appID.flatMap(AppID.init)
@@ -119,15 +132,12 @@ public struct IdentityTokenController: Sendable {
         if let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
         if let phoneNumber = credentials.fields["phone_number"] { subjects[RateLimitPolicy.phoneFailures.name] = phoneNumber }
         let settings = tenant.settings
-        // The counters' group-commit queue bounds this wait by the database timeout.
-        limits = try await rateLimiter.check(subjects, app: settings)
-        if let refusal = limits.refusal {
-            event.reason = "rate_limited"
-            event.detail["policy"] = refusal.policy.name
-            throw RateLimiter.refusal(limits)
+        let verifier = try tenant.verifier(for: credentials.type)
+        let verifiesFirst = verifier.answersFromMemory
+        if !verifiesFirst {
+            limits = try await enforceLimits(subjects, app: settings, event: &event)
         }
 
-        let verifier = try tenant.verifier(for: credentials.type)
         let attempt = CredentialAttempt(
             app: tenant.settings, userID: tokenRequest.userID, credentials: credentials, requestID: context.requestID)
         let identity: VerifiedIdentity
@@ -135,6 +145,9 @@ public struct IdentityTokenController: Sendable {
         case .verified(let verified):
             identity = verified
         case .rejected(let reason):
+            if verifiesFirst {
+                limits = try await enforceLimits(subjects, app: settings, event: &event)
+            }
             event.reason = reason
             do {
                 try await rateLimiter.countFailure(subjects, app: settings)
@@ -148,15 +161,39 @@ public struct IdentityTokenController: Sendable {
                 .noSigningKey, status: 503, "This app has no active signing key; an operator must activate one.")
         }
 
+        var issued = event
+        issued.event = "token.issued"
+        issued.outcome = .success
+        issued.userID = identity.userID
+        issued.keyID = signingKey.keyID
+        if verifiesFirst {
+            // Counted and, if every limit allows, audited in one statement; signed only then.
+            limits = try await rateLimiter.admit(subjects, app: settings, recording: issued)
+            if limits.refusal != nil { throw refusal(limits, event: &event) }
+        }
+        event = issued
+
         let claims = IdentityTokenClaims(
             issuer: tenant.settings.providerID, identity: identity, nonce: tokenRequest.nonce,
             issuedAt: Int64(now().timeIntervalSince1970), lifetimeSeconds: tenant.settings.tokenTTLSeconds)
-        let token = try signingKey.mint(claims)
-        event.event = "token.issued"
-        event.outcome = .success
-        event.userID = identity.userID
-        event.keyID = signingKey.keyID
-        return token
+        return IssuedToken(token: try signingKey.mint(claims), isAudited: verifiesFirst)
+    }
+
+    /// Counts the request under the app's limits; throws the 429 when one refuses.
+    private func enforceLimits(
+        _ subjects: [String: String], app: AppSettings, event: inout AuditEvent
+    ) async throws -> RateLimiter.Outcome {
+        // The counters' group-commit queue bounds this wait by the database timeout.
+        let limits = try await rateLimiter.check(subjects, app: app)
+        if limits.refusal != nil { throw refusal(limits, event: &event) }
+        return limits
+    }
+
+    /// The 429 for `limits`, noted in the denial's audit event.
+    private func refusal(_ limits: RateLimiter.Outcome, event: inout AuditEvent) -> GatewayError {
+        event.reason = "rate_limited"
+        event.detail["policy"] = limits.refusal?.policy.name
+        return RateLimiter.refusal(limits)
     }
 
     private static func tokenResponse(_ token: String) -> Response {

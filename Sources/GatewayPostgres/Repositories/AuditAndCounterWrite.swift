@@ -2,38 +2,36 @@ import Foundation
 import GatewayCore
 import PostgresNIO
 
-/// The one statement behind the token path's writes: inserts audit rows and
-/// adds to rate-limit counters, then reads every touched counter back. Either
-/// list may be empty. Prepared once per connection, so PostgreSQL plans it
-/// once rather than on every batch (planning the counter part took longer
-/// than running it).
+/// The one statement behind the token path's writes: adds to rate-limit
+/// counters and reads every touched counter back, and inserts audit rows.
+/// Either list may be empty. Prepared once per connection, so PostgreSQL
+/// plans it once rather than on every batch (planning the counter part took
+/// longer than running it).
 ///
 /// Each touch's current count is the count after the whole statement less
 /// what later touches of the same counter added, so touches batched together
 /// read as if their requests had run one after another. A counter nobody adds
 /// to is only read.
+///
+/// Each touch also gets its verdict, the test of `SlidingWindow.verdict` on
+/// the same numbers: allowed when previous × weight + current is at most the
+/// greatest allowed estimate. An audit row may name a request (`admittedBy`):
+/// it is inserted only if every touch of that request is allowed. That is
+/// how an issued token's row and its counters take one statement.
 struct AuditAndCounterWrite: PostgresPreparedStatement {
-    typealias Row = (Int64, Int64)
+    /// A touch's current and previous window counts, and whether its verdict allows.
+    typealias Row = (Int64, Int64, Bool)
 
     /// The prepared statement's name on each connection. Spelled out: the
     /// protocol's default builds it by reflection on every execution.
     static let name = "audit_and_counter_write"
 
     static let sql = """
-        WITH audit AS (
-            INSERT INTO audit_events (app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip,
-                                      user_agent, request_id, actor, detail)
-            SELECT app_id, event, outcome, nullif(reason, ''), nullif(user_id, ''), nullif(credential_type, ''),
-                   nullif(key_id, '')::uuid, nullif(client_ip, '')::inet, nullif(user_agent, ''), request_id,
-                   nullif(actor, '')::uuid, detail::jsonb
-            FROM unnest($7::uuid[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[],
-                        $14::text[], $15::text[], $16::text[], $17::text[], $18::text[])
-                AS e(app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip, user_agent,
-                     request_id, actor, detail)
-        ),
-        input AS (
-            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::int8[])
-                WITH ORDINALITY AS i(app_id, policy, subject, window_start, period, increment, position)
+        WITH input AS (
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],
+                                 $8::float8[], $9::float8[])
+                WITH ORDINALITY AS i(app_id, policy, subject, window_start, period, increment, request,
+                                     previous_weight, greatest_allowed, position)
         ),
         totals AS (
             SELECT app_id, policy, subject, window_start, max(period) AS period, sum(increment)::int4 AS added
@@ -51,19 +49,41 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
             SELECT i.*, sum(i.increment) OVER (
                 PARTITION BY i.app_id, i.policy, i.subject, i.window_start ORDER BY i.position) AS so_far
             FROM input i
+        ),
+        counted AS (
+            SELECT r.position, r.request, r.previous_weight, r.greatest_allowed,
+                   coalesce(a.count - t.added + r.so_far, stored.count, 0)::int8 AS current,
+                   coalesce(before.count, 0)::int8 AS previous
+            FROM running r
+            JOIN totals t USING (app_id, policy, subject, window_start)
+            LEFT JOIN added a USING (app_id, policy, subject, window_start)
+            LEFT JOIN rate_limit_counters stored ON t.added = 0 AND stored.app_id = r.app_id
+                AND stored.policy = r.policy AND stored.subject = r.subject AND stored.window_start = r.window_start
+            LEFT JOIN rate_limit_counters before ON before.app_id = r.app_id AND before.policy = r.policy
+                AND before.subject = r.subject AND before.window_start = r.window_start - r.period
+        ),
+        verdicts AS (
+            SELECT position, request, current, previous,
+                   previous::float8 * previous_weight + current::float8 <= greatest_allowed AS allowed
+            FROM counted
+        ),
+        audit AS (
+            INSERT INTO audit_events (app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip,
+                                      user_agent, request_id, actor, detail)
+            SELECT app_id, event, outcome, nullif(reason, ''), nullif(user_id, ''), nullif(credential_type, ''),
+                   nullif(key_id, '')::uuid, nullif(client_ip, '')::inet, nullif(user_agent, ''), request_id,
+                   nullif(actor, '')::uuid, detail::jsonb
+            FROM unnest($10::uuid[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[],
+                        $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::int8[])
+                AS e(app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip, user_agent,
+                     request_id, actor, detail, admitted_by)
+            WHERE e.admitted_by = 0
+                OR NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.request = e.admitted_by AND NOT v.allowed)
         )
-        SELECT coalesce(a.count - t.added + r.so_far, stored.count, 0)::int8, coalesce(before.count, 0)::int8
-        FROM running r
-        JOIN totals t USING (app_id, policy, subject, window_start)
-        LEFT JOIN added a USING (app_id, policy, subject, window_start)
-        LEFT JOIN rate_limit_counters stored ON t.added = 0 AND stored.app_id = r.app_id
-            AND stored.policy = r.policy AND stored.subject = r.subject AND stored.window_start = r.window_start
-        LEFT JOIN rate_limit_counters before ON before.app_id = r.app_id AND before.policy = r.policy
-            AND before.subject = r.subject AND before.window_start = r.window_start - r.period
-        ORDER BY r.position
+        SELECT current, previous, allowed FROM verdicts ORDER BY position
         """
 
-    /// One counter to add to (or only read, with increment 0).
+    /// One counter to add to (or only read, with increment 0), with what its verdict needs.
     struct CounterTouch {
         let appID: AppID
         let policy: String
@@ -71,19 +91,40 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
         let windowStart: Int64
         let periodSeconds: Int64
         let increment: Int64
+        /// The request this touch decides for, 1 or more; 0 for none.
+        let request: Int64
+        let previousWeight: Double
+        let greatestAllowedEstimate: Double
+    }
+
+    /// An audit row, and the request whose touches must all allow it (0: written whatever they say).
+    struct AuditRow {
+        let event: AuditEvent
+        let admittedBy: Int64
     }
 
     var touches: [CounterTouch] = []
-    var events: [AuditEvent] = []
+    var rows: [AuditRow] = []
+
+    init() {}
+
+    /// A statement that only writes `event`.
+    init(recording event: AuditEvent) {
+        rows = [AuditRow(event: event, admittedBy: 0)]
+    }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 18)
+        var bindings = PostgresBindings(capacity: 22)
         bindings.append(touches.map(\.appID.uuid))
         bindings.append(touches.map(\.policy))
         bindings.append(touches.map(\.subject))
         bindings.append(touches.map(\.windowStart))
         bindings.append(touches.map(\.periodSeconds))
         bindings.append(touches.map(\.increment))
+        bindings.append(touches.map(\.request))
+        bindings.append(touches.map(\.previousWeight))
+        bindings.append(touches.map(\.greatestAllowedEstimate))
+        let events = rows.map(\.event)
         // NULLs travel as empty strings: none of these columns holds a meaningful empty value.
         func text(_ value: String?) -> String { value ?? "" }
         bindings.append(events.map { $0.appID?.uuid ?? AuditEvent.noApp })
@@ -98,6 +139,7 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
         bindings.append(events.map(\.requestID))
         bindings.append(events.map { text($0.actor?.lowercasedText) })
         bindings.append(events.map { Self.detailJSON($0.detail) })
+        bindings.append(rows.map(\.admittedBy))
         return bindings
     }
 

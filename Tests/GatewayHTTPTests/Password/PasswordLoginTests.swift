@@ -2,6 +2,7 @@ import Argon2
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdBcrypt
@@ -212,6 +213,28 @@ import Testing
                 try await $0.postJSON(passwordRequest(app, user: "ada", password: "analytical engine"))
             }
             #expect(after.status == .ok)
+        }
+    }
+
+    /// Limits come before the hasher: with its only slot taken, a request
+    /// within the limit reaches the hasher (503 `busy`), the next one past
+    /// the limit is refused without it (429).
+    @Test func aRequestPastItsLimitNeverReachesTheHasher() async throws {
+        let hasher = PasswordHasher(limits: .init(concurrency: 1, queueLimit: 0))
+        let plugins = PluginRegistry([StaticUsersPlugin(), PasswordPlugin(hasher: hasher)])
+        try await TestGateway.with(plugins: plugins) { gateway in
+            let app = try await gateway.createPasswordApp(rateLimits: ["ip": RateLimitOverride(limit: 1, periodSeconds: 60)])
+            try await hasher.whileOccupied {
+                var statuses: [HTTPResponse.Status] = []
+                for _ in 0..<2 {
+                    statuses.append(
+                        try await gateway.test { try await $0.postJSON(passwordRequest(app, user: "ada", password: "analytical engine")) }
+                            .status)
+                }
+                #expect(statuses == [.serviceUnavailable, .tooManyRequests])
+            }
+            // Counted before the hash, audited after: no admission for a verifier that does I/O.
+            #expect(gateway.dependencies.writer.statistics.admissions == 0)
         }
     }
 

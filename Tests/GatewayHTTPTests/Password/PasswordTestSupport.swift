@@ -12,9 +12,13 @@ let cheapArgon2: [String: any Sendable] = ["memory_kib": 8192, "iterations": 1]
 
 extension TestGateway {
     /// A development app that accepts passwords, hashing at `argon2` cost.
-    func createPasswordApp(argon2: [String: any Sendable] = cheapArgon2, minLength: Int? = nil) async throws -> AppSettings {
+    func createPasswordApp(
+        argon2: [String: any Sendable] = cheapArgon2, minLength: Int? = nil,
+        rateLimits: [String: RateLimitOverride] = [:]
+    ) async throws -> AppSettings {
         try await createApp { app in
             app.credentialTypes = ["password"]
+            app.rateLimits = rateLimits
             var options: [String: JSONValue] = [
                 "argon2": .object(argon2.mapValues { .number(Double($0 as! Int)) })
             ]

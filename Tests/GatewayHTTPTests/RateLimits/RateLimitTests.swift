@@ -1,13 +1,14 @@
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// Limits as a client meets them: 429 with the standard headers, before the
-/// credential is looked at, and audited.
+/// Limits as a client meets them: 429 with the standard headers, whatever the
+/// credential, and audited.
 @Suite struct RateLimitTests {
     func wrongPassword(_ app: AppSettings, user: String = "alice") -> [String: any Sendable] {
         ["app_id": app.appID.description, "user_id": user, "nonce": "n", "credentials": ["type": "static", "password": "guess"]]
@@ -62,6 +63,29 @@ import Testing
             // Other apps keep their own counters.
             let other = try await gateway.createApp()
             #expect(try await gateway.test { try await $0.postJSON(aliceRequest(other)) }.status == .ok)
+        }
+    }
+
+    /// Static users answer from memory, so a token's counters and audit row
+    /// take one statement, and a refused request writes no issued row.
+    @Test func aStaticUserTokenTakesOneStatementAndARefusalIssuesNothing() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp { $0.rateLimits = ["ip": RateLimitOverride(limit: 2, periodSeconds: 60)] }
+            let before = gateway.dependencies.writer.statistics
+            var statuses: [Int] = []
+            for _ in 0..<3 {
+                statuses.append(try await gateway.test { try await $0.postJSON(aliceRequest(app)) }.status.code)
+            }
+            #expect(statuses == [200, 200, 429])
+            let after = gateway.dependencies.writer.statistics
+            // One statement a token; the refusal's own, then its denial row's.
+            #expect(after.batches - before.batches == 4)
+            #expect(after.admissions - before.admissions == 3)
+            let rows = try await gateway.auditRows()
+            #expect(rows.map(\.event) == ["token.issued", "token.issued", "token.denied"])
+            #expect(rows.map(\.reason) == [nil, nil, "rate_limited"])
+            // The row as PostgreSQL writes a record, its JSON quotes doubled.
+            #expect(rows[2].text.contains("\"\"policy\"\": \"\"ip\"\""))
         }
     }
 

@@ -5,8 +5,9 @@ import GatewayTestSupport
 import PostgresNIO
 import Testing
 
-/// Batched counter touches read as if the requests had run one by one, and
-/// audit rows batched with them are written.
+/// Batched counter touches read as if the requests had run one by one, audit
+/// rows batched with them are written, and an admission's row only when its
+/// counters allow.
 @Suite struct GroupCommitWriterTests {
     @Test func concurrentTouchesOfOneCounterEachSeeTheirOwnCount() async throws {
         try await TestDatabase.with { client, _ in
@@ -84,6 +85,65 @@ import Testing
                 // Absent values are stored as NULL, not as empty strings.
                 #expect(userID == nil)
                 #expect(clientIP == nil)
+            }
+        }
+    }
+    @Test func anAdmissionRecordsItsEventOnlyWhenEveryCounterAllows() async throws {
+        try await TestDatabase.with { client, _ in
+            let writer = GroupCommitWriter(client: client, logger: TestDatabase.logger)
+            let perApp = RateLimitPolicy(name: "app", limit: 3, periodSeconds: 60, counting: .everyRequest)
+            let failures = RateLimitPolicy(name: "user_failures", limit: 2, periodSeconds: 900, counting: .failures)
+            let appID = AppID(uuid: UUID())
+            let now = Date().timeIntervalSince1970
+            let prefix = UUID().lowercasedText
+            func event(_ name: String) -> AuditEvent {
+                AuditEvent(appID: appID, event: "token.issued", outcome: .success, requestID: "\(prefix)-\(name)")
+            }
+            func touches(user: String) -> [GroupCommitWriter.Touch] {
+                [
+                    .init(window: SlidingWindow(policy: perApp, now: now), subject: "*", increment: 1),
+                    .init(window: SlidingWindow(policy: failures, now: now), subject: user, increment: 0),
+                ]
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await writer.run() }
+                // Two failures already counted for mallory: her next attempt is refused whatever the app's room.
+                _ = try await writer.touch(
+                    [.init(window: SlidingWindow(policy: failures, now: now), subject: "mallory", increment: 2)], appID: appID)
+                let mallory = try await writer.admit(touches(user: "mallory"), appID: appID, recording: event("mallory"))
+                #expect(!mallory.admitted)
+                #expect(mallory.counts.map(\.current) == [1, 2])
+                #expect(mallory.counts.map(\.previous) == [0, 0])
+
+                // Six admissions and six plain rows at once, sharing batches: the app's
+                // limit of 3 (one already used by mallory) admits two, and every plain row is written.
+                let admitted = try await withThrowingTaskGroup(of: (String, Bool).self) { requests in
+                    for index in 0..<6 {
+                        requests.addTask {
+                            let admission = try await writer.admit(
+                                touches(user: "user\(index)"), appID: appID, recording: event("admit-\(index)"))
+                            #expect(admission.admitted == (admission.counts[0].current <= 3))
+                            return ("admit-\(index)", admission.admitted)
+                        }
+                        requests.addTask {
+                            try await writer.record(
+                                AuditEvent(appID: appID, event: "token.denied", outcome: .failure, requestID: "\(prefix)-plain-\(index)"))
+                            return ("plain-\(index)", true)
+                        }
+                    }
+                    return try await requests.reduce(into: Set<String>()) { if $1.1 { $0.insert("\(prefix)-\($1.0)") } }
+                }
+                #expect(admitted.filter { $0.contains("admit") }.count == 2)
+                let statistics = writer.statistics
+                #expect(statistics.admissions == 7)
+                #expect(statistics.events == 6 + 2)
+                group.cancelAll()
+
+                let rows = try await client.query(
+                    "SELECT request_id FROM audit_events WHERE request_id LIKE \(prefix + "-%")", logger: TestDatabase.logger)
+                var written = Set<String>()
+                for try await requestID in rows.decode(String.self) { written.insert(requestID) }
+                #expect(written == admitted)
             }
         }
     }
