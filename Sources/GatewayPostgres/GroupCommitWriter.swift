@@ -52,7 +52,8 @@ public final class GroupCommitWriter: Service, Sendable {
         public var events = 0
         /// Counter touches (one per request, whatever its number of counters).
         public var touches = 0
-        /// Counter touches that carried their request's audit event (included in both counts above).
+        /// Touches that carried their request's audit event: counted among the
+        /// touches, and among the events when admitted.
         public var admissions = 0
         /// Statements run.
         public var batches = 0

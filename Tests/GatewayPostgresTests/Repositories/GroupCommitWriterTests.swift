@@ -88,6 +88,7 @@ import Testing
             }
         }
     }
+
     @Test func anAdmissionRecordsItsEventOnlyWhenEveryCounterAllows() async throws {
         try await TestDatabase.with { client, _ in
             let writer = GroupCommitWriter(client: client, logger: TestDatabase.logger)
