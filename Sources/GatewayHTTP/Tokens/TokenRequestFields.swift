@@ -2,7 +2,9 @@ public import GatewayCore
 
 /// The raw fields of a token request body, before validation. Reads
 /// `application/json` and `application/x-www-form-urlencoded`; a form value is
-/// percent-decoded exactly once, by the form rules, and never again.
+/// percent-decoded exactly once, by the form rules, and never again. A name
+/// given twice is refused in either, so no proxy or log in front of the
+/// gateway can read one value while the gateway uses another.
 public struct TokenRequestFields: Equatable {
     var appID: String?
     var userID: String?
@@ -72,11 +74,13 @@ public struct TokenRequestFields: Equatable {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             let name = try FormDecoding.decode(parts[0])
             let value = try FormDecoding.decode(parts.count > 1 ? parts[1] : [])
+            let isNew: Bool
             if name.hasPrefix("credentials["), name.hasSuffix("]") {
-                credentialFields[String(name.dropFirst("credentials[".count).dropLast())] = value
+                isNew = credentialFields.updateValue(value, forKey: String(name.dropFirst("credentials[".count).dropLast())) == nil
             } else {
-                fields[name] = value
+                isNew = fields.updateValue(value, forKey: name) == nil
             }
+            guard isNew else { throw .invalidRequest("The form body names a field twice.") }
         }
         return TokenRequestFields(
             appID: fields["app_id"], userID: fields["user_id"], nonce: fields["nonce"],

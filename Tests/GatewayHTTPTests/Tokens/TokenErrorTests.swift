@@ -64,6 +64,23 @@ import Testing
         }
     }
 
+    @Test(arguments: [
+        "app_id=X&user_id=a&user_id=b&nonce=n",
+        "app_id=X&user_id=a&nonce=n&credentials[type]=static&credentials[type]=password",
+        "app_id=X&user_id=a&nonce=n&nonce=",
+    ])
+    func aFormFieldNamedTwiceIs400(_ template: String) async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp()
+            let body = template.replacingOccurrences(of: "X", with: app.appID.description)
+            let response = try await gateway.test {
+                try await $0.post(contentType: "application/x-www-form-urlencoded", body: body)
+            }
+            let text = try expectError(response, .badRequest, "invalid_request")
+            #expect(text == "The form body names a field twice.")
+        }
+    }
+
     @Test func aMalformedFormEscapeIs400() async throws {
         try await TestGateway.with { gateway in
             let response = try await gateway.test {
