@@ -9,6 +9,8 @@ public enum HTTPCall {
     public struct Answer: Sendable {
         public let status: Int
         public let text: String
+        /// The `x-request-id` the gateway answered with.
+        public let requestID: String?
 
         public var json: [String: any Sendable] {
             ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable]) ?? [:]
@@ -26,6 +28,9 @@ public enum HTTPCall {
             request.httpBody = try JSONSerialization.data(withJSONObject: json)
         }
         let (data, response) = try await URLSession.shared.data(for: request)
-        return Answer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, text: String(decoding: data, as: UTF8.self))
+        let http = response as? HTTPURLResponse
+        return Answer(
+            status: http?.statusCode ?? 0, text: String(decoding: data, as: UTF8.self),
+            requestID: http?.value(forHTTPHeaderField: "x-request-id"))
     }
 }
