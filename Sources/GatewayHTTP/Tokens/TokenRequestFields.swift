@@ -57,6 +57,8 @@ public struct TokenRequestFields: Equatable {
             case .notAString(let path): throw .invalidRequest("\(path) must be a string.")
             case .notAnObject(let path): throw .invalidRequest("\(path) must be an object of strings.")
             case .duplicateMember: throw .invalidRequest("The body names a member twice.")
+            case .tooDeep:
+                throw .invalidRequest("The body nests arrays and objects deeper than \(TokenRequestJSON.maximumDepth) levels.")
             case .malformed: throw .invalidRequest("The body is not a JSON object.")
             }
         }

@@ -19,6 +19,8 @@ struct TokenRequestJSON {
         case notAnObject(path: String)
         /// A member name appears twice in one object.
         case duplicateMember
+        /// Arrays and objects nest deeper than ``TokenRequestJSON/maximumDepth``.
+        case tooDeep
     }
 
     /// Nesting allowed inside skipped values; deeper bodies are refused
@@ -172,7 +174,7 @@ extension TokenRequestJSON {
 
         /// Checks and passes over one value of any kind.
         mutating func skipValue(depth: Int) throws(Failure) {
-            guard depth <= TokenRequestJSON.maximumDepth else { throw .malformed }
+            guard depth <= TokenRequestJSON.maximumDepth else { throw .tooDeep }
             skipWhitespace()
             switch peek() ?? 0 {
             case UInt8(ascii: "\""): _ = try readString()

@@ -47,6 +47,8 @@ import Testing
         (#"{"app_id":"X","user_id":"a","nonce":"n","credentials":{"password":"p"}}"#, "credentials.type is required."),
         (#"{"app_id":"X","user_id":"a","nonce":"n","credentials":"static"}"#, "credentials must be an object of strings."),
         (#"{"app_id":"X","user_id":"a","user_id":"b","nonce":"n"}"#, "The body names a member twice."),
+        (#"{"app_id":"X","x":"# + String(repeating: "[", count: 40) + String(repeating: "]", count: 40) + "}",
+         "The body nests arrays and objects deeper than 32 levels."),
         (#"{"app_id":"X","user_id":"a"}"#, "nonce is required."),
         (#"{"user_id":"a","nonce":"n"}"#, "app_id is required."),
         (#"{"app_id":"layer:///apps/beta/X","user_id":"a","nonce":"n"}"#, "app_id must be"),

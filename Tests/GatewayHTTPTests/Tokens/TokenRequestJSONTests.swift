@@ -63,9 +63,9 @@ import Testing
         let deepest = #"{"a":"# + String(repeating: "[", count: limit) + String(repeating: "]", count: limit) + "}"
         #expect(try read(deepest).appID == nil)
         let tooDeep = #"{"a":"# + String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1) + "}"
-        #expect(throws: TokenRequestJSON.Failure.malformed) { try read(tooDeep) }
+        #expect(throws: TokenRequestJSON.Failure.tooDeep) { try read(tooDeep) }
         let hostile = String(repeating: "[", count: 100_000)
-        #expect(throws: TokenRequestJSON.Failure.malformed) { try read(#"{"a":"# + hostile) }
+        #expect(throws: TokenRequestJSON.Failure.tooDeep) { try read(#"{"a":"# + hostile) }
     }
 
     @Test(arguments: [
