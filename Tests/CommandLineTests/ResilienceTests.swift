@@ -34,10 +34,7 @@ import Testing
     }
 
     static func attempt(_ base: String, _ appID: String, password: String) async throws -> Int {
-        try await HTTPCall.send(
-            "POST", "\(base)/v1/identity_tokens",
-            json: ["app_id": appID, "user_id": "frank", "nonce": "n", "credentials": ["type": "static", "password": password]]
-        ).status
+        try await timedAttempt(base, appID, password: password).status
     }
 
     @Test func aPerUserLimitHoldsInTotalAcrossReplicas() async throws {
@@ -168,12 +165,12 @@ import Testing
         let took: Duration
     }
 
-    /// A static-user token request with the right password, timed.
-    static func timedAttempt(_ base: String, _ appID: String) async throws -> TimedAnswer {
+    /// A static-user token request for frank, timed.
+    static func timedAttempt(_ base: String, _ appID: String, password: String = "right") async throws -> TimedAnswer {
         let started = ContinuousClock.now
         let answer = try await HTTPCall.send(
             "POST", "\(base)/v1/identity_tokens",
-            json: ["app_id": appID, "user_id": "frank", "nonce": "n", "credentials": ["type": "static", "password": "right"]])
+            json: ["app_id": appID, "user_id": "frank", "nonce": "n", "credentials": ["type": "static", "password": password]])
         return TimedAnswer(status: answer.status, requestID: answer.requestID ?? "", took: ContinuousClock.now - started)
     }
 
