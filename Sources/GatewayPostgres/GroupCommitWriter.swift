@@ -60,10 +60,9 @@ public final class GroupCommitWriter: Service, Sendable {
     }
 
     private enum Work: Sendable {
-        case touch(AppID, [Touch])
         case audit(AuditEvent)
-        /// Touches, and an event recorded only if they all allow (`nil` when audit is off).
-        case admit(AppID, [Touch], AuditEvent?)
+        /// Touches, and an event recorded only if they all allow (`nil`: only the touches).
+        case touch(AppID, [Touch], recording: AuditEvent?)
     }
 
     private let queue: GroupCommitQueue<Work, Admission>
@@ -108,7 +107,7 @@ public final class GroupCommitWriter: Service, Sendable {
     /// Adds the increments and reads every counter; the answer is in the order of `touches`.
     public func touch(_ touches: [Touch], appID: AppID) async throws -> [Counts] {
         guard !touches.isEmpty else { return [] }
-        let counts = try await queue.submit(.touch(appID, touches)).counts
+        let counts = try await queue.submit(.touch(appID, touches, recording: nil)).counts
         committedTouches.add(1, ordering: .relaxed)
         return counts
     }
@@ -118,7 +117,7 @@ public final class GroupCommitWriter: Service, Sendable {
     /// decided by PostgreSQL on the same numbers) allows. Without audit
     /// (`writesAudit` false) only the verdicts are made.
     public func admit(_ touches: [Touch], appID: AppID, recording event: AuditEvent) async throws -> Admission {
-        let admission = try await queue.submit(.admit(appID, touches, writesAudit ? event : nil))
+        let admission = try await queue.submit(.touch(appID, touches, recording: writesAudit ? event : nil))
         committedTouches.add(1, ordering: .relaxed)
         committedAdmissions.add(1, ordering: .relaxed)
         if admission.admitted && writesAudit { committedEvents.add(1, ordering: .relaxed) }
@@ -142,14 +141,12 @@ public final class GroupCommitWriter: Service, Sendable {
     private static func write(_ work: [Work], client: PostgresClient, logger: Logger) async throws -> [Admission] {
         var statement = AuditAndCounterWrite()
         for (index, item) in work.enumerated() {
-            // An admission's touches and event name it by its place in the batch, from 1.
-            let request = Int64(index + 1)
             switch item {
             case .audit(let event):
                 statement.rows.append(.init(event: event, admittedBy: 0))
-            case .touch(let appID, let touches):
-                statement.touches.append(contentsOf: touches.map { counterTouch($0, appID: appID, request: 0) })
-            case .admit(let appID, let touches, let event):
+            case .touch(let appID, let touches, let event):
+                // The touches and the event name their request by its place in the batch, from 1.
+                let request = Int64(index + 1)
                 statement.touches.append(contentsOf: touches.map { counterTouch($0, appID: appID, request: request) })
                 if let event { statement.rows.append(.init(event: event, admittedBy: request)) }
             }
@@ -169,7 +166,7 @@ public final class GroupCommitWriter: Service, Sendable {
             switch item {
             case .audit:
                 answers.append(Admission(counts: [], admitted: true))
-            case .touch(_, let touches), .admit(_, let touches, _):
+            case .touch(_, let touches, _):
                 let range = offset..<(offset + touches.count)
                 answers.append(Admission(counts: Array(counts[range]), admitted: !allowed[range].contains(false)))
                 offset += touches.count

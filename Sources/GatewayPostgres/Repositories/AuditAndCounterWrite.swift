@@ -91,7 +91,7 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
         let windowStart: Int64
         let periodSeconds: Int64
         let increment: Int64
-        /// The request this touch decides for, 1 or more; 0 for none.
+        /// The request this touch decides for: its place in the batch, from 1.
         let request: Int64
         let previousWeight: Double
         let greatestAllowedEstimate: Double
