@@ -26,7 +26,6 @@ public enum ErrorResponder {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
-        if gatewayError.status == 405 { headers[.allow] = "POST" }
         headers.set(gatewayError.headers)
         return Response(
             status: .init(code: gatewayError.status), headers: headers,
@@ -61,8 +60,6 @@ public enum ErrorResponder {
                 return GatewayError(.payloadTooLarge, status: 413, "The request body exceeds the size limit.")
             case .notFound:
                 return GatewayError(.notFound, status: 404, "No such route.")
-            case .methodNotAllowed:
-                return GatewayError(.methodNotAllowed, status: 405, "This route does not accept that method.")
             default:
                 let code = error.status.code
                 return GatewayError(

@@ -46,7 +46,8 @@ public struct GatewayDependencies: Sendable {
 
 /// Builds the gateway's router: request ids, client addresses and JSON
 /// errors on every route; the public token, key-set and validation routes;
-/// the admin API behind admin-token authentication.
+/// the admin API behind admin-token authentication; 405 with `Allow` for a
+/// known path asked with another method.
 public enum GatewayRouter {
     public static func make(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
         let client = dependencies.client
@@ -92,6 +93,7 @@ public enum GatewayRouter {
         for plugin in dependencies.plugins.all {
             plugin.addAdminRoutes(to: admin, services: pluginServices)
         }
+        router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes.map { ($0.path, $0.method) }))
         return router
     }
 }

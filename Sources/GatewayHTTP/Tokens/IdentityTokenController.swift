@@ -40,11 +40,6 @@ public struct IdentityTokenController: Sendable {
         for path in Self.paths {
             router.post(path) { request, context in try await self.respond(to: request, context: context) }
         }
-        for method: HTTPRequest.Method in [.get, .put, .patch, .delete] {
-            router.on(Self.paths[0], method: method) { _, _ -> Response in
-                throw GatewayError(.methodNotAllowed, status: 405, "Use POST to request an identity token.")
-            }
-        }
     }
 
     func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {

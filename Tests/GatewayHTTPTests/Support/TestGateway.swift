@@ -90,9 +90,12 @@ struct TestGateway: Sendable {
         return KeyID(uuid: UUID(uuid: bytes))
     }
 
-    /// Runs `body` with a client of the router (no sockets).
-    func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
-        try await application.test(.router, body)
+    /// Runs `body` with a client of the router (no sockets), or over a real
+    /// connection to a running server with `.live`.
+    func test<Value: Sendable>(
+        over setup: TestingSetup = .router, _ body: @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
+        try await application.test(setup, body)
     }
 
     /// Every audit row, oldest first, as (request_id, event, reason, user_id, whole row as text).

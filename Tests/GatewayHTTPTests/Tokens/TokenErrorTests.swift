@@ -2,6 +2,7 @@ import Foundation
 import GatewayCore
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import Testing
 
 /// Every way a token request fails: status, stable code, and the JSON error shape.
@@ -161,13 +162,57 @@ import Testing
         }
     }
 
-    @Test func otherMethodsAre405AndUnknownRoutes404() async throws {
+    /// A known path asked with a method it does not serve: 405 naming the
+    /// methods it does, for every route, parameters and admin paths included.
+    @Test(arguments: [
+        ("/v1/identity_tokens", HTTPRequest.Method.get, "POST"),
+        ("/v1/identity_tokens", .put, "POST"),
+        ("/v1/identity_tokens", .patch, "POST"),
+        ("/v1/identity_tokens", .delete, "POST"),
+        ("/v1/identity_tokens", .options, "POST"),
+        ("/identity_tokens", .get, "POST"),
+        ("/authenticate", .delete, "POST"),
+        ("/v1/identity_tokens/validate", .get, "POST"),
+        ("/v1/apps/9b1c0c59-6d32-4a7e-9c1e-3f4be1f1d2a0/jwks.json", .post, "GET"),
+        ("/admin/v1/apps/9b1c0c59-6d32-4a7e-9c1e-3f4be1f1d2a0", .put, "DELETE, GET, PATCH"),
+        ("/admin/v1/apps/9b1c0c59-6d32-4a7e-9c1e-3f4be1f1d2a0/users:import", .get, "POST"),
+        ("/healthz", .post, "GET"),
+    ])
+    func otherMethodsAre405WithAllow(path: String, method: HTTPRequest.Method, allow: String) async throws {
         try await TestGateway.with { gateway in
-            let get = try await gateway.test { try await $0.execute(uri: "/v1/identity_tokens", method: .get) }
-            try expectError(get, .methodNotAllowed, "method_not_allowed")
-            #expect(get.headers[.allow] == "POST")
-            let unknown = try await gateway.test { try await $0.execute(uri: "/v2/nothing", method: .post) }
-            try expectError(unknown, .notFound, "not_found")
+            let response = try await gateway.test { try await $0.execute(uri: path, method: method) }
+            let message = try expectError(response, .methodNotAllowed, "method_not_allowed")
+            #expect(response.headers[.allow] == allow)
+            #expect(message == "This path accepts \(allow), not \(method.rawValue).")
+        }
+    }
+
+    /// Over a real connection: HEAD gets the 405's status and headers and no
+    /// body, so the next answer on the same connection is read whole.
+    @Test func headIsAnsweredWithoutABody() async throws {
+        try await TestGateway.with { gateway in
+            try await gateway.test(over: .live) { client in
+                let head = try await client.execute(uri: "/v1/identity_tokens", method: .head)
+                #expect(head.status == .methodNotAllowed)
+                #expect(head.headers[.allow] == "POST")
+                #expect(head.body.readableBytes == 0)
+                let next = try await client.execute(uri: "/healthz", method: .get)
+                #expect(next.status == .ok)
+                #expect(String(buffer: next.body) == #"{"status":"ok"}"#)
+            }
+        }
+    }
+
+    @Test func unknownPathsAre404WhateverTheMethod() async throws {
+        try await TestGateway.with { gateway in
+            for (path, method) in [
+                ("/v2/nothing", HTTPRequest.Method.post), ("/v1/identity_tokens/extra", .post),
+                ("/v1/apps/jwks.json", .get), ("/admin/v1/apps/x/y/z/w/v", .delete),
+            ] {
+                let response = try await gateway.test { try await $0.execute(uri: path, method: method) }
+                try expectError(response, .notFound, "not_found")
+                #expect(response.headers[.allow] == nil)
+            }
         }
     }
 }
