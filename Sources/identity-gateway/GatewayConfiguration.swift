@@ -15,6 +15,9 @@ struct GatewayConfiguration: Sendable {
     var databaseURL: String
     var httpHost: String = "127.0.0.1"
     var httpPort: Int = 8080
+    /// A connection that sends no request part for this long is closed: idle
+    /// keep-alive, or a request head trickled in (slowloris).
+    var httpIdleTimeoutSeconds: Int = 75
     /// Native TLS on the HTTP port; `nil` serves plain HTTP (behind a terminating proxy).
     var tls: TLSConfiguration?
     /// Required by `serve`; `migrate` needs none.
@@ -101,6 +104,9 @@ struct GatewayConfiguration: Sendable {
 
         if let host = reader.string(forKey: "http.host") { httpHost = host }
         httpPort = Self.integer(reader, "http.port", env: "GATEWAY_HTTP_PORT", in: 0...65535, default: 8080, &problems)
+        httpIdleTimeoutSeconds = Self.integer(
+            reader, "http.idle_timeout_seconds", env: "GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS", in: 1...3600, default: 75,
+            &problems)
         switch (reader.string(forKey: "http.tls.certificate_file"), reader.string(forKey: "http.tls.key_file")) {
         case (nil, nil):
             break

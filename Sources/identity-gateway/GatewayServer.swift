@@ -2,8 +2,10 @@ import GatewayCore
 import GatewayHTTP
 import GatewayPostgres
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import Logging
+import NIOCore
 import PostgresNIO
 import Prometheus
 import ServiceLifecycle
@@ -58,9 +60,11 @@ struct GatewayServer {
             tenants.invalidate(notification: payload)
         }
 
+        let http1 = HTTPServerBuilder.http1(
+            configuration: .init(idleTimeout: .seconds(Int64(configuration.httpIdleTimeoutSeconds))))
         var app = Application(
             router: router,
-            server: try configuration.tls.map { try .tls(.http1(), tlsConfiguration: $0) } ?? .http1(),
+            server: try configuration.tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "identity-gateway"),
             logger: logger)
@@ -95,7 +99,7 @@ struct GatewayServer {
             MetricsController(exposition: exposition).addRoutes(to: metricsRouter)
             metricsServer.append(
                 Application(
-                    router: metricsRouter,
+                    router: metricsRouter, server: http1,
                     configuration: .init(
                         address: .hostname(configuration.httpHost, port: metricsPort), serverName: "identity-gateway-metrics"),
                     logger: logger))

@@ -22,6 +22,7 @@ import FoundationNetworking
                 "GATEWAY_PASSWORD_HASH_QUEUE_LIMIT": "lots", "GATEWAY_LOG_FORMAT": "xml", "GATEWAY_SHUTDOWN_GRACE_SECONDS": "0",
                 "GATEWAY_DATABASE_MAX_CONNECTIONS": "5", "GATEWAY_DATABASE_MIN_CONNECTIONS": "8",
                 "GATEWAY_DATABASE_KEEPALIVE_SECONDS": "often", "GATEWAY_MASTER_KEY_PREVIOUS": "bm90IGEga2V5",
+                "GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS": "0",
             ])
         #expect(exit.status != 0)
         for expected in [
@@ -37,6 +38,7 @@ import FoundationNetworking
             "database.min_connections (GATEWAY_DATABASE_MIN_CONNECTIONS): 8 is more than database.max_connections (5)",
             "database.keepalive_seconds (GATEWAY_DATABASE_KEEPALIVE_SECONDS): 'often' is not a whole number in 0...3600",
             "master_key_previous (GATEWAY_MASTER_KEY_PREVIOUS): the master key must be 32 random bytes",
+            "http.idle_timeout_seconds (GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS): '0' is not a whole number in 1...3600",
         ] {
             #expect(exit.output.contains(expected), "missing: \(expected)\n\(exit.output)")
         }

@@ -1,0 +1,54 @@
+import Foundation
+import GatewayCore
+import GatewayTestSupport
+import NIOCore
+import NIOPosix
+import Testing
+
+/// `http.idle_timeout_seconds`: a connection that sends nothing, or never
+/// finishes its request head (slowloris), is closed by the gateway; one that
+/// keeps asking is served.
+@Suite struct IdleConnectionTests {
+    @Test func silentAndTricklingConnectionsAreClosedAfterTheIdleTimeout() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            environment["GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS"] = "1"
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+
+            let silent = try await Self.connect(port: server.port)
+            let trickling = try await Self.connect(port: server.port)
+            try await trickling.writeAndFlush(ByteBuffer(string: "POST /v1/identity_tokens HTTP/1.1\r\nHost: a\r\nX-A: "))
+            // Every byte resets no clock: only whole request parts count as activity.
+            for _ in 0..<3 { try await trickling.writeAndFlush(ByteBuffer(string: "a")) }
+
+            #expect(await Self.closedByTheServer(silent, within: .seconds(30)))
+            #expect(await Self.closedByTheServer(trickling, within: .seconds(30)))
+            // The gateway itself still serves.
+            #expect(try await HTTPCall.send("GET", "http://127.0.0.1:\(server.port)/healthz").status == 200)
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    private static func connect(port: Int) async throws -> any Channel {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+    }
+
+    /// Whether the server closed `channel` before `limit` passed (the limit
+    /// only bounds a failing test); the channel is closed either way.
+    private static func closedByTheServer(_ channel: any Channel, within limit: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try? await channel.closeFuture.get()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            channel.close(promise: nil)
+            group.cancelAll()
+            return first
+        }
+    }
+}
