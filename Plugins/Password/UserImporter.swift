@@ -13,6 +13,8 @@ import NIOCore
 struct UserImporter {
     static let batchSize = 500
     static let maximumLineBytes = 16 * 1024
+    /// JSON's whitespace: a line of only these is blank and skipped.
+    private static let whitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
     /// Bad lines reported one by one; past this, only counted.
     static let maximumReportedErrors = 1000
 
@@ -109,15 +111,16 @@ struct UserImporter {
     /// One line as a user, or `nil` (with the failure noted) when it is bad.
     /// Blank lines are skipped without a result.
     private func parse(_ bytes: ArraySlice<UInt8>, line: Int, summary: inout Summary) -> Pending? {
-        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !text.isEmpty else { return nil }
+        guard bytes.contains(where: { !Self.whitespace.contains($0) }) else { return nil }
         summary.lines += 1
-        guard let members = try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8)) else {
-            summary.fail(line: line, userID: nil, .invalidRequest("The line is not a JSON object."))
+        let json: JSONInput
+        do {
+            json = try JSONInput.parse(Array(bytes), subject: "line")
+        } catch {
+            summary.fail(line: line, userID: nil, error)
             return nil
         }
-        let json = JSONInput(members: members)
-        let userID = members["user_id"]?.stringValue
+        let userID = json.members["user_id"]?.stringValue
         do throws(GatewayError) {
             guard let userID, !userID.isEmpty, userID.utf8.count <= TokenRequest.maximumUserIDBytes else {
                 throw .invalidRequest("user_id must be a string of 1 to \(TokenRequest.maximumUserIDBytes) bytes.")

@@ -33,10 +33,44 @@ public struct JSONInput: Sendable {
             throw GatewayError(.unsupportedMediaType, status: 415, "Send the request as application/json.")
         }
         let body = try await request.body.collect(upTo: maximumBytes)
-        guard let members = try? JSONDecoder().decode([String: JSONValue].self, from: Data(body.readableBytesView)) else {
-            throw GatewayError.invalidRequest("The body is not a JSON object.")
+        return try parse(Array(body.readableBytesView))
+    }
+
+    /// Reads `bytes` strictly (``StrictJSONReader``: no member named twice,
+    /// 32 levels at most) as one JSON object; `subject` names it in messages.
+    /// A string holding U+0000 is refused wherever it is, since PostgreSQL
+    /// stores no NUL in text or `jsonb`.
+    public static func parse(_ bytes: [UInt8], subject: String = "body") throws(GatewayError) -> JSONInput {
+        let members: [String: JSONValue]
+        do {
+            members = try StrictJSONReader.object(bytes)
+        } catch {
+            throw error.gatewayError(subject: subject)
+        }
+        if let path = pathHoldingNUL(.object(members), at: nil) {
+            throw .invalidRequest("\(path) must not contain the NUL character (\\u0000).")
         }
         return JSONInput(members: members)
+    }
+
+    /// Where the first string or member name holding U+0000 is, or `nil`.
+    private static func pathHoldingNUL(_ value: JSONValue, at path: String?) -> String? {
+        switch value {
+        case .string(let text):
+            return text.utf8.contains(0) ? path : nil
+        case .array(let elements):
+            for (index, element) in elements.enumerated() {
+                if let found = pathHoldingNUL(element, at: "\(path ?? "")[\(index)]") { return found }
+            }
+        case .object(let members):
+            for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+                if name.utf8.contains(0) { return path.map { "A member name in \($0)" } ?? "A member name" }
+                if let found = pathHoldingNUL(member, at: path.map { "\($0).\(name)" } ?? name) { return found }
+            }
+        case .null, .bool, .number:
+            break
+        }
+        return nil
     }
 
     /// `key` as messages name it.

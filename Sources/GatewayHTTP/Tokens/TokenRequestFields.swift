@@ -56,10 +56,7 @@ public struct TokenRequestFields: Equatable {
             switch error {
             case .notAString(let path): throw .invalidRequest("\(path) must be a string.")
             case .notAnObject(let path): throw .invalidRequest("\(path) must be an object of strings.")
-            case .duplicateMember: throw .invalidRequest("The body names a member twice.")
-            case .tooDeep:
-                throw .invalidRequest("The body nests arrays and objects deeper than \(TokenRequestJSON.maximumDepth) levels.")
-            case .malformed: throw .invalidRequest("The body is not a JSON object.")
+            case .syntax(let failure): throw failure.gatewayError()
             }
         }
         return TokenRequestFields(

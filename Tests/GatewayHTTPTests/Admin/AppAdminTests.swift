@@ -3,6 +3,7 @@ import GatewayCore
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
+import NIOCore
 import PostgresNIO
 import Testing
 
@@ -74,6 +75,35 @@ import Testing
             let response = try await gateway.test { try await $0.admin(.patch, "/admin/v1/apps/\(app.appID)", token: token, json: change) }
             #expect(response.status == .badRequest)
             #expect((try jsonObject(response)["message"] as? String)?.hasPrefix(message) == true, "\(text(response))")
+        }
+    }
+
+    /// What `JSONDecoder` would take but the admin API refuses: a member
+    /// named twice, U+0000 in any string (PostgreSQL stores none; it was a
+    /// 500), nesting past 32 levels.
+    @Test(arguments: [
+        (#"{"name":"a","name":"b"}"#, "The body names a member twice."),
+        (#"{"name":"a\u0000b"}"#, #"name must not contain the NUL character (\u0000)."#),
+        (
+            #"{"plugins":{"static":{"allow_any_user":true,"users":[{"user_id":"x","display_name":"\u0000"}]}}}"#,
+            #"plugins.static.users[0].display_name must not contain the NUL character (\u0000)."#
+        ),
+        (#"{"a\u0000":1}"#, #"A member name must not contain the NUL character (\u0000)."#),
+        (#"{"x":"# + String(repeating: "[", count: 33) + String(repeating: "]", count: 33) + "}",
+         "The body nests arrays and objects deeper than 32 levels."),
+    ])
+    func bodiesAreReadStrictly(_ body: String, _ message: String) async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp()
+            let token = try await gateway.adminToken(.operator)
+            let response = try await gateway.test {
+                try await $0.execute(
+                    uri: "/admin/v1/apps/\(app.appID)", method: .patch,
+                    headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
+                    body: ByteBuffer(string: body))
+            }
+            #expect(response.status == .badRequest)
+            #expect(try jsonObject(response)["message"] as? String == message)
         }
     }
 

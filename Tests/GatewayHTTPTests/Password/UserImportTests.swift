@@ -36,6 +36,8 @@ import Testing
                 10: "this is not json",
                 100: #"{"password_hash": "\#(Self.hash)"}"#,
                 1000: #"{"user_id": "u1000", "password": "short"}"#,
+                2000: #"{"user_id": "u2000", "user_id": "x2000", "password_hash": "\#(Self.hash)"}"#,
+                3000: #"{"user_id": "u3000", "password_hash": "\#(Self.hash)", "display_name": "a\u0000b"}"#,
                 5000: #"{"user_id": "u5000", "password_hash": "plain-text-is-not-a-hash"}"#,
                 7000: #"{"user_id": "u7000", "password_hash": "\#(Self.hash)", "role": "admin"}"#,
                 9000: #"{"user_id": "u9000", "password_hash": "\#(Self.hash)", "filler": "\#(String(repeating: "x", count: 20_000))"}"#,
@@ -61,6 +63,10 @@ import Testing
             let errors = try #require(summary["errors"] as? [[String: Any]])
             #expect(errors.compactMap { $0["line"] as? Int } == bad.keys.sorted())
             #expect(errors.allSatisfy { $0["error"] as? String == "invalid_request" })
+            let messages = Dictionary(uniqueKeysWithValues: errors.map { ($0["line"] as? Int ?? 0, $0["message"] as? String ?? "") })
+            #expect(messages[10] == "The line is not a JSON object.")
+            #expect(messages[2000] == "The line names a member twice.")
+            #expect(messages[3000] == "display_name must not contain the NUL character (\\u0000).")
             #expect(!text(response).contains("short"))
             #expect(try await userCount(gateway, app) == 10_000 - bad.count)
 

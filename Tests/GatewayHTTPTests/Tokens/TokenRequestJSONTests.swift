@@ -55,17 +55,17 @@ import Testing
 
     @Test(arguments: malformed)
     func refusesWhatIsNotAJSONObject(_ body: [UInt8]) {
-        #expect(throws: TokenRequestJSON.Failure.malformed) { try TokenRequestJSON(body) }
+        #expect(throws: TokenRequestJSON.Failure.syntax(.malformed)) { try TokenRequestJSON(body) }
     }
 
     @Test func refusesNestingDeeperThanTheLimit() throws {
-        let limit = TokenRequestJSON.maximumDepth
+        let limit = StrictJSONReader.maximumDepth
         let deepest = #"{"a":"# + String(repeating: "[", count: limit) + String(repeating: "]", count: limit) + "}"
         #expect(try read(deepest).appID == nil)
         let tooDeep = #"{"a":"# + String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1) + "}"
-        #expect(throws: TokenRequestJSON.Failure.tooDeep) { try read(tooDeep) }
+        #expect(throws: TokenRequestJSON.Failure.syntax(.tooDeep)) { try read(tooDeep) }
         let hostile = String(repeating: "[", count: 100_000)
-        #expect(throws: TokenRequestJSON.Failure.tooDeep) { try read(#"{"a":"# + hostile) }
+        #expect(throws: TokenRequestJSON.Failure.syntax(.tooDeep)) { try read(#"{"a":"# + hostile) }
     }
 
     @Test(arguments: [
@@ -84,7 +84,7 @@ import Testing
     }
 
     @Test func aSyntaxErrorWinsOverATypeMismatch() {
-        #expect(throws: TokenRequestJSON.Failure.malformed) { try read(#"{"user_id":42,"nonce":}"#) }
+        #expect(throws: TokenRequestJSON.Failure.syntax(.malformed)) { try read(#"{"user_id":42,"nonce":}"#) }
     }
 
     @Test(arguments: [
@@ -92,6 +92,6 @@ import Testing
         #"{"credentials":{"type":"a","type":"b"}}"#, #"{"x":{"k":1,"k":2}}"#,
     ])
     func refusesAMemberNamedTwice(_ body: String) {
-        #expect(throws: TokenRequestJSON.Failure.duplicateMember) { try read(body) }
+        #expect(throws: TokenRequestJSON.Failure.syntax(.duplicateMember)) { try read(body) }
     }
 }
