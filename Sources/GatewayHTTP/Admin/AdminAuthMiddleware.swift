@@ -23,10 +23,10 @@ public struct AdminAuthMiddleware: RouterMiddleware {
         guard let header = request.headers[.authorization], header.count > 7,
             header.prefix(7).lowercased() == "bearer "
         else {
-            throw Self.unauthorized("Send an admin token: Authorization: Bearer <token>.")
+            throw Self.unauthorized("Send an admin token: Authorization: Bearer <token>.", tokenSent: false)
         }
         let secret = AdminTokenSecret(text: String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces))
-        guard secret.isWellFormed else { throw Self.unauthorized("The admin token is malformed.") }
+        guard secret.isWellFormed else { throw Self.unauthorized("The admin token is malformed.", tokenSent: true) }
         let record: AdminTokenRecord?
         do {
             record = try await tokens.authenticate(secret)
@@ -34,22 +34,28 @@ public struct AdminAuthMiddleware: RouterMiddleware {
             context.logger.error("admin token lookup failed", metadata: ["error": "\(error)"])
             throw GatewayError.unavailable
         }
-        guard let record else { throw Self.unauthorized("The admin token is unknown, revoked or expired.") }
+        guard let record else {
+            throw Self.unauthorized("The admin token is unknown, revoked or expired.", tokenSent: true)
+        }
         var context = context
         context.admin = record
         context.logger[metadataKey: "admin_token_id"] = "\(record.id)"
         return try await next(request, context)
     }
 
-    static func unauthorized(_ message: String) -> GatewayError {
-        GatewayError(.unauthorized, status: 401, message)
+    /// 401 with the challenge RFC 6750 asks for: `invalid_token` when a
+    /// token was sent and refused, no error code when none was sent.
+    static func unauthorized(_ message: String, tokenSent: Bool) -> GatewayError {
+        var error = GatewayError(.unauthorized, status: 401, message)
+        error.headers = [("WWW-Authenticate", tokenSent ? #"Bearer realm="admin", error="invalid_token""# : #"Bearer realm="admin""#)]
+        return error
     }
 }
 
 extension GatewayRequestContext {
     /// The caller's token, which the middleware guarantees on admin routes.
     public func adminToken() throws(GatewayError) -> AdminTokenRecord {
-        guard let admin else { throw AdminAuthMiddleware.unauthorized("An admin token is required.") }
+        guard let admin else { throw AdminAuthMiddleware.unauthorized("An admin token is required.", tokenSent: false) }
         return admin
     }
 

@@ -115,6 +115,8 @@ import Testing
                 case .noToken, .revokedToken, .expiredToken, .garbageToken:
                     #expect(status == 401, "\(route.name): \(status)")
                     #expect(try jsonObject(response)["error"] as? String == "unauthorized")
+                    let challenge = caller == .noToken ? #"Bearer realm="admin""# : #"Bearer realm="admin", error="invalid_token""#
+                    #expect(response.headers[.wwwAuthenticate] == challenge, "\(route.name)")
                 }
             }
         }
