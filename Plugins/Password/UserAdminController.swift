@@ -141,11 +141,11 @@ struct UserAdminController: Sendable {
     /// The `user_id` path parameter, percent-decoded, 1 to 256 bytes.
     private static func userID(_ context: GatewayRequestContext) throws(GatewayError) -> String {
         let raw = context.parameters.get("user_id") ?? ""
-        guard let userID = raw.removingPercentEncoding, !userID.isEmpty,
-            userID.utf8.count <= TokenRequest.maximumUserIDBytes
-        else {
-            throw GatewayError.invalidRequest(
-                "The user_id in the path must be 1 to \(TokenRequest.maximumUserIDBytes) bytes, percent-encoded.")
+        guard let userID = raw.removingPercentEncoding else {
+            throw GatewayError.invalidRequest("The user_id in the path must be percent-encoded UTF-8.")
+        }
+        if let problem = TokenRequest.userIDProblem(userID) {
+            throw GatewayError.invalidRequest("The user_id in the path \(problem).")
         }
         return userID
     }

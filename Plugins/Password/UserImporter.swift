@@ -122,9 +122,8 @@ struct UserImporter {
         }
         let userID = json.members["user_id"]?.stringValue
         do throws(GatewayError) {
-            guard let userID, !userID.isEmpty, userID.utf8.count <= TokenRequest.maximumUserIDBytes else {
-                throw .invalidRequest("user_id must be a string of 1 to \(TokenRequest.maximumUserIDBytes) bytes.")
-            }
+            guard let userID else { throw .invalidRequest("user_id is required, as a string.") }
+            if let problem = TokenRequest.userIDProblem(userID) { throw .invalidRequest("user_id \(problem).") }
             let input = try UserInput(json, policy: options.policy, extraFields: ["user_id"])
             guard input.password != nil else { throw .invalidRequest("password or password_hash is required.") }
             return Pending(line: line, userID: userID, input: input)

@@ -33,9 +33,7 @@ struct PhoneNumberAdminController: Sendable {
         let input = try await JSONInput.read(request)
         try input.rejectUnknown(allowed: ["user_id", "first_name", "last_name", "display_name", "avatar_url"])
         let userID = try input.requiredString("user_id")
-        guard !userID.isEmpty, userID.utf8.count <= TokenRequest.maximumUserIDBytes else {
-            throw GatewayError.invalidRequest("user_id must be 1 to \(TokenRequest.maximumUserIDBytes) bytes.")
-        }
+        if let problem = TokenRequest.userIDProblem(userID) { throw GatewayError.invalidRequest("user_id \(problem).") }
         let identity = VerifiedIdentity(
             userID: userID,
             firstName: try ProfileFields.name(try input.string("first_name"), field: "first_name"),

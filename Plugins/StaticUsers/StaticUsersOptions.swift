@@ -61,11 +61,8 @@ struct StaticUsersOptions: Sendable {
             default: throw .invalidRequest("\(path).\(key) must be a string of at most 1024 bytes.")
             }
         }
-        guard let userID = try text("user_id"), !userID.isEmpty,
-            userID.utf8.count <= TokenRequest.maximumUserIDBytes
-        else {
-            throw .invalidRequest("\(path).user_id must be 1 to \(TokenRequest.maximumUserIDBytes) bytes.")
-        }
+        let userID = try text("user_id") ?? ""
+        if let problem = TokenRequest.userIDProblem(userID) { throw .invalidRequest("\(path).user_id \(problem).") }
         let avatarURL = try text("avatar_url")
         if let avatarURL, !avatarURL.isEmpty {
             guard let url = URL(string: avatarURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),

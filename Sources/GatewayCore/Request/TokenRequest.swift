@@ -33,14 +33,21 @@ public struct TokenRequest: Sendable, Equatable {
         return appID
     }
 
-    static func validatedUserID(_ text: String) throws(GatewayError) -> String {
+    /// Why `text` cannot be a user id, as the end of a sentence naming the
+    /// field ("must not contain control characters"), or `nil` when it can.
+    /// One rule for token requests and every admin input that names a user,
+    /// so no user can be stored that could never sign in.
+    public static func userIDProblem(_ text: String) -> String? {
         let length = text.utf8.count
-        guard length >= 1, length <= maximumUserIDBytes else {
-            throw .invalidRequest("user_id must be 1 to \(maximumUserIDBytes) bytes of UTF-8.")
-        }
+        guard length >= 1, length <= maximumUserIDBytes else { return "must be 1 to \(maximumUserIDBytes) bytes of UTF-8" }
         guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .invalidRequest("user_id must not contain control characters.")
+            return "must not contain control characters"
         }
+        return nil
+    }
+
+    static func validatedUserID(_ text: String) throws(GatewayError) -> String {
+        if let problem = userIDProblem(text) { throw .invalidRequest("user_id \(problem).") }
         return text
     }
 

@@ -45,6 +45,9 @@ public enum ErrorResponder {
             switch error.serverInfo?[.sqlState] {
             case "23505", "23503":
                 return GatewayError(.conflict, status: 409, "That conflicts with what is stored (the id is taken or the parent is gone).")
+            case "22021", "22P05":
+                // A character PostgreSQL cannot store (NUL) can only have come with the request.
+                return .invalidRequest("A value in the request holds a character that cannot be stored (NUL).")
             case nil:
                 logger.error("database unreachable", metadata: ["error": "\(String(reflecting: error))"])
                 return .unavailable

@@ -103,6 +103,26 @@ import Testing
         }
     }
 
+    /// A user id a token request would refuse cannot be stored either; a NUL
+    /// anywhere in the path or query is a 400, not a database error.
+    @Test func userIDsThatCouldNeverSignInAre400() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createPasswordApp()
+            let token = try await gateway.adminToken(.operator)
+            let base = "/admin/v1/apps/\(app.appID)/users"
+            let control = try await gateway.admin(.put, base + "/a%01b", token: token, json: ["password": "analytical engine"])
+            #expect(control.status == .badRequest)
+            #expect(try errorBody(control)["message"] as? String == "The user_id in the path must not contain control characters.")
+            for method: HTTPRequest.Method in [.get, .delete] {
+                let nul = try await gateway.admin(method, base + "/a%00b", token: token)
+                #expect(try errorBody(nul)["message"] as? String == "The user_id in the path must not contain control characters.")
+            }
+            let query = try await gateway.admin(.get, "/admin/v1/audit_events?user_id=a%00b", token: token)
+            #expect(query.status == .badRequest)
+            #expect(try errorBody(query)["message"] as? String == "A value in the request holds a character that cannot be stored (NUL).")
+        }
+    }
+
     @Test func listFiltersByPrefixAndPagesInUserIDOrder() async throws {
         try await TestGateway.with { gateway in
             let app = try await gateway.createPasswordApp()

@@ -38,6 +38,7 @@ import Testing
                 1000: #"{"user_id": "u1000", "password": "short"}"#,
                 2000: #"{"user_id": "u2000", "user_id": "x2000", "password_hash": "\#(Self.hash)"}"#,
                 3000: #"{"user_id": "u3000", "password_hash": "\#(Self.hash)", "display_name": "a\u0000b"}"#,
+                4000: #"{"user_id": "u\u001b[31m4000", "password_hash": "\#(Self.hash)"}"#,
                 5000: #"{"user_id": "u5000", "password_hash": "plain-text-is-not-a-hash"}"#,
                 7000: #"{"user_id": "u7000", "password_hash": "\#(Self.hash)", "role": "admin"}"#,
                 9000: #"{"user_id": "u9000", "password_hash": "\#(Self.hash)", "filler": "\#(String(repeating: "x", count: 20_000))"}"#,
@@ -67,6 +68,7 @@ import Testing
             #expect(messages[10] == "The line is not a JSON object.")
             #expect(messages[2000] == "The line names a member twice.")
             #expect(messages[3000] == "display_name must not contain the NUL character (\\u0000).")
+            #expect(messages[4000] == "user_id must not contain control characters.")
             #expect(!text(response).contains("short"))
             #expect(try await userCount(gateway, app) == 10_000 - bad.count)
 

@@ -31,6 +31,8 @@ import Testing
                 #expect(try await gateway.admin(.put, base + bad, token: token, json: ["user_id": "x"]).status == .badRequest)
             }
             #expect(try await gateway.admin(.put, base + "/+4915100000000", token: token, json: ["user": "x"]).status == .badRequest)
+            let control = try await gateway.admin(.put, base + "/+4915100000000", token: token, json: ["user_id": "a\u{7}"])
+            #expect(try jsonObject(control)["message"] as? String == "user_id must not contain control characters.")
             let foreign = try await gateway.adminToken(.app(AppID(uuid: UUID())))
             #expect(try await gateway.admin(.get, base, token: foreign).status == .notFound)
             let events = try await gateway.auditRows().map(\.event)
