@@ -4,6 +4,7 @@ import Hummingbird
 import HTTPTypes
 public import Logging
 import NIOCore
+import NIOHTTP1
 import PostgresNIO
 
 /// Turns any error into the gateway's JSON error body:
@@ -55,6 +56,10 @@ public enum ErrorResponder {
                 logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])
                 return .internalError
             }
+        case is HTTPParserError:
+            // The client sent broken HTTP or hung up in the middle of its body: its doing, not ours.
+            logger.debug("request cut off or not HTTP", metadata: ["error": "\(error)"])
+            return .invalidRequest("The request was cut off or is not valid HTTP.")
         case is NIOTooManyBytesError:
             return GatewayError(.payloadTooLarge, status: 413, "The request body exceeds the size limit.")
         case let error as HTTPError:

@@ -5,10 +5,10 @@ import NIOCore
 import NIOPosix
 import Testing
 
-/// `http.idle_timeout_seconds`: a connection that sends nothing, or never
-/// finishes its request head (slowloris), is closed by the gateway; one that
-/// keeps asking is served.
-@Suite struct IdleConnectionTests {
+/// Clients that misuse their connection: a connection that sends nothing, or
+/// never finishes its request head (slowloris), is closed after
+/// `http.idle_timeout_seconds`; a body cut off by the client is its doing.
+@Suite struct ConnectionTests {
     @Test func silentAndTricklingConnectionsAreClosedAfterTheIdleTimeout() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
@@ -26,6 +26,25 @@ import Testing
             // The gateway itself still serves.
             #expect(try await HTTPCall.send("GET", "http://127.0.0.1:\(server.port)/healthz").status == 200)
             #expect(await server.stop() == 0)
+        }
+    }
+
+    /// A client hanging up in the middle of its body gets a 400 in the access
+    /// log, never an "unexpected error" line.
+    @Test func aBodyCutOffByTheClientIsA400NotAnError() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            let channel = try await Self.connect(port: server.port)
+            try await channel.writeAndFlush(ByteBuffer(string:
+                "POST /v1/identity_tokens HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"app_id\":"))
+            try await channel.close(mode: .output)
+            // The gateway closes its side once it has seen the end and answered.
+            #expect(await Self.closedByTheServer(channel, within: .seconds(30)))
+            #expect(await server.stop() == 0)
+            let log = server.printed
+            #expect(log.contains(#""route":"POST /v1/identity_tokens","status":"400""#), "\(log)")
+            #expect(!log.contains("unexpected error"), "\(log)")
         }
     }
 
