@@ -7,7 +7,8 @@ import Logging
 
 /// Lets a request through only with a live admin token:
 /// `Authorization: Bearer <token>`. The token's record lands in the context
-/// for the routes' scope checks.
+/// for the routes' scope checks. Every answer is `Cache-Control: no-store`:
+/// admin answers belong to one caller, and some hold a secret shown once.
 public struct AdminAuthMiddleware: RouterMiddleware {
     public typealias Context = GatewayRequestContext
 
@@ -40,7 +41,9 @@ public struct AdminAuthMiddleware: RouterMiddleware {
         var context = context
         context.admin = record
         context.logger[metadataKey: "admin_token_id"] = "\(record.id)"
-        return try await next(request, context)
+        var response = try await next(request, context)
+        response.headers[.cacheControl] = "no-store"
+        return response
     }
 
     /// 401 with the challenge RFC 6750 asks for: `invalid_token` when a

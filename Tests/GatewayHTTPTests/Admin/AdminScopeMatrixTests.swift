@@ -107,6 +107,7 @@ import Testing
                 switch caller {
                 case .operatorToken:
                     #expect((200..<300).contains(status), "\(route.name): \(status) \(text(response))")
+                    #expect(response.headers[.cacheControl] == "no-store", "\(route.name)")
                 case .appAToken:
                     #expect(route.operatorOnly ? status == 403 : (200..<300).contains(status), "\(route.name): \(status)")
                 case .appBToken:
