@@ -30,12 +30,30 @@ import Testing
             #expect(try await ResilienceTests.attempt(base, appID, password: "right") == 200)
             #expect(try await ResilienceTests.attempt(base, appID, password: "right") == 200)
             #expect(try await ResilienceTests.attempt(base, appID, password: "wrong") == 401)
+            // Ids, types and paths a client makes up must not become labels:
+            // each would be a new series for as long as the process lives.
+            let madeUp = UUID().lowercasedText
+            let unknownApp = try await HTTPCall.send(
+                "POST", "\(base)/v1/identity_tokens", json: ["app_id": madeUp, "user_id": "a", "nonce": "n"])
+            #expect(unknownApp.status == 404)
+            let unknownType = try await HTTPCall.send(
+                "POST", "\(base)/v1/identity_tokens",
+                json: ["app_id": appID, "user_id": "a", "nonce": "n", "credentials": ["type": "made-up-\(madeUp)"]])
+            #expect(unknownType.status == 400)
+            #expect(try await HTTPCall.send("GET", "\(base)/made-up-\(madeUp)").status == 404)
+            #expect(try await HTTPCall.send("DELETE", "\(base)/v1/apps/\(madeUp)/jwks.json").status == 405)
             let after = try await HTTPCall.send("GET", "\(base)/metrics").text
+            #expect(!after.contains(madeUp))
+            #expect(Self.sample(after, "gateway_tokens_total", [#"app_id="none""#, #"reason="unknown_app""#]) == 1)
+            #expect(
+                Self.sample(after, "gateway_tokens_total", [#"app_id="\#(appID)""#, #"credential_type="none""#, #"reason="unsupported_credential_type""#]) == 1)
+            #expect(Self.sample(after, "gateway_http_requests_total", [#"route="GET unmatched""#, #"status="404""#]) == 1)
+            #expect(Self.sample(after, "gateway_http_requests_total", [#"route="DELETE /v1/apps/{app_id}/jwks.json""#, #"status="405""#]) == 1)
             #expect(Self.sample(after, "gateway_tokens_total", issuedLabels) == 2)
             #expect(Self.sample(after, "gateway_tokens_total", [#"outcome="denied""#, #"reason="bad_password""#]) == 1)
             #expect(Self.sample(after, "gateway_http_requests_total", [#"route="POST /v1/identity_tokens""#, #"status="200""#]) == 2)
             #expect(Self.sample(after, "gateway_http_requests_total", [#"route="POST /admin/v1/apps/{app_id}/keys""#]) == 1)
-            #expect(Self.sample(after, "gateway_http_request_duration_seconds_count", [#"route="POST /v1/identity_tokens""#]) == 3)
+            #expect(Self.sample(after, "gateway_http_request_duration_seconds_count", [#"route="POST /v1/identity_tokens""#]) == 5)
             // Each token was one item (its counters and row in one statement); the
             // wrong password three (its counters, its failure, its row): five items, one at a time.
             #expect((Self.sample(after, "gateway_batch_size_count", [#"queue="group_commit""#]) ?? 0) >= 5)

@@ -21,10 +21,11 @@ public struct MethodNotAllowedMiddleware: RouterMiddleware {
     public func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let allowed = allowedMethods(forPath: request.uri.path)
-        guard !allowed.isEmpty, !allowed.contains(request.method.rawValue) else {
+        let (pattern, allowed) = matches(forPath: request.uri.path)
+        guard let pattern, !allowed.contains(request.method.rawValue) else {
             return try await next(request, context)
         }
+        context.coreContext.endpointPath.value = pattern
         let list = allowed.joined(separator: ", ")
         var error = GatewayError(
             .methodNotAllowed, status: 405, "This path accepts \(list), not \(request.method.rawValue).")
@@ -32,14 +33,17 @@ public struct MethodNotAllowedMiddleware: RouterMiddleware {
         throw error
     }
 
-    /// The methods of every route whose pattern matches `path`, sorted.
-    func allowedMethods(forPath path: String) -> [String] {
+    /// The first route pattern matching `path` (`nil` if none does) and the
+    /// methods of every route whose pattern matches it, sorted.
+    func matches(forPath path: String) -> (pattern: String?, methods: [String]) {
         let segments = path.split(separator: "/")
+        var pattern: String?
         var methods = Set<String>()
         for route in routes where Self.pattern(route.path, matches: segments) {
+            pattern = pattern ?? route.path.description
             methods.insert(route.method.rawValue)
         }
-        return methods.sorted()
+        return (pattern, methods.sorted())
     }
 
     private static func pattern(_ pattern: RouterPath, matches segments: [Substring]) -> Bool {

@@ -38,14 +38,18 @@ public struct RequestIDMiddleware: RouterMiddleware {
             response = ErrorResponder.response(for: error, requestID: requestID, logger: context.logger)
         }
         response.headers[.requestID] = requestID
-        Self.count(request, response, took: ContinuousClock.now - started)
+        Self.count(request, response, context, took: ContinuousClock.now - started)
         if logsRequests { Self.logAccess(request, response, context, took: ContinuousClock.now - started) }
         return response
     }
 
-    /// `gateway_http_requests_total{route,status}` and the latency histogram by route.
-    private static func count(_ request: Request, _ response: Response, took: Duration) {
-        let route = "\(request.method.rawValue) \(RouteLabel.of(request.uri.path))"
+    /// `gateway_http_requests_total{route,status}` and the latency histogram
+    /// by route: the pattern of the route the request matched
+    /// (`/v1/apps/{app_id}/jwks.json`), or `unmatched`, so that paths a
+    /// client makes up cannot grow the metrics without bound.
+    private static func count(_ request: Request, _ response: Response, _ context: Context, took: Duration) {
+        let pattern = context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "unmatched"
+        let route = "\(request.method.rawValue) \(pattern)"
         Counter(label: "gateway_http_requests_total", dimensions: [("route", route), ("status", "\(response.status.code)")])
             .increment()
         CoreMetrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", route)])

@@ -47,9 +47,11 @@ public struct IdentityTokenController: Sendable {
         event.clientIP = context.clientIP
         event.userAgent = request.headers[.userAgent]
         var limits = RateLimiter.Outcome.unlimited
+        var labels = MetricLabels()
         let result: Result<IssuedToken, GatewayError>
         do {
-            result = .success(try await issueToken(for: request, context: context, event: &event, limits: &limits))
+            result = .success(
+                try await issueToken(for: request, context: context, event: &event, limits: &limits, labels: &labels))
         } catch {
             result = .failure(ErrorResponder.translate(error, logger: context.logger))
         }
@@ -57,8 +59,8 @@ public struct IdentityTokenController: Sendable {
         Counter(
             label: "gateway_tokens_total",
             dimensions: [
-                ("app_id", event.appID?.description ?? "none"),
-                ("credential_type", event.credentialType ?? "none"),
+                ("app_id", labels.app),
+                ("credential_type", labels.credentialType),
                 ("outcome", event.outcome == .success ? "issued" : "denied"),
                 ("reason", event.reason ?? result.failureCode ?? "none"),
             ]
@@ -88,6 +90,15 @@ public struct IdentityTokenController: Sendable {
         }
     }
 
+    /// What `gateway_tokens_total` names a request by: an app only once it
+    /// is found, a credential type only once the app accepts it. Ids and
+    /// types a client makes up stay "none", so they cannot grow the metrics
+    /// without bound.
+    private struct MetricLabels {
+        var app = "none"
+        var credentialType = "none"
+    }
+
     /// A minted token, and whether its audit row is committed already.
     private struct IssuedToken {
         let token: String
@@ -97,7 +108,7 @@ public struct IdentityTokenController: Sendable {
     /// Runs the flow up to a minted token, filling `event` as facts become known.
     private func issueToken(
         for request: Request, context: GatewayRequestContext, event: inout AuditEvent,
-        limits: inout RateLimiter.Outcome
+        limits: inout RateLimiter.Outcome, labels: inout MetricLabels
     ) async throws -> IssuedToken {
         let body = try await request.body.collect(upTo: Self.maximumBodyBytes)
         let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
@@ -114,6 +125,7 @@ public struct IdentityTokenController: Sendable {
         } else {
             tenant = try await withDatabaseTimeout(databaseTimeout) { try await tenants.tenant(for: appID) }
         }
+        labels.app = appID.description
         guard tenant.settings.isEnabled else {
             throw GatewayError(.appDisabled, status: 403, "This app is disabled.")
         }
@@ -128,6 +140,7 @@ public struct IdentityTokenController: Sendable {
         if let phoneNumber = credentials.fields["phone_number"] { subjects[RateLimitPolicy.phoneFailures.name] = phoneNumber }
         let settings = tenant.settings
         let verifier = try tenant.verifier(for: credentials.type)
+        labels.credentialType = credentials.type
         let verifiesFirst = verifier.answersFromMemory
         if !verifiesFirst {
             limits = try await enforceLimits(subjects, app: settings, event: &event)
