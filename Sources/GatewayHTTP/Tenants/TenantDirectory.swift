@@ -9,7 +9,9 @@ import Synchronization
 /// key opened and parsed once, its verifiers built once; later requests are
 /// served from memory until ``invalidate(_:)``. An unknown app id is also
 /// remembered, for ``unknownAppMemory``, so a flood of made-up ids does not
-/// become a flood of queries (creating the app notifies and clears it).
+/// become a flood of queries (creating the app notifies and clears it); the
+/// expired ones are swept whenever the cache has doubled since the last
+/// sweep, so such a flood holds memory for seconds, not until the next reload.
 public final class TenantDirectory: Sendable {
     private let apps: AppRepository
     private let keys: AppKeyRepository
@@ -17,7 +19,7 @@ public final class TenantDirectory: Sendable {
     private let pluginServices: PluginServices
     private let masterKey: MasterKey
     private let logger: Logger
-    private enum Entry {
+    enum Entry {
         case known(Tenant)
         case unknown(until: ContinuousClock.Instant)
         /// A load under way: concurrent requests for the app share it.
@@ -26,7 +28,24 @@ public final class TenantDirectory: Sendable {
 
     /// How long an id that names no app is answered from memory.
     public static let unknownAppMemory: Duration = .seconds(5)
-    private let cache = Mutex<[AppID: Entry]>([:])
+    /// The entries and their sweep; on its own so it can be tested without a database.
+    struct Cache {
+        var entries: [AppID: Entry] = [:]
+        /// Sweep expired unknown ids once this many entries are held.
+        var sweepAt = 1024
+
+        mutating func rememberUnknown(_ appID: AppID, now: ContinuousClock.Instant) {
+            entries[appID] = .unknown(until: now + TenantDirectory.unknownAppMemory)
+            guard entries.count >= sweepAt else { return }
+            entries = entries.filter { _, entry in
+                if case .unknown(let until) = entry { return now < until }
+                return true
+            }
+            sweepAt = max(1024, entries.count * 2)
+        }
+    }
+    private let cache = Mutex(Cache())
+
 
     public init(
         client: PostgresClient, plugins: PluginRegistry, masterKey: MasterKey, logger: Logger,
@@ -42,7 +61,7 @@ public final class TenantDirectory: Sendable {
 
     /// The tenant when it is in memory: no waiting, no database.
     public func cachedTenant(for appID: AppID) -> Tenant? {
-        guard case .known(let tenant) = cache.withLock({ $0[appID] }) else { return nil }
+        guard case .known(let tenant) = cache.withLock({ $0.entries[appID] }) else { return nil }
         return tenant
     }
 
@@ -50,7 +69,7 @@ public final class TenantDirectory: Sendable {
     public func tenant(for appID: AppID) async throws(GatewayError) -> Tenant {
         let unknownApp = GatewayError(.unknownApp, status: 404, "No app with id \(appID) exists on this gateway.")
         let load = cache.withLock { cache -> Result<Tenant, GatewayError>? in
-            switch cache[appID] {
+            switch cache.entries[appID] {
             case .known(let tenant):
                 return .success(tenant)
             case .unknown(let until) where ContinuousClock.now < until:
@@ -58,12 +77,12 @@ public final class TenantDirectory: Sendable {
             case .loading:
                 return nil
             case .unknown, nil:
-                cache[appID] = .loading(Task { try await self.load(appID) })
+                cache.entries[appID] = .loading(Task { try await self.load(appID) })
                 return nil
             }
         }
         if let load { return try load.get() }
-        guard case .loading(let task) = cache.withLock({ $0[appID] }) else {
+        guard case .loading(let task) = cache.withLock({ $0.entries[appID] }) else {
             // Invalidated while we looked: ask again.
             return try await tenant(for: appID)
         }
@@ -71,13 +90,17 @@ public final class TenantDirectory: Sendable {
         do {
             loaded = try await task.value
         } catch {
-            cache.withLock { if case .loading = $0[appID] { $0[appID] = nil } }
+            cache.withLock { if case .loading = $0.entries[appID] { $0.entries[appID] = nil } }
             logger.error("loading an app failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             throw .unavailable
         }
         cache.withLock { cache in
-            guard case .loading = cache[appID] else { return }
-            cache[appID] = loaded.map(Entry.known) ?? .unknown(until: .now + Self.unknownAppMemory)
+            guard case .loading = cache.entries[appID] else { return }
+            if let loaded {
+                cache.entries[appID] = .known(loaded)
+            } else {
+                cache.rememberUnknown(appID, now: .now)
+            }
         }
         guard let loaded else { throw unknownApp }
         return loaded
@@ -85,17 +108,17 @@ public final class TenantDirectory: Sendable {
 
     /// Puts a tenant in memory as if it had been loaded (cache warm-up, benchmarks).
     public func remember(_ tenant: Tenant) {
-        cache.withLock { $0[tenant.settings.appID] = .known(tenant) }
+        cache.withLock { $0.entries[tenant.settings.appID] = .known(tenant) }
     }
 
     /// Forgets one app; the next request reads it again.
     public func invalidate(_ appID: AppID) {
-        _ = cache.withLock { $0.removeValue(forKey: appID) }
+        _ = cache.withLock { $0.entries.removeValue(forKey: appID) }
     }
 
     /// Forgets every app.
     public func invalidateAll() {
-        cache.withLock { $0.removeAll() }
+        cache.withLock { $0.entries.removeAll() }
     }
 
     /// Applies a payload of ``AppChangeNotification``: one app id, or everything.
