@@ -6,6 +6,40 @@ import Foundation
 public struct RSAKeyPair: Sendable {
     public static let minimumBits = 2048
     public static let generatableBits: Set<Int> = [2048, 3072, 4096]
+    /// The largest key an operator may import: the largest the gateway generates.
+    public static let maximumImportedBits = 4096
+
+    /// Parses a key an operator imports, as ``init(pem:)`` does, and refuses
+    /// what should not sign tokens: more than one PEM block (which would be
+    /// used?), more than 4096 bits (each token's signature would cost many
+    /// times a 2048-bit one, and some verifiers refuse such keys), and a
+    /// public exponent that is even or under 65537 (e = 3 invites forged
+    /// signatures against lax PKCS#1 v1.5 verifiers). Keys already stored are
+    /// opened with ``init(pem:)`` and keep working.
+    public static func imported(pem: String) throws(GatewayError) -> RSAKeyPair {
+        guard pem.components(separatedBy: "-----BEGIN ").count == 2 else {
+            throw .invalidRequest("private_key_pem must hold exactly one PEM block.")
+        }
+        let pair = try RSAKeyPair(pem: pem)
+        guard pair.bits <= maximumImportedBits else {
+            throw .invalidRequest(
+                "private_key_pem is a \(pair.bits)-bit key; at most \(maximumImportedBits) bits are accepted.")
+        }
+        guard let exponent = try? pair.privateKey.publicKey.getKeyPrimitives().publicExponent,
+            Self.isAcceptablePublicExponent(Array(exponent))
+        else {
+            throw .invalidRequest("private_key_pem's public exponent must be odd and at least 65537 (use 65537).")
+        }
+        return pair
+    }
+
+    /// Odd and at least 65537, from its big-endian bytes.
+    static func isAcceptablePublicExponent(_ bigEndian: [UInt8]) -> Bool {
+        let digits = bigEndian.drop { $0 == 0 }
+        guard let last = digits.last, last & 1 == 1 else { return false }
+        if digits.count > 3 { return true }
+        return digits.reduce(0) { $0 << 8 | Int($1) } >= 65537
+    }
 
     let privateKey: _RSA.Signing.PrivateKey
 

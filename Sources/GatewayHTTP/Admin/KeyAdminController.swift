@@ -42,7 +42,7 @@ struct KeyAdminController: Sendable {
             guard input.has("key_id") else {
                 throw GatewayError.invalidRequest("key_id is required with private_key_pem: use the Key ID Layer gave for it.")
             }
-            pair = try RSAKeyPair(pem: pem)
+            pair = try RSAKeyPair.imported(pem: pem)
         case (nil, let generate?):
             try generate.rejectUnknown(allowed: ["bits"])
             let bits = try generate.integer("bits") ?? 2048

@@ -1,5 +1,5 @@
 import Foundation
-import GatewayCore
+@testable import GatewayCore
 import GatewayTestSupport
 import Testing
 
@@ -34,6 +34,37 @@ import Testing
             #expect(error.code == .invalidRequest)
             #expect(!pem.isEmpty ? !error.message.contains(pem) : true)
         }
+    }
+
+    /// What an operator may not import; a stored key of such a kind still opens.
+    @Test func importRefusesTwoBlocksKeysOver4096BitsAndSmallExponents() throws {
+        let normal = try TestKeys.opensslPEM(format: "pkcs8")
+        #expect(try RSAKeyPair.imported(pem: normal).bits == 2048)
+        #expect(throws: GatewayError.invalidRequest("private_key_pem must hold exactly one PEM block.")) {
+            try RSAKeyPair.imported(pem: normal + normal)
+        }
+        let big = try TestKeys.opensslPEM(format: "pkcs8", bits: 4160)
+        #expect(throws: GatewayError.invalidRequest("private_key_pem is a 4160-bit key; at most 4096 bits are accepted.")) {
+            try RSAKeyPair.imported(pem: big)
+        }
+        let smallExponent = try OpenSSL.run(
+            ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt", "rsa_keygen_pubexp:3"])
+        #expect(
+            throws: GatewayError.invalidRequest("private_key_pem's public exponent must be odd and at least 65537 (use 65537).")
+        ) { try RSAKeyPair.imported(pem: smallExponent) }
+        #expect(try RSAKeyPair(pem: smallExponent).bits == 2048)
+        #expect(try RSAKeyPair(pem: big).bits == 4160)
+    }
+
+    @Test func thePublicExponentMustBeOddAndAtLeast65537() {
+        #expect(RSAKeyPair.isAcceptablePublicExponent([0x01, 0x00, 0x01]))
+        #expect(RSAKeyPair.isAcceptablePublicExponent([0x00, 0x00, 0x01, 0x00, 0x01]))
+        #expect(RSAKeyPair.isAcceptablePublicExponent([0x01, 0x00, 0x00, 0x00, 0x01]))
+        #expect(!RSAKeyPair.isAcceptablePublicExponent([0x03]))
+        #expect(!RSAKeyPair.isAcceptablePublicExponent([0x00, 0xFF, 0xFF]))
+        #expect(!RSAKeyPair.isAcceptablePublicExponent([0x01, 0x00, 0x00]))
+        #expect(!RSAKeyPair.isAcceptablePublicExponent([0x01, 0x00, 0x00, 0x00, 0x00]))
+        #expect(!RSAKeyPair.isAcceptablePublicExponent([]))
     }
 
     @Test func refusesAnECKey() throws {

@@ -41,14 +41,18 @@ import Testing
         }
     }
 
-    @Test func refusesBadPEMsSmallKeysAndAmbiguousBodies() async throws {
+    @Test func refusesBadPEMsWeakKeysAndAmbiguousBodies() async throws {
         let small = try TestKeys.opensslPEM(format: "pkcs8", bits: 1024)
+        let smallExponent = try OpenSSL.run(
+            ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt", "rsa_keygen_pubexp:3"])
         try await TestGateway.with { gateway in
             let app = try await gateway.createApp(activeKey: false)
             let token = try await gateway.adminToken(.operator)
             let cases: [([String: any Sendable], String)] = [
                 (["key_id": UUID().uuidString, "private_key_pem": "-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----"], "could not be read"),
                 (["key_id": UUID().uuidString, "private_key_pem": small], "1024-bit key"),
+                (["key_id": UUID().uuidString, "private_key_pem": smallExponent], "public exponent must be odd and at least 65537"),
+                (["key_id": UUID().uuidString, "private_key_pem": small + small], "exactly one PEM block"),
                 (["private_key_pem": TestKeys.shared.privateKeyPEM], "key_id is required"),
                 (["key_id": UUID().uuidString, "private_key_pem": TestKeys.shared.privateKeyPEM, "generate": ["bits": 2048]], "not both"),
                 (["generate": ["bits": 1024]], "generate.bits must be"),
