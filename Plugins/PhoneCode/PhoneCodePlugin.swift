@@ -17,16 +17,23 @@ public struct PhoneCodePlugin: CredentialPlugin {
     private let codes: PhoneCodes
     private let httpClient: HTTPClient
     private let allowsLogSender: Bool
+    private let senderAddresses: SenderAddressPolicy
 
     /// - Parameters:
     ///   - codeKey: the key code HMACs are made with (``MasterKey/derivedSecret(for:)``).
     ///   - httpClient: for webhooks and Twilio; the shared client by default.
     ///   - allowsLogSender: whether development apps may use the `log`
     ///     sender; a production deployment says `false`.
-    public init(codeKey: [UInt8], httpClient: HTTPClient = .shared, allowsLogSender: Bool = true) {
+    ///   - senderAddresses: where webhooks and Twilio may be reached; public
+    ///     addresses only unless the operator allows private ones.
+    public init(
+        codeKey: [UInt8], httpClient: HTTPClient = .shared, allowsLogSender: Bool = true,
+        senderAddresses: SenderAddressPolicy = SenderAddressPolicy(allowsPrivateAddresses: false)
+    ) {
         self.codes = PhoneCodes(key: SymmetricKey(data: codeKey))
         self.httpClient = httpClient
         self.allowsLogSender = allowsLogSender
+        self.senderAddresses = senderAddresses
     }
 
     /// The purpose string the code key is derived for.
@@ -58,7 +65,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
         PhoneCodeController(
             services: services, codes: codes,
             repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),
-            sender: SMSSender(client: httpClient, logger: services.plugin.logger)
+            sender: SMSSender(client: httpClient, addresses: senderAddresses, logger: services.plugin.logger)
         ).addRoutes(to: router)
     }
 

@@ -31,6 +31,7 @@ struct SMSSender: Sendable {
     static let signatureHeader = "X-Gateway-Signature"
 
     let client: HTTPClient
+    let addresses: SenderAddressPolicy
     let logger: Logger
 
     func send(_ message: SMSMessage, via sender: PhoneCodeOptions.Sender) async throws(SMSDeliveryFailure) {
@@ -41,8 +42,10 @@ struct SMSSender: Sendable {
                 "phone code (log sender, development app)",
                 metadata: ["app_id": "\(message.appID)", "phone_number": "\(message.phoneNumber)", "code": "\(message.code)"])
         case .webhook(let url, let secret):
+            try await checked(url)
             try await deliver(Self.webhookRequest(message, url: url, secret: secret, now: Date()))
         case .twilio(let accountSID, let authToken, let from, let text, let baseURL):
+            try await checked(baseURL)
             var request = HTTPClientRequest(
                 url: baseURL.appending(path: "2010-04-01/Accounts/\(accountSID)/Messages.json").absoluteString)
             request.method = .POST
@@ -78,6 +81,16 @@ struct SMSSender: Sendable {
         let mac = HMAC<SHA256>.authenticationCode(
             for: Data(timestamp.utf8) + Data(".".utf8) + body, using: SymmetricKey(data: Data(secret.utf8)))
         return mac.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Refuses (and logs) a sender address ``SenderAddressPolicy`` does not allow.
+    private func checked(_ url: URL) async throws(SMSDeliveryFailure) {
+        do {
+            try await addresses.check(url)
+        } catch {
+            logger.warning("SMS delivery refused", metadata: ["reason": "\(error.reason)"])
+            throw error
+        }
     }
 
     private func deliver(_ request: HTTPClientRequest) async throws(SMSDeliveryFailure) {

@@ -51,6 +51,8 @@ struct GatewayConfiguration: Sendable {
     var shutdownGraceSeconds = 30
     /// Password hashes computed at once (0: one per core) and allowed to wait.
     var passwordHashing = PasswordHasher.Limits()
+    /// Whether SMS senders (webhooks, Twilio's base URL) may be private addresses.
+    var smsAllowsPrivateAddresses = false
 
     /// Reads and validates every key; throws ``ConfigurationProblems`` listing each bad one.
     static func load(file: String?, overrides: [String: String] = [:]) async throws -> GatewayConfiguration {
@@ -177,6 +179,8 @@ struct GatewayConfiguration: Sendable {
             queueLimit: Self.integer(
                 reader, "password.hash_queue_limit", env: "GATEWAY_PASSWORD_HASH_QUEUE_LIMIT", in: 0...100_000,
                 default: 64, &problems))
+        smsAllowsPrivateAddresses = Self.boolean(
+            reader, "sms.allow_private_addresses", env: "GATEWAY_SMS_ALLOW_PRIVATE_ADDRESSES", default: false, &problems)
         if let text = reader.string(forKey: "mode") {
             if let parsed = DeploymentMode(rawValue: text.lowercased()) { mode = parsed } else {
                 problems.append("mode (GATEWAY_MODE): '\(text)' is not production or development")

@@ -14,7 +14,8 @@ func installedPlugins(_ configuration: GatewayConfiguration) -> PluginRegistry {
         PasswordPlugin(hasher: PasswordHasher(limits: configuration.passwordHashing)),
         PhoneCodePlugin(
             codeKey: codeKeySource(configuration).derivedSecret(for: PhoneCodePlugin.keyPurpose),
-            allowsLogSender: development),
+            allowsLogSender: development,
+            senderAddresses: SenderAddressPolicy(allowsPrivateAddresses: configuration.smsAllowsPrivateAddresses)),
     ]
     return PluginRegistry(plugins.compactMap { $0 })
 }

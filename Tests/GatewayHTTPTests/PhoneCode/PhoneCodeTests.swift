@@ -5,6 +5,7 @@ import GatewayHTTP
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
+import PhoneCodePlugin
 import PostgresNIO
 import Testing
 
@@ -287,6 +288,26 @@ import Testing
                 #expect(webhook.requests.count == 3, "a 4xx is not retried")
                 let reasons = try await gateway.auditRows().filter { $0.event == "phone_code.sent" }.map(\.reason)
                 #expect(reasons == ["sms_delivery_failed", "sms_delivery_failed"])
+            }
+        }
+    }
+
+    /// With private addresses not allowed (the deployment default), a sender
+    /// URL on loopback gets nothing: the send is refused as a failed delivery.
+    @Test func aSenderOnAPrivateAddressIsRefusedUnlessTheOperatorAllowsIt() async throws {
+        let publicOnly = PluginRegistry([
+            PhoneCodePlugin(codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: false))
+        ])
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with(plugins: publicOnly) { gateway in
+                let byAddress = try await gateway.createPhoneApp(webhook: base)
+                let byName = try await gateway.createPhoneApp(webhook: base.replacingOccurrences(of: "127.0.0.1", with: "localhost"))
+                for app in [byAddress, byName] {
+                    let refused = try await gateway.requestCode(app)
+                    #expect(refused.status == .badGateway)
+                    #expect(try errorBody(refused)["error"] as? String == "sms_delivery_failed")
+                }
+                #expect(webhook.requests.isEmpty)
             }
         }
     }

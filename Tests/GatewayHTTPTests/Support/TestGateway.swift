@@ -19,7 +19,8 @@ struct TestGateway: Sendable {
     static let passwordHasher = PasswordHasher()
     static let plugins = PluginRegistry([
         StaticUsersPlugin(), PasswordPlugin(hasher: passwordHasher),
-        PhoneCodePlugin(codeKey: Array(repeating: 7, count: 32)),
+        // The fake SMS providers listen on loopback.
+        PhoneCodePlugin(codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: true)),
     ])
 
     let client: PostgresClient
