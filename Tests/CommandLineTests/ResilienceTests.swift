@@ -61,7 +61,8 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appending(path: "gateway-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
-        let port = "\(Int.random(in: 56_000..<59_000))"
+        // Below Linux's ephemeral range (32768-60999), so no outgoing connection holds it.
+        let port = "\(Int.random(in: 20_000..<30_000))"
         let startCluster = ["local-postgres", "start", "--data-dir", folder.path, "--port", port, "--throwaway"]
         let started = try await GatewayProcess.run(startCluster)
         #expect(started.status == 0, "\(started.output)")
@@ -102,8 +103,9 @@ import Testing
         #expect(try await HTTPCall.send("GET", "\(base)/healthz").status == 200, "alive, though not ready")
         // Under load, every request answers 503 within about twice the one-second database timeout (the limit
         // check, then the denial's audit write), and none gets a token. Waves of five stay under
-        // URLSession's connections per host, so the time measured is the gateway's; the bound leaves
-        // room for a loaded CI machine and stays far below the pool's own connect timeout.
+        // URLSession's connections per host, so the time measured is the gateway's. The bound leaves
+        // room for a loaded CI machine (with the whole suite running on two cores, one wave once took
+        // 4.1 s) and stays far below the pool's own connect timeout.
         for _ in 0..<4 {
             try await withThrowingTaskGroup(of: TimedAnswer.self) { group in
                 for _ in 0..<5 {
@@ -111,7 +113,7 @@ import Testing
                 }
                 for try await answer in group {
                     #expect(answer.status == 503)
-                    #expect(answer.took < .milliseconds(3500), "a request took \(answer.took) with the database down")
+                    #expect(answer.took < .seconds(6), "a request took \(answer.took) with the database down")
                     answers.append(answer)
                 }
             }
