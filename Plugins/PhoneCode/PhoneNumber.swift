@@ -14,7 +14,8 @@ struct PhoneNumber: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads `field`, or throws the 400 that names it.
     static func parse(_ text: String?, field: String) throws(GatewayError) -> PhoneNumber {
-        guard let text, let number = PhoneNumber(text) else {
+        guard let text else { throw .invalidRequest("\(field) is required.") }
+        guard let number = PhoneNumber(text) else {
             throw .invalidRequest("\(field) must be an E.164 number: + and 8 to 15 digits, e.g. +4915123456789.")
         }
         return number

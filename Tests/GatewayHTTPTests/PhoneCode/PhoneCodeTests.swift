@@ -241,8 +241,14 @@ import Testing
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 #expect(webhook.requests.count == 1)
                 for number in ["4915112345678", "+0123456789", "+49 151 1234", "+1234567", "+12345678901234567"] {
-                    #expect(try await gateway.requestCode(app, number: number).status == .badRequest, "\(number)")
+                    let malformed = try await gateway.requestCode(app, number: number)
+                    #expect(malformed.status == .badRequest, "\(number)")
+                    #expect((try errorBody(malformed)["message"] as? String)?.hasPrefix("phone_number must be an E.164 number") == true)
                 }
+                let missing = try await gateway.test {
+                    try await $0.postJSON(["app_id": app.appID.uuid.uuidString], to: "/v1/phone_codes")
+                }
+                #expect(try errorBody(missing)["message"] as? String == "phone_number is required.")
             }
         }
     }
