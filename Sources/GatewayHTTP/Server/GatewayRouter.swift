@@ -58,7 +58,8 @@ public enum GatewayRouter {
         let transactions = AuditedTransaction(client: client, logger: logger)
         let pluginServices = PluginServices(client: client, logger: logger, databaseTimeout: dependencies.databaseTimeout)
 
-        let router = Router(context: GatewayRequestContext.self)
+        // Every GET also answers HEAD (RFC 9110 asks it of general-purpose servers).
+        let router = Router(context: GatewayRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestIDMiddleware(
             trustedProxies: dependencies.rateLimits.trustedProxies, logsRequests: dependencies.logsRequests))
         HealthController(readiness: dependencies.readiness, client: client).addRoutes(to: router)

@@ -42,6 +42,8 @@ public struct MethodNotAllowedMiddleware: RouterMiddleware {
         for route in routes where Self.pattern(route.path, matches: segments) {
             pattern = pattern ?? route.path.description
             methods.insert(route.method.rawValue)
+            // The router answers HEAD wherever it answers GET.
+            if route.method == .get { methods.insert(HTTPRequest.Method.head.rawValue) }
         }
         return (pattern, methods.sorted())
     }

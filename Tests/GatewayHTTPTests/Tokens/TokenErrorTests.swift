@@ -173,10 +173,10 @@ import Testing
         ("/identity_tokens", .get, "POST"),
         ("/authenticate", .delete, "POST"),
         ("/v1/identity_tokens/validate", .get, "POST"),
-        ("/v1/apps/9b1c0c59-6d32-4a7e-9c1e-3f4be1f1d2a0/jwks.json", .post, "GET"),
-        ("/admin/v1/apps/9b1c0c59-6d32-4a7e-9c1e-3f4be1f1d2a0", .put, "DELETE, GET, PATCH"),
+        ("/v1/apps/9b1c0c59-6d32-4a7e-9c1e-3f4be1f1d2a0/jwks.json", .post, "GET, HEAD"),
+        ("/admin/v1/apps/9b1c0c59-6d32-4a7e-9c1e-3f4be1f1d2a0", .put, "DELETE, GET, HEAD, PATCH"),
         ("/admin/v1/apps/9b1c0c59-6d32-4a7e-9c1e-3f4be1f1d2a0/users:import", .get, "POST"),
-        ("/healthz", .post, "GET"),
+        ("/healthz", .post, "GET, HEAD"),
     ])
     func otherMethodsAre405WithAllow(path: String, method: HTTPRequest.Method, allow: String) async throws {
         try await TestGateway.with { gateway in
@@ -199,6 +199,22 @@ import Testing
                 let next = try await client.execute(uri: "/healthz", method: .get)
                 #expect(next.status == .ok)
                 #expect(String(buffer: next.body) == #"{"status":"ok"}"#)
+            }
+        }
+    }
+
+    /// HEAD where GET is served: GET's status and headers, no body.
+    @Test func everyGetAlsoAnswersHead() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp()
+            try await gateway.test(over: .live) { client in
+                for path in ["/healthz", "/v1/apps/\(app.appID)/jwks.json"] {
+                    let head = try await client.execute(uri: path, method: .head)
+                    #expect(head.status == .ok, "\(path)")
+                    #expect(head.headers[.contentType] == "application/json; charset=utf-8", "\(path)")
+                    #expect(head.body.readableBytes == 0, "\(path)")
+                }
+                #expect(try await client.execute(uri: "/healthz", method: .get).body.readableBytes > 0)
             }
         }
     }
