@@ -48,6 +48,7 @@ public struct RequestIDMiddleware: RouterMiddleware {
     /// (`/v1/apps/{app_id}/jwks.json`), or `unmatched`, so that paths a
     /// client makes up cannot grow the metrics without bound.
     private static func count(_ request: Request, _ response: Response, _ context: Context, took: Duration) {
+        // Hummingbird's not-found responder names its endpoint "NotFound".
         let pattern = context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "unmatched"
         let route = "\(request.method.rawValue) \(pattern)"
         Counter(label: "gateway_http_requests_total", dimensions: [("route", route), ("status", "\(response.status.code)")])
