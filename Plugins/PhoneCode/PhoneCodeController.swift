@@ -72,7 +72,7 @@ struct PhoneCodeController: Sendable {
         let number = try PhoneNumber.parse(try input.string("phone_number"), field: "phone_number")
         event.detail["phone_number"] = number.text
 
-        let tenant = try await services.tenants.tenant(for: appID)
+        let tenant = try await services.tenants.tenant(for: appID, within: services.plugin.databaseTimeout)
         guard tenant.settings.isEnabled else { throw GatewayError(.appDisabled, status: 403, "This app is disabled.") }
         guard let verifier = try tenant.verifier(for: "phone_code") as? PhoneCodeVerifier else {
             throw .internalError

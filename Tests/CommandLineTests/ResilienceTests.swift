@@ -101,6 +101,8 @@ import Testing
         #expect(notReady.status == 503)
         #expect(notReady.text.contains("\"reason\""))
         #expect(try await HTTPCall.send("GET", "\(base)/healthz").status == 200, "alive, though not ready")
+        // The key set of an app this replica knows is served from memory: verifiers keep their keys.
+        #expect(try await HTTPCall.send("GET", "\(base)/v1/apps/\(appID)/jwks.json").status == 200)
         // Under load, every request answers 503 within about twice the one-second database timeout (the limit
         // check, then the denial's audit write), and none gets a token. Waves of five stay under
         // URLSession's connections per host, so the time measured is the gateway's. The bound leaves

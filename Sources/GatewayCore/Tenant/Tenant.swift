@@ -4,16 +4,19 @@ public struct Tenant: Sendable {
     public let settings: AppSettings
     /// `nil` while the app has no active key.
     public let signingKey: TokenSigningKey?
+    /// Every key of the app (next, active, retired), newest first: its published key set.
+    public let keySet: [PublicJWK]
     private let verifiers: [String: Result<any CredentialVerifier, GatewayError>]
 
     /// - Parameter verifiers: per credential type, the verifier, or the error
     ///   its options produced (answered to every request of that type).
     public init(
-        settings: AppSettings, signingKey: TokenSigningKey?,
+        settings: AppSettings, signingKey: TokenSigningKey?, keySet: [PublicJWK] = [],
         verifiers: [String: Result<any CredentialVerifier, GatewayError>]
     ) {
         self.settings = settings
         self.signingKey = signingKey
+        self.keySet = keySet
         self.verifiers = verifiers
     }
 

@@ -4,10 +4,11 @@ import GatewayPostgres
 import Hummingbird
 
 /// `GET /v1/apps/{app_id}/jwks.json`: the app's public keys (next, active and
-/// retired), so anyone can verify its tokens across a rotation.
+/// retired), so anyone can verify its tokens across a rotation. Served from
+/// the tenant cache, which a key change clears on every replica.
 struct JWKSController: Sendable {
-    let apps: AppRepository
-    let keys: AppKeyRepository
+    let tenants: TenantDirectory
+    let databaseTimeout: Duration
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
         router.get("/v1/apps/{app_id}/jwks.json") { _, context in try await keySet(context) }
@@ -15,11 +16,8 @@ struct JWKSController: Sendable {
 
     private func keySet(_ context: GatewayRequestContext) async throws -> Response {
         let appID: AppID = try context.pathIdentifier("app_id")
-        guard try await apps.find(appID) != nil else {
-            throw GatewayError(.unknownApp, status: 404, "No app with id \(appID) exists on this gateway.")
-        }
-        let published = try await keys.keys(of: appID).compactMap { PublicJWK(publicKeyPEM: $0.publicKeyPEM, keyID: $0.keyID) }
-        var response = try AdminResponses.json(AdminResponses.KeySet(keys: published))
+        let tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
+        var response = try AdminResponses.json(AdminResponses.KeySet(keys: tenant.keySet))
         response.headers[.cacheControl] = "public, max-age=60"
         return response
     }

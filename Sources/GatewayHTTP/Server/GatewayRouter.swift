@@ -78,7 +78,7 @@ public enum GatewayRouter {
             plugin.addPublicRoutes(to: router, services: publicServices)
         }
         TokenValidationController(keys: keys).addRoutes(to: router)
-        JWKSController(apps: apps, keys: keys).addRoutes(to: router)
+        JWKSController(tenants: dependencies.tenants, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
 
         let admin = router.group("/admin/v1").add(middleware: AdminAuthMiddleware(tokens: adminTokens))
         AppAdminController(

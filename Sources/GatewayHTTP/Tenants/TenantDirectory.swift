@@ -65,6 +65,20 @@ public final class TenantDirectory: Sendable {
         return tenant
     }
 
+    /// The tenant from memory, or loaded within `timeout`: the way request
+    /// handlers find an app. 404 `unknown_app`; 503 `unavailable` when the
+    /// database fails or takes longer.
+    public func tenant(for appID: AppID, within timeout: Duration) async throws(GatewayError) -> Tenant {
+        if let cached = cachedTenant(for: appID) { return cached }
+        do {
+            return try await withDatabaseTimeout(timeout) { try await self.tenant(for: appID) }
+        } catch let error as GatewayError {
+            throw error
+        } catch {
+            throw .unavailable
+        }
+    }
+
     /// The tenant, or 404 `unknown_app`. Database failures surface as 503.
     public func tenant(for appID: AppID) async throws(GatewayError) -> Tenant {
         let unknownApp = GatewayError(.unknownApp, status: 404, "No app with id \(appID) exists on this gateway.")
@@ -128,17 +142,19 @@ public final class TenantDirectory: Sendable {
 
     private func load(_ appID: AppID) async throws -> Tenant? {
         guard let settings = try await apps.find(appID)?.settings else { return nil }
+        let stored = try await keys.keys(of: appID)
         var signingKey: TokenSigningKey?
-        if let stored = try await keys.activeKey(of: appID) {
-            let pair = try stored.open(with: masterKey)
-            signingKey = TokenSigningKey(keyID: stored.keyID, signer: try OpenSSLRS256Signer(pair))
+        if let active = stored.first(where: { $0.status == .active }) {
+            let pair = try active.open(with: masterKey)
+            signingKey = TokenSigningKey(keyID: active.keyID, signer: try OpenSSLRS256Signer(pair))
         }
+        let keySet = stored.compactMap { PublicJWK(publicKeyPEM: $0.publicKeyPEM, keyID: $0.keyID) }
         let verifiers = plugins.verifiers(for: settings, services: pluginServices)
         for case let (type, .failure(error)) in verifiers {
             logger.warning(
                 "an app's credential type is unusable",
                 metadata: ["app_id": "\(appID)", "credential_type": "\(type)", "reason": "\(error.message)"])
         }
-        return Tenant(settings: settings, signingKey: signingKey, verifiers: verifiers)
+        return Tenant(settings: settings, signingKey: signingKey, keySet: keySet, verifiers: verifiers)
     }
 }

@@ -117,14 +117,8 @@ public struct IdentityTokenController: Sendable {
         let tokenRequest = try fields.validated()
         event.userID = tokenRequest.userID
 
-        let tenants = self.tenants
         let appID = tokenRequest.appID
-        let tenant: Tenant
-        if let cached = tenants.cachedTenant(for: appID) {
-            tenant = cached
-        } else {
-            tenant = try await withDatabaseTimeout(databaseTimeout) { try await tenants.tenant(for: appID) }
-        }
+        let tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
         labels.app = appID.description
         guard tenant.settings.isEnabled else {
             throw GatewayError(.appDisabled, status: 403, "This app is disabled.")

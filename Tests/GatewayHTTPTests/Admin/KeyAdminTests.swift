@@ -95,7 +95,9 @@ import Testing
             let created = try await gateway.admin(.post, "/admin/v1/apps/\(app.appID)/keys", token: token, json: ["generate": [String: Int]()])
             let newKeyText = try jsonObject(created)["key_id"] as? String
             let newKey = try #require(newKeyText.flatMap(KeyID.init))
-            // Published before it signs.
+            // Published before it signs, once this replica hears of the change (the cache held the old set).
+            #expect(try await jwksKeyIDs(gateway, app) == Set([oldKey.description]))
+            gateway.tenants.invalidate(app.appID)
             #expect(try await jwksKeyIDs(gateway, app) == Set([oldKey.description, newKey.description]))
 
             let activatePath = "/admin/v1/apps/\(app.appID)/keys/\(newKey.uuid)/activate"
