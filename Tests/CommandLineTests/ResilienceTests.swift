@@ -103,6 +103,12 @@ import Testing
         #expect(try await HTTPCall.send("GET", "\(base)/healthz").status == 200, "alive, though not ready")
         // The key set of an app this replica knows is served from memory: verifiers keep their keys.
         #expect(try await HTTPCall.send("GET", "\(base)/v1/apps/\(appID)/jwks.json").status == 200)
+        // Validation needs the database for the key: 503 within the database timeout, not the pool's.
+        let validationStarted = ContinuousClock.now
+        let validation = try await HTTPCall.send(
+            "POST", "\(base)/v1/identity_tokens/validate", json: ["identity_token": try #require(answers.last?.token)])
+        #expect(validation.status == 503)
+        #expect(ContinuousClock.now - validationStarted < .seconds(6))
         // Under load, every request answers 503 within about twice the one-second database timeout (the limit
         // check, then the denial's audit write), and none gets a token. Waves of five stay under
         // URLSession's connections per host, so the time measured is the gateway's. The bound leaves
@@ -167,6 +173,8 @@ import Testing
         let status: Int
         let requestID: String
         let took: Duration
+        /// The identity token of a 200.
+        let token: String?
     }
 
     /// A static-user token request for frank, timed.
@@ -175,7 +183,9 @@ import Testing
         let answer = try await HTTPCall.send(
             "POST", "\(base)/v1/identity_tokens",
             json: ["app_id": appID, "user_id": "frank", "nonce": "n", "credentials": ["type": "static", "password": password]])
-        return TimedAnswer(status: answer.status, requestID: answer.requestID ?? "", took: ContinuousClock.now - started)
+        return TimedAnswer(
+            status: answer.status, requestID: answer.requestID ?? "", took: ContinuousClock.now - started,
+            token: answer.json["identity_token"] as? String)
     }
 
     /// SIGTERM in the middle of 100 token requests: each one completes or is

@@ -15,6 +15,7 @@ struct TokenValidationController: Sendable {
     }
 
     let keys: AppKeyRepository
+    let databaseTimeout: Duration
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
         router.post("/v1/identity_tokens/validate") { request, _ in try await validate(request) }
@@ -25,7 +26,11 @@ struct TokenValidationController: Sendable {
         try input.rejectUnknown(allowed: ["identity_token"])
         var report = TokenValidationReport(compact: try input.requiredString("identity_token"))
         if let lookup = report.keyLookup {
-            report.checkSignature(publicKeyPEM: try await keys.publicKeyPEM(issuer: lookup.issuer, keyID: lookup.keyID))
+            let keys = self.keys
+            let publicKeyPEM = try await withDatabaseTimeout(databaseTimeout) {
+                try await keys.publicKeyPEM(issuer: lookup.issuer, keyID: lookup.keyID)
+            }
+            report.checkSignature(publicKeyPEM: publicKeyPEM)
         }
         return try AdminResponses.json(
             Answer(valid: report.isValid, problems: report.problems, header: report.header, claims: report.claims))

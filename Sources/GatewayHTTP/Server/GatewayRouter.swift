@@ -77,7 +77,7 @@ public enum GatewayRouter {
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: publicServices)
         }
-        TokenValidationController(keys: keys).addRoutes(to: router)
+        TokenValidationController(keys: keys, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
         JWKSController(tenants: dependencies.tenants, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
 
         let admin = router.group("/admin/v1").add(middleware: AdminAuthMiddleware(tokens: adminTokens))
