@@ -109,6 +109,10 @@ import Testing
             "POST", "\(base)/v1/identity_tokens/validate", json: ["identity_token": try #require(answers.last?.token)])
         #expect(validation.status == 503)
         #expect(ContinuousClock.now - validationStarted < .seconds(6))
+        // So does the admin API: its token lookup is the first thing it asks the database.
+        let adminStarted = ContinuousClock.now
+        #expect(try await HTTPCall.send("GET", "\(base)/admin/v1/apps", token: bootstrap).status == 503)
+        #expect(ContinuousClock.now - adminStarted < .seconds(6))
         // Under load, every request answers 503 within about twice the one-second database timeout (the limit
         // check, then the denial's audit write), and none gets a token. Waves of five stay under
         // URLSession's connections per host, so the time measured is the gateway's. The bound leaves

@@ -13,9 +13,13 @@ public struct AdminAuthMiddleware: RouterMiddleware {
     public typealias Context = GatewayRequestContext
 
     private let tokens: AdminTokenRepository
+    private let databaseTimeout: Duration
 
-    public init(tokens: AdminTokenRepository) {
+    /// - Parameter databaseTimeout: how long the token lookup may wait for
+    ///   the database before the call is answered 503.
+    public init(tokens: AdminTokenRepository, databaseTimeout: Duration) {
         self.tokens = tokens
+        self.databaseTimeout = databaseTimeout
     }
 
     public func handle(
@@ -30,7 +34,8 @@ public struct AdminAuthMiddleware: RouterMiddleware {
         guard secret.isWellFormed else { throw Self.unauthorized("The admin token is malformed.", tokenSent: true) }
         let record: AdminTokenRecord?
         do {
-            record = try await tokens.authenticate(secret)
+            let tokens = self.tokens
+            record = try await withDatabaseTimeout(databaseTimeout) { try await tokens.authenticate(secret) }
         } catch {
             context.logger.error("admin token lookup failed", metadata: ["error": "\(error)"])
             throw GatewayError.unavailable

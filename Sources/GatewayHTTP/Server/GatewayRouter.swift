@@ -80,7 +80,7 @@ public enum GatewayRouter {
         TokenValidationController(keys: keys, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
         JWKSController(tenants: dependencies.tenants, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
 
-        let admin = router.group("/admin/v1").add(middleware: AdminAuthMiddleware(tokens: adminTokens))
+        let admin = router.group("/admin/v1").add(middleware: AdminAuthMiddleware(tokens: adminTokens, databaseTimeout: dependencies.databaseTimeout))
         AppAdminController(
             apps: apps,
             settingsInput: AppSettingsInput(
