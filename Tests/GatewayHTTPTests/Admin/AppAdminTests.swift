@@ -133,9 +133,12 @@ import Testing
                 let query = "/admin/v1/apps?limit=2" + (cursor.map { "&cursor=\($0)" } ?? "")
                 let page = try jsonObject(try await gateway.test { try await $0.admin(.get, query, token: token) })
                 seen += (page["items"] as? [[String: Any]] ?? []).compactMap { $0["app_id"] as? String }
+                // Present on every page, null on the last, as openapi.yaml requires.
+                #expect(page.keys.contains("next_cursor"))
                 cursor = page["next_cursor"] as? String
                 pages += 1
             } while cursor != nil && pages < 10
+            #expect(pages == 3)
             #expect(seen.count == 5)
             #expect(Set(seen).count == 5)
             #expect(seen == seen.sorted())
