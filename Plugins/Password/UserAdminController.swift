@@ -144,10 +144,7 @@ struct UserAdminController: Sendable {
         guard let userID = raw.removingPercentEncoding else {
             throw GatewayError.invalidRequest("The user_id in the path must be percent-encoded UTF-8.")
         }
-        if let problem = TokenRequest.userIDProblem(userID) {
-            throw GatewayError.invalidRequest("The user_id in the path \(problem).")
-        }
-        return userID
+        return try TokenRequest.validatedUserID(userID, field: "The user_id in the path")
     }
 
     private static func userNotFound(_ userID: String) -> GatewayError {

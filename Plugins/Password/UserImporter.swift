@@ -123,7 +123,7 @@ struct UserImporter {
         let userID = json.members["user_id"]?.stringValue
         do throws(GatewayError) {
             guard let userID else { throw .invalidRequest("user_id is required, as a string.") }
-            if let problem = TokenRequest.userIDProblem(userID) { throw .invalidRequest("user_id \(problem).") }
+            _ = try TokenRequest.validatedUserID(userID)
             let input = try UserInput(json, policy: options.policy, extraFields: ["user_id"])
             guard input.password != nil else { throw .invalidRequest("password or password_hash is required.") }
             return Pending(line: line, userID: userID, input: input)

@@ -32,8 +32,7 @@ struct PhoneNumberAdminController: Sendable {
         let number = try Self.number(context)
         let input = try await JSONInput.read(request)
         try input.rejectUnknown(allowed: ["user_id", "first_name", "last_name", "display_name", "avatar_url"])
-        let userID = try input.requiredString("user_id")
-        if let problem = TokenRequest.userIDProblem(userID) { throw GatewayError.invalidRequest("user_id \(problem).") }
+        let userID = try TokenRequest.validatedUserID(try input.requiredString("user_id"))
         let identity = VerifiedIdentity(
             userID: userID,
             firstName: try ProfileFields.name(try input.string("first_name"), field: "first_name"),

@@ -61,8 +61,7 @@ struct StaticUsersOptions: Sendable {
             default: throw .invalidRequest("\(path).\(key) must be a string of at most 1024 bytes.")
             }
         }
-        let userID = try text("user_id") ?? ""
-        if let problem = TokenRequest.userIDProblem(userID) { throw .invalidRequest("\(path).user_id \(problem).") }
+        let userID = try TokenRequest.validatedUserID(try text("user_id") ?? "", field: "\(path).user_id")
         let avatarURL = try text("avatar_url")
         if let avatarURL, !avatarURL.isEmpty {
             guard let url = URL(string: avatarURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),

@@ -33,21 +33,17 @@ public struct TokenRequest: Sendable, Equatable {
         return appID
     }
 
-    /// Why `text` cannot be a user id, as the end of a sentence naming the
-    /// field ("must not contain control characters"), or `nil` when it can.
-    /// One rule for token requests and every admin input that names a user,
-    /// so no user can be stored that could never sign in.
-    public static func userIDProblem(_ text: String) -> String? {
+    /// `text` if it can be a user id, or the 400 naming `field` that says why
+    /// not. One rule for token requests and every admin input that names a
+    /// user, so no user can be stored that could never sign in.
+    public static func validatedUserID(_ text: String, field: String = "user_id") throws(GatewayError) -> String {
         let length = text.utf8.count
-        guard length >= 1, length <= maximumUserIDBytes else { return "must be 1 to \(maximumUserIDBytes) bytes of UTF-8" }
-        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            return "must not contain control characters"
+        guard length >= 1, length <= maximumUserIDBytes else {
+            throw .invalidRequest("\(field) must be 1 to \(maximumUserIDBytes) bytes of UTF-8.")
         }
-        return nil
-    }
-
-    static func validatedUserID(_ text: String) throws(GatewayError) -> String {
-        if let problem = userIDProblem(text) { throw .invalidRequest("user_id \(problem).") }
+        guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidRequest("\(field) must not contain control characters.")
+        }
         return text
     }
 

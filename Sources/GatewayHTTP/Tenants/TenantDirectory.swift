@@ -46,7 +46,6 @@ public final class TenantDirectory: Sendable {
     }
     private let cache = Mutex(Cache())
 
-
     public init(
         client: PostgresClient, plugins: PluginRegistry, masterKey: MasterKey, logger: Logger,
         databaseTimeout: Duration = .seconds(2)
