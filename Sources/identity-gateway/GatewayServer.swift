@@ -61,7 +61,9 @@ struct GatewayServer {
         }
 
         let http1 = HTTPServerBuilder.http1(
-            configuration: .init(idleTimeout: .seconds(Int64(configuration.httpIdleTimeoutSeconds))))
+            configuration: .init(
+                additionalChannelHandlers: [ExpectContinueHandler()],
+                idleTimeout: .seconds(Int64(configuration.httpIdleTimeoutSeconds))))
         var app = Application(
             router: router,
             server: try configuration.tls.map { try .tls(http1, tlsConfiguration: $0) } ?? http1,

@@ -47,6 +47,80 @@ import Testing
         }
     }
 
+    /// A client waiting on `Expect: 100-continue` is told to go on before it
+    /// sends its body, and a body declared over the limit is refused before
+    /// any of it is sent, on the same connection.
+    @Test func continueIsAnsweredAndAnOversizedBodyIsRefusedBeforeItIsSent() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            let body = #"{"app_id":"\#(UUID())","user_id":"alice","nonce":"n"}"#
+            let head = "POST /v1/identity_tokens HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+            let answers = try await Self.converse(port: server.port, [
+                (head + "Expect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n", until: "\r\n\r\n"),
+                (body, until: "}"),
+                // No length declared: refused once 64 KiB are read.
+                (head + "Transfer-Encoding: chunked\r\n\r\n11170\r\n" + String(repeating: "a", count: 0x11170)
+                    + "\r\n0\r\n\r\n", until: "}"),
+                (head + "Content-Length: 10000000\r\n\r\n", until: "}"),
+            ])
+            #expect(answers.count == 4, "\(answers)")
+            #expect(answers.first == "HTTP/1.1 100 Continue\r\n\r\n")
+            // The body was read: its app id is the one named unknown.
+            if answers.count > 1 {
+                #expect(answers[1].hasPrefix("HTTP/1.1 404 "), "\(answers[1])")
+                #expect(answers[1].contains(#""error":"unknown_app""#), "\(answers[1])")
+            }
+            for answer in answers.dropFirst(2) {
+                #expect(answer.hasPrefix("HTTP/1.1 413 "), "\(answer)")
+                #expect(answer.contains("exceeds the size limit of 65536 bytes."), "\(answer)")
+            }
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    /// Talks HTTP by hand on one connection: each step sends its text, then
+    /// reads until what came back ends with `until`. Returns the answers read
+    /// before the connection closed; none if `limit` passed first (a bound for
+    /// a failing test only).
+    private static func converse(
+        port: Int, _ steps: [(send: String, until: String)], within limit: Duration = .seconds(30)
+    ) async throws -> [String] {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(
+            host: "127.0.0.1", port: port
+        ) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel)
+            }
+        }
+        return await withTaskGroup(of: [String]?.self) { group in
+            group.addTask {
+                try? await channel.executeThenClose { inbound, outbound in
+                    var iterator = inbound.makeAsyncIterator()
+                    var answers: [String] = []
+                    for step in steps {
+                        try await outbound.write(ByteBuffer(string: step.send))
+                        var text = ""
+                        while !text.hasSuffix(step.until) {
+                            guard let chunk = try await iterator.next() else { return answers }
+                            text += String(buffer: chunk)
+                        }
+                        answers.append(text)
+                    }
+                    return answers
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            channel.channel.close(promise: nil)
+            return first ?? []
+        }
+    }
+
     private static func connect(port: Int) async throws -> any Channel {
         try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
     }

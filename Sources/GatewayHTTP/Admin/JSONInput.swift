@@ -32,7 +32,7 @@ public struct JSONInput: Sendable {
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
             throw GatewayError(.unsupportedMediaType, status: 415, "Send the request as application/json.")
         }
-        let body = try await request.body.collect(upTo: maximumBytes)
+        let body = try await request.readBody(upTo: maximumBytes)
         return try parse(Array(body.readableBytesView))
     }
 

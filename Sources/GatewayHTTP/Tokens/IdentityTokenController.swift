@@ -110,7 +110,7 @@ public struct IdentityTokenController: Sendable {
         for request: Request, context: GatewayRequestContext, event: inout AuditEvent,
         limits: inout RateLimiter.Outcome, labels: inout MetricLabels
     ) async throws -> IssuedToken {
-        let body = try await request.body.collect(upTo: Self.maximumBodyBytes)
+        let body = try await request.readBody(upTo: Self.maximumBodyBytes)
         let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
         event.appID = fields.appID.flatMap(AppID.init)
         context.logFacts.appID = event.appID

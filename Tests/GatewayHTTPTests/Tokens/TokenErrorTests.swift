@@ -37,6 +37,7 @@ import Testing
             let body = #"{"app_id":""# + String(repeating: "a", count: 64 * 1024) + #""}"#
             let response = try await gateway.test { try await $0.post(contentType: "application/json", body: body) }
             try expectError(response, .contentTooLarge, "payload_too_large")
+            #expect(try errorBody(response)["message"] as? String == "The request body exceeds the size limit of 65536 bytes.")
         }
     }
 
