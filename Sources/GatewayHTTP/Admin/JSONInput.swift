@@ -144,11 +144,12 @@ public struct JSONInput: Sendable {
         }
     }
 
-    /// A nested object; under a path, its messages name it below the path.
+    /// A nested object; its messages name its members by their whole path
+    /// (`rate_limits.ip.limit`).
     public func object(_ key: String) throws(GatewayError) -> JSONInput? {
         switch members[key] {
         case nil, .null: return nil
-        case .object(let members): return JSONInput(members: members, path: path.map { "\($0).\(key)" })
+        case .object(let members): return JSONInput(members: members, path: name(key))
         default: throw .invalidRequest("\(name(key)) must be an object.")
         }
     }

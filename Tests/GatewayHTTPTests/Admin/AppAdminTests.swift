@@ -65,6 +65,9 @@ import Testing
         (["plugins": ["static": ["allow_anyone": true]]], "plugins.static.allow_anyone is not an option"),
         (["environment": "production"], "Static test users are only available to development apps."),
         (["colour": "blue"], "colour is not a field of this request."),
+        // Members inside the body's objects are named by their whole path.
+        (["rate_limits": ["ip": ["limit": 5, "period_seconds": 60, "burst": 1]]], "rate_limits.ip.burst is not a known option."),
+        (["rate_limits": ["ip": ["limit": 5.5, "period_seconds": 60]]], "rate_limits.ip.limit must be a whole number."),
         (["name": ""], "name must be 1 to 200 bytes."),
         (["app_id": UUID().uuidString], "app_id cannot be changed."),
     ] as [([String: any Sendable], String)])
