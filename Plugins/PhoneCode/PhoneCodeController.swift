@@ -40,12 +40,13 @@ struct PhoneCodeController: Sendable {
             answer = try await send(request, context, &event)
         } catch {
             if event.reason == nil { event.reason = error.code.rawValue }
-            try? await record(event, context)
+            await services.writer.recordOrKeep(event)
             throw error
         }
-        // An unbound number is answered alike but audited as not sent.
+        // An unbound number is answered alike but audited as not sent. The code has left by now, so the
+        // answer does not wait on the row: while PostgreSQL is away it is kept and written later.
         if event.reason == nil { event.outcome = .success }
-        try await record(event, context)
+        await services.writer.recordOrKeep(event)
         return try AdminResponses.json(answer, status: .accepted)
     }
 
@@ -143,15 +144,6 @@ struct PhoneCodeController: Sendable {
         } catch {
             context.logger.error("phone code storage failed", metadata: ["error": "\(String(reflecting: error))"])
             throw .unavailable
-        }
-    }
-
-    private func record(_ event: AuditEvent, _ context: GatewayRequestContext) async throws {
-        do {
-            try await services.writer.record(event)
-        } catch {
-            context.logger.error("audit write of a phone code failed", metadata: ["error": "\(error)"])
-            throw GatewayError.unavailable
         }
     }
 }

@@ -15,9 +15,14 @@ import Synchronization
 /// ``record(_:)`` after). Each call returns only once its batch has
 /// committed. Run it as a service.
 ///
+/// Rows whose request is answered whatever becomes of them (denials, codes
+/// already sent) go through ``recordOrKeep(_:)``: while PostgreSQL is away
+/// they are kept in memory (``AuditBacklog``) and written once it is back.
+///
 /// Should a batch that timed out still commit later, the trail holds an
 /// `issued` row for a token that was never sent: it may over-report, never
-/// under-report.
+/// under-report. That request's 503 also leaves a `token.denied` row
+/// (reason `unavailable`) with the same request id.
 public final class GroupCommitWriter: Service, Sendable {
     /// One counter to touch: a policy's window for one subject.
     public struct Touch: Sendable {
@@ -57,6 +62,9 @@ public final class GroupCommitWriter: Service, Sendable {
         public var admissions = 0
         /// Statements run.
         public var batches = 0
+        /// Rows written late from the backlog, and rows it lost (full, or still kept at shutdown).
+        public var keptAndWritten = 0
+        public var lost = 0
     }
 
     private enum Work: Sendable {
@@ -66,6 +74,7 @@ public final class GroupCommitWriter: Service, Sendable {
     }
 
     private let queue: GroupCommitQueue<Work, Admission>
+    private let backlog: AuditBacklog
     private let committedEvents = Atomic(0)
     private let committedTouches = Atomic(0)
     private let committedAdmissions = Atomic(0)
@@ -76,9 +85,12 @@ public final class GroupCommitWriter: Service, Sendable {
     ///   - concurrency: batches in flight at once, each on its own connection.
     ///   - writesAudit: `false` drops audit events and returns at once. Only
     ///     for measuring what the audit trail costs; never in production.
+    ///   - backlogCapacity: rows ``recordOrKeep(_:)`` keeps in memory while
+    ///     PostgreSQL is away; `backlogRetry` is how often it tries them.
     public init(
         client: PostgresClient, logger: Logger, timeout: Duration = .seconds(2), maximumBatch: Int = 500,
-        maximumQueue: Int = 20_000, concurrency: Int = 2, writesAudit: Bool = true
+        maximumQueue: Int = 20_000, concurrency: Int = 2, writesAudit: Bool = true,
+        backlogCapacity: Int = 10_000, backlogRetry: Duration = .seconds(1)
     ) {
         self.writesAudit = writesAudit
         self.logger = logger
@@ -88,13 +100,25 @@ public final class GroupCommitWriter: Service, Sendable {
         ) { work in
             try await Self.write(work, client: client, logger: logger)
         }
+        self.backlog = AuditBacklog(
+            capacity: backlogCapacity, maximumBatch: maximumBatch, retryInterval: backlogRetry, logger: logger
+        ) { rows in
+            try await withTimeout(timeout) {
+                try await KeptAuditRowsWrite.run(rows, client: client, statementTimeout: timeout, logger: logger)
+            }
+        }
     }
 
     public var statistics: Statistics {
-        Statistics(
+        let kept = backlog.counts
+        return Statistics(
             events: committedEvents.load(ordering: .relaxed), touches: committedTouches.load(ordering: .relaxed),
-            admissions: committedAdmissions.load(ordering: .relaxed), batches: queue.counts.batches)
+            admissions: committedAdmissions.load(ordering: .relaxed), batches: queue.counts.batches,
+            keptAndWritten: kept.written, lost: kept.lost)
     }
+
+    /// Rows kept in memory, waiting for PostgreSQL.
+    public var keptCount: Int { backlog.count }
 
     /// Returns once the event is committed; throws 503 `unavailable` when it
     /// cannot be, and the caller must then not act as if it were.
@@ -102,6 +126,26 @@ public final class GroupCommitWriter: Service, Sendable {
         guard writesAudit else { return }
         _ = try await queue.submit(.audit(event))
         committedEvents.add(1, ordering: .relaxed)
+    }
+
+    /// Records an event whose request is answered whatever becomes of its
+    /// row: waits for its commit like ``record(_:)`` while PostgreSQL
+    /// answers; when it cannot be written, or rows already wait, keeps it in
+    /// memory to be written, with its time, once PostgreSQL is back. Never
+    /// throws; a row the full backlog cannot take is counted as lost.
+    public func recordOrKeep(_ event: AuditEvent) async {
+        guard writesAudit else { return }
+        let occurredAt = Date()
+        if backlog.count == 0 {
+            do {
+                _ = try await queue.submit(.audit(event))
+                committedEvents.add(1, ordering: .relaxed)
+                return
+            } catch {
+                // Kept below; the batch's failure is logged by the queue.
+            }
+        }
+        backlog.keep(event, occurredAt: occurredAt)
     }
 
     /// Adds the increments and reads every counter; the answer is in the order of `touches`.
@@ -125,14 +169,22 @@ public final class GroupCommitWriter: Service, Sendable {
     }
 
     public func run() async throws {
-        await queue.run()
+        // The backlog retries while the queue runs; once the queue has drained
+        // at shutdown, kept rows get one last attempt.
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.backlog.run() }
+            await queue.run()
+            group.cancelAll()
+        }
+        await backlog.flush()
         let statistics = self.statistics
         let items = queue.counts.items
         logger.info(
             "group-commit writer stopped",
             metadata: [
                 "audit_events": "\(statistics.events)", "counter_touches": "\(statistics.touches)",
-                "batches": "\(statistics.batches)",
+                "batches": "\(statistics.batches)", "kept_rows_written": "\(statistics.keptAndWritten)",
+                "audit_rows_lost": "\(statistics.lost)",
                 "average_batch": "\(String(format: "%.1f", statistics.batches == 0 ? 0 : Double(items) / Double(statistics.batches)))",
             ])
     }

@@ -9,7 +9,9 @@ import CoreMetrics
 /// `POST /v1/identity_tokens` (and Layer's sample paths `/identity_tokens`,
 /// `/authenticate`): applies the app's rate limits, checks the credentials and
 /// answers a Layer identity token. Every request, issued or denied, leaves one
-/// audit row; a token is answered only after its row is committed.
+/// audit row; a token is answered only after its row is committed, and a
+/// denial's row is kept in memory while PostgreSQL is away
+/// (``GroupCommitWriter/recordOrKeep(_:)``).
 ///
 /// Limits come before the credential check, except for verifiers that answer
 /// from memory (``CredentialVerifier/answersFromMemory``): their verdict is
@@ -48,12 +50,28 @@ public struct IdentityTokenController: Sendable {
         event.userAgent = request.headers[.userAgent]
         var limits = RateLimiter.Outcome.unlimited
         var labels = MetricLabels()
-        let result: Result<IssuedToken, GatewayError>
+        var result: Result<IssuedToken, GatewayError>
         do {
             result = .success(
                 try await issueToken(for: request, context: context, event: &event, limits: &limits, labels: &labels))
         } catch {
             result = .failure(ErrorResponder.translate(error, logger: context.logger))
+        }
+        if case .success(let issued) = result, !issued.isAudited {
+            do {
+                try await writer.record(event)
+            } catch {
+                context.logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
+                result = .failure(.unavailable)
+            }
+        }
+        if case .failure(let error) = result {
+            if event.outcome == .success {
+                // The token is withheld after its issued row was written, or while that row's statement may
+                // still commit late: this denial, with the same request id, says what the client got.
+                event.withdrawIssue()
+            }
+            if event.reason == nil { event.reason = error.code.rawValue }
         }
 
         Counter(
@@ -62,29 +80,16 @@ public struct IdentityTokenController: Sendable {
                 ("app_id", labels.app),
                 ("credential_type", labels.credentialType),
                 ("outcome", event.outcome == .success ? "issued" : "denied"),
-                ("reason", event.reason ?? result.failureCode ?? "none"),
+                ("reason", event.reason ?? "none"),
             ]
         ).increment()
         switch result {
         case .success(let issued):
-            if !issued.isAudited {
-                do {
-                    try await writer.record(event)
-                } catch {
-                    context.logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
-                    throw GatewayError.unavailable
-                }
-            }
             var response = Self.tokenResponse(issued.token)
             response.headers.set(limits.headers)
             return response
         case .failure(var error):
-            if event.reason == nil { event.reason = error.code.rawValue }
-            do {
-                try await writer.record(event)
-            } catch {
-                context.logger.error("audit write of a denial failed", metadata: ["error": "\(error)"])
-            }
+            await writer.recordOrKeep(event)
             if error.headers.isEmpty { error.headers = limits.headers }
             throw error
         }
@@ -209,9 +214,11 @@ public struct IdentityTokenController: Sendable {
     private static let tokenHeaders: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
 }
 
-extension Result where Failure == GatewayError {
-    fileprivate var failureCode: String? {
-        if case .failure(let error) = self { return error.code.rawValue }
-        return nil
+extension AuditEvent {
+    /// Turns an issued token's event into the denial its request got when the token is withheld.
+    fileprivate mutating func withdrawIssue() {
+        event = "token.denied"
+        outcome = .failure
+        reason = nil
     }
 }

@@ -19,6 +19,23 @@ import PostgresNIO
 /// it is inserted only if every touch of that request is allowed. That is
 /// how an issued token's row and its counters take one statement.
 struct AuditAndCounterWrite: PostgresPreparedStatement {
+    /// The audit columns, in the order of ``appendEventColumns(_:to:)``.
+    static let eventColumns =
+        "app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip, user_agent, request_id, actor, detail"
+
+    /// Those columns' values from arrays unnested as `e` (NULLs travel as empty strings).
+    static let eventValues = """
+        e.app_id, e.event, e.outcome, nullif(e.reason, ''), nullif(e.user_id, ''), nullif(e.credential_type, ''),
+        nullif(e.key_id, '')::uuid, nullif(e.client_ip, '')::inet, nullif(e.user_agent, ''), e.request_id,
+        nullif(e.actor, '')::uuid, e.detail::jsonb
+        """
+
+    /// The twelve parameters holding the events' columns, from `$first`.
+    static func eventArrays(from first: Int) -> String {
+        let types = ["uuid"] + Array(repeating: "text", count: 11)
+        return types.enumerated().map { "$\(first + $0.offset)::\($0.element)[]" }.joined(separator: ", ")
+    }
+
     /// A touch's current and previous window counts, and whether its verdict allows.
     typealias Row = (Int64, Int64, Bool)
 
@@ -68,15 +85,9 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
             FROM counted
         ),
         audit AS (
-            INSERT INTO audit_events (app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip,
-                                      user_agent, request_id, actor, detail)
-            SELECT app_id, event, outcome, nullif(reason, ''), nullif(user_id, ''), nullif(credential_type, ''),
-                   nullif(key_id, '')::uuid, nullif(client_ip, '')::inet, nullif(user_agent, ''), request_id,
-                   nullif(actor, '')::uuid, detail::jsonb
-            FROM unnest($10::uuid[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[],
-                        $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::int8[])
-                AS e(app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip, user_agent,
-                     request_id, actor, detail, admitted_by)
+            INSERT INTO audit_events (\(eventColumns))
+            SELECT \(eventValues)
+            FROM unnest(\(eventArrays(from: 10)), $22::int8[]) AS e(\(eventColumns), admitted_by)
             WHERE e.admitted_by = 0
                 OR NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.request = e.admitted_by AND NOT v.allowed)
         )
@@ -124,7 +135,13 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
         bindings.append(touches.map(\.request))
         bindings.append(touches.map(\.previousWeight))
         bindings.append(touches.map(\.greatestAllowedEstimate))
-        let events = rows.map(\.event)
+        Self.appendEventColumns(rows.map(\.event), to: &bindings)
+        bindings.append(rows.map(\.admittedBy))
+        return bindings
+    }
+
+    /// The events' twelve columns, app to detail, each as one array.
+    static func appendEventColumns(_ events: [AuditEvent], to bindings: inout PostgresBindings) {
         // NULLs travel as empty strings: none of these columns holds a meaningful empty value.
         func text(_ value: String?) -> String { value ?? "" }
         bindings.append(events.map { $0.appID?.uuid ?? AuditEvent.noApp })
@@ -139,8 +156,6 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
         bindings.append(events.map(\.requestID))
         bindings.append(events.map { text($0.actor?.lowercasedText) })
         bindings.append(events.map { Self.detailJSON($0.detail) })
-        bindings.append(rows.map(\.admittedBy))
-        return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row {

@@ -56,6 +56,35 @@ import Testing
         }
     }
 
+    /// The late commit the README describes: the issued row's statement waits past the database timeout, so
+    /// the token is withheld (503) and the row commits later. The denial the client got is kept in memory
+    /// while its own write waits, and written once PostgreSQL lets it: the trail explains the issued row.
+    @Test func aTokenWithheldWhileItsRowWaitsLeavesADenialBesideTheLateRow() async throws {
+        try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(1)) { gateway in
+            let app = try await gateway.createPasswordApp()
+            try await gateway.putUser("ada", in: app, token: try await gateway.adminToken(.operator), ["password": "analytical engine"])
+            let writer = gateway.dependencies.writer
+
+            let request = passwordRequest(app, user: "ada", password: "analytical engine")
+            let (response, kept) = try await gateway.whileAuditWritesWait {
+                (try await gateway.test { try await $0.postJSON(request) }, writer.keptCount)
+            }
+            #expect(response.status == .serviceUnavailable)
+            #expect(try errorBody(response)["error"] as? String == "unavailable")
+            #expect(kept == 1, "the denial waits in memory")
+            let requestID = try #require(response.headers[HTTPField.Name("x-request-id")!])
+
+            let rows = try await gateway.auditRowsOnceWritten(requestID: requestID, event: "token.denied")
+            #expect(rows.filter { $0.event == "token.issued" }.map(\.userID) == ["ada"], "the late row")
+            let denials = rows.filter { $0.event == "token.denied" }
+            // Once, unless the kept row's write raced the first attempt as both waited for the lock.
+            #expect((1...2).contains(denials.count))
+            #expect(denials.allSatisfy { $0.reason == "unavailable" && $0.userID == "ada" })
+            #expect(writer.keptCount == 0)
+            #expect(writer.statistics.lost == 0)
+        }
+    }
+
     @Test func retentionDropsWholeOldPartitionsAndKeepsTheRest() async throws {
         try await TestGateway.with { gateway in
             let client = gateway.client

@@ -32,16 +32,18 @@ struct TestGateway: Sendable {
     /// A gateway over a fresh database, with its audit writer running.
     static func with(
         rateLimits: RateLimitSettings = RateLimitSettings(), plugins: PluginRegistry = plugins,
-        logger: Logger = TestDatabase.logger, _ body: @Sendable (TestGateway) async throws -> Void
+        logger: Logger = TestDatabase.logger, auditWriteTimeout: Duration = .seconds(10),
+        _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
         try await TestDatabase.with(migrations: plugins.migrations) { client, _ in
             let masterKey = try MasterKey(base64: MasterKey.generateBase64())
-            // Generous timeouts: a loaded CI machine must not turn slow steps into 503s
-            // (timing out is tested against a real outage in ResilienceTests).
+            // Generous timeouts: a loaded CI machine must not turn slow steps into 503s (timing out is
+            // tested against a real outage in ResilienceTests). Tests that hold audit writes back on
+            // purpose shorten only those.
             let timeout = Duration.seconds(10)
             let tenants = TenantDirectory(
                 client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: timeout)
-            let writer = GroupCommitWriter(client: client, logger: logger, timeout: timeout)
+            let writer = GroupCommitWriter(client: client, logger: logger, timeout: auditWriteTimeout)
             let dependencies = GatewayDependencies(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, rateLimits: rateLimits,
                 writer: writer, databaseTimeout: timeout, logger: logger)
@@ -107,6 +109,30 @@ struct TestGateway: Sendable {
         var result: [(String, String, String?, String?, String)] = []
         for try await row in rows.decode((String, String, String?, String?, String).self) { result.append(row) }
         return result.map { (requestID: $0.0, event: $0.1, reason: $0.2, userID: $0.3, text: $0.4) }
+    }
+
+    /// Runs `body` while writes to `audit_events` wait for a lock (reads go on), as when PostgreSQL is slow.
+    func whileAuditWritesWait<Result: Sendable>(_ body: @Sendable () async throws -> Result) async throws -> Result {
+        try await client.withConnection { connection in
+            try await connection.query("BEGIN", logger: TestDatabase.logger)
+            try await connection.query("LOCK TABLE audit_events IN SHARE MODE", logger: TestDatabase.logger)
+            let result = try await body()
+            try await connection.query("COMMIT", logger: TestDatabase.logger)
+            return result
+        }
+    }
+
+    /// The rows of one request, once the writer keeps none in memory and one of them is `event`.
+    func auditRowsOnceWritten(
+        requestID: String, event: String
+    ) async throws -> [(requestID: String, event: String, reason: String?, userID: String?, text: String)] {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while true {
+            let rows = try await auditRows().filter { $0.requestID == requestID }
+            let done = dependencies.writer.keptCount == 0 && rows.contains { $0.event == event }
+            if done || ContinuousClock.now > deadline { return rows }
+            try await Task.sleep(for: .milliseconds(50))  // polling: the kept rows are retried on their own schedule
+        }
     }
 }
 

@@ -1,0 +1,142 @@
+import CoreMetrics
+import Foundation
+import GatewayCore
+import Logging
+import Synchronization
+
+/// Audit rows that could not be written when they were made (PostgreSQL was
+/// away), kept in memory, oldest first, and written once it answers again.
+/// Holds at most `capacity` rows; what comes past that is counted as lost and
+/// logged. ``run()`` retries every `retryInterval` while rows wait.
+final class AuditBacklog: Sendable {
+    struct Row: Sendable {
+        let event: AuditEvent
+        /// When the row was made, stored as its `occurred_at`.
+        let occurredAt: Date
+    }
+
+    private struct State {
+        var rows: [Row] = []
+        var written = 0
+        var lost = 0
+        /// Full since the last loss was logged; the next write that makes room says how many were lost.
+        var lostSinceFull = 0
+    }
+
+    let capacity: Int
+    private let maximumBatch: Int
+    private let retryInterval: Duration
+    private let logger: Logger
+    private let write: @Sendable ([Row]) async throws -> Void
+    private let state = Mutex(State())
+    private let doorbell: AsyncStream<Void>
+    private let ring: AsyncStream<Void>.Continuation
+    private static let depth = Gauge(label: "gateway_audit_backlog_rows")
+    private static let lostRows = Counter(label: "gateway_audit_rows_lost_total")
+
+    /// - Parameter write: writes rows in one statement, skipping any whose
+    ///   request already has a row of the same event (its first attempt may
+    ///   have committed after the gateway stopped waiting for it).
+    init(
+        capacity: Int, maximumBatch: Int, retryInterval: Duration, logger: Logger,
+        write: @escaping @Sendable ([Row]) async throws -> Void
+    ) {
+        precondition(capacity >= 1 && maximumBatch >= 1)
+        self.capacity = capacity
+        self.maximumBatch = maximumBatch
+        self.retryInterval = retryInterval
+        self.logger = logger
+        self.write = write
+        (doorbell, ring) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Rows waiting; while any do, new rows join them rather than overtake them.
+    var count: Int { state.withLock { $0.rows.count } }
+
+    /// Rows written from the backlog and rows lost, so far.
+    var counts: (written: Int, lost: Int) { state.withLock { ($0.written, $0.lost) } }
+
+    /// Keeps `event` for a later write; when the backlog is full it is lost
+    /// and counted, and the first loss of a spell is logged.
+    func keep(_ event: AuditEvent, occurredAt: Date) {
+        let (kept, firstLoss, depth) = state.withLock { state -> (Bool, Bool, Int) in
+            guard state.rows.count < capacity else {
+                state.lost += 1
+                state.lostSinceFull += 1
+                return (false, state.lostSinceFull == 1, state.rows.count)
+            }
+            state.rows.append(Row(event: event, occurredAt: occurredAt))
+            return (true, false, state.rows.count)
+        }
+        Self.depth.record(depth)
+        if kept {
+            ring.yield()
+            return
+        }
+        Self.lostRows.increment()
+        if firstLoss {
+            logger.error(
+                "audit backlog full: rows are being lost until PostgreSQL is back",
+                metadata: ["capacity": "\(capacity)", "first_lost_request_id": "\(event.requestID)"])
+        }
+    }
+
+    /// Writes kept rows whenever there are some, retrying every
+    /// `retryInterval` while PostgreSQL fails; returns when cancelled.
+    func run() async {
+        for await _ in doorbell {
+            while count > 0 {
+                if await writeOldest() { continue }
+                guard (try? await Task.sleep(for: retryInterval)) != nil else { return }
+            }
+        }
+    }
+
+    /// One last attempt to write every kept row (at shutdown); logs and
+    /// returns how many are lost.
+    @discardableResult
+    func flush() async -> Int {
+        while count > 0 {
+            guard await writeOldest() else { break }
+        }
+        let left = state.withLock { state in
+            defer {
+                state.lost += state.rows.count
+                state.rows.removeAll()
+            }
+            return state.rows.count
+        }
+        if left > 0 {
+            Self.lostRows.increment(by: left)
+            Self.depth.record(0)
+            logger.error("audit rows lost at shutdown: PostgreSQL could not be reached", metadata: ["rows": "\(left)"])
+        }
+        return left
+    }
+
+    /// Writes up to `maximumBatch` of the oldest rows; false when that failed.
+    private func writeOldest() async -> Bool {
+        // Only this backlog's one writer removes rows, so the prefix is still there afterwards.
+        let batch = state.withLock { Array($0.rows.prefix(maximumBatch)) }
+        do {
+            try await write(batch)
+        } catch {
+            logger.warning(
+                "kept audit rows not written yet",
+                metadata: ["rows": "\(count)", "error": "\(PostgresErrorText.describe(error))"])
+            return false
+        }
+        let (depth, lostWhileFull) = state.withLock { state in
+            state.rows.removeFirst(batch.count)
+            state.written += batch.count
+            defer { state.lostSinceFull = 0 }
+            return (state.rows.count, state.lostSinceFull)
+        }
+        Self.depth.record(depth)
+        logger.info("kept audit rows written", metadata: ["rows": "\(batch.count)", "still_kept": "\(depth)"])
+        if lostWhileFull > 0 {
+            logger.error("audit rows lost while the backlog was full", metadata: ["rows": "\(lostWhileFull)"])
+        }
+        return true
+    }
+}
