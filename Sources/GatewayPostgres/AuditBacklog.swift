@@ -31,8 +31,8 @@ final class AuditBacklog: Sendable {
     private let state = Mutex(State())
     private let doorbell: AsyncStream<Void>
     private let ring: AsyncStream<Void>.Continuation
-    private static let depth = Gauge(label: "gateway_audit_backlog_rows")
-    private static let lostRows = Counter(label: "gateway_audit_rows_lost_total")
+    private let depthGauge = Gauge(label: "gateway_audit_backlog_rows")
+    private let lostRowsCounter = Counter(label: "gateway_audit_rows_lost_total")
 
     /// - Parameter write: writes rows in one statement, skipping any whose
     ///   request already has a row of the same event (its first attempt may
@@ -48,6 +48,9 @@ final class AuditBacklog: Sendable {
         self.logger = logger
         self.write = write
         (doorbell, ring) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // Both series exist from the start, so an alert on any loss has a zero to compare with.
+        depthGauge.record(0)
+        lostRowsCounter.increment(by: 0)
     }
 
     /// Rows waiting; while any do, new rows join them rather than overtake them.
@@ -68,12 +71,12 @@ final class AuditBacklog: Sendable {
             state.rows.append(Row(event: event, occurredAt: occurredAt))
             return (true, false, state.rows.count)
         }
-        Self.depth.record(depth)
+        depthGauge.record(depth)
         if kept {
             ring.yield()
             return
         }
-        Self.lostRows.increment()
+        lostRowsCounter.increment()
         if firstLoss {
             logger.error(
                 "audit backlog full: rows are being lost until PostgreSQL is back",
@@ -107,8 +110,8 @@ final class AuditBacklog: Sendable {
             return state.rows.count
         }
         if left > 0 {
-            Self.lostRows.increment(by: left)
-            Self.depth.record(0)
+            lostRowsCounter.increment(by: left)
+            depthGauge.record(0)
             logger.error("audit rows lost at shutdown: PostgreSQL could not be reached", metadata: ["rows": "\(left)"])
         }
         return left
@@ -132,7 +135,7 @@ final class AuditBacklog: Sendable {
             defer { state.lostSinceFull = 0 }
             return (state.rows.count, state.lostSinceFull)
         }
-        Self.depth.record(depth)
+        depthGauge.record(depth)
         logger.info("kept audit rows written", metadata: ["rows": "\(batch.count)", "still_kept": "\(depth)"])
         if lostWhileFull > 0 {
             logger.error("audit rows lost while the backlog was full", metadata: ["rows": "\(lostWhileFull)"])

@@ -20,6 +20,8 @@ struct GatewayServer {
     /// Runs until a shutdown signal. `prepare` runs once the database is
     /// reachable and the schema is current, before the first request.
     func run(prepare: @escaping @Sendable (PostgresClient) async throws -> Void = { _ in }) async throws {
+        // First: metric handles made before it would report to nothing.
+        let metrics = GatewayMetrics.bootstrap()
         let masterKey = try configuration.requiredMasterKey()
         let databaseURL = try DatabaseURL(
             configuration.databaseURL, maximumConnections: configuration.databaseMaxConnections,
@@ -39,7 +41,6 @@ struct GatewayServer {
             client: client, logger: logger,
             retentionDays: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays)
         let readiness = Readiness()
-        let metrics = GatewayMetrics.bootstrap()
         let connections = DatabaseConnectionGauge(
             client: client, maximumConnections: configuration.databaseMaxConnections, logger: logger)
         let exposition: @Sendable () async -> [UInt8] = {

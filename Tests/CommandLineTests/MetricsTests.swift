@@ -59,6 +59,9 @@ import Testing
             #expect((Self.sample(after, "gateway_batch_size_count", [#"queue="group_commit""#]) ?? 0) >= 5)
             #expect((Self.sample(after, "gateway_batch_size_sum", [#"queue="group_commit""#]) ?? 0) >= 5)
             #expect(Self.sample(after, "gateway_batch_commit_seconds_count", [#"queue="group_commit""#]) != nil)
+            // Nothing waited for the database, and the loss counter is there at zero for alerts.
+            #expect(Self.sample(after, "gateway_audit_backlog_rows", []) == 0)
+            #expect(Self.sample(after, "gateway_audit_rows_lost_total", []) == 0)
             // The pool as PostgreSQL sees it: at least the sampling connection, never more than the limit.
             let limit = Self.sample(after, "gateway_database_connections_limit", [])
             let open = ["active", "idle", "idle_in_transaction"].compactMap {
