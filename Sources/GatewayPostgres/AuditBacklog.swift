@@ -6,8 +6,10 @@ import Synchronization
 
 /// Audit rows that could not be written when they were made (PostgreSQL was
 /// away), kept in memory, oldest first, and written once it answers again.
-/// Holds at most `capacity` rows; what comes past that is counted as lost and
-/// logged. ``run()`` retries every `retryInterval` while rows wait.
+/// Holds at most `capacity` rows; a row past that, or still kept when the
+/// gateway stops without reaching PostgreSQL, is counted as lost and logged
+/// whole at error level (`audit_row`, one JSON object), so a log pipeline
+/// still has it. ``run()`` retries every `retryInterval` while rows wait.
 final class AuditBacklog: Sendable {
     struct Row: Sendable {
         let event: AuditEvent
@@ -59,28 +61,25 @@ final class AuditBacklog: Sendable {
     /// Rows written from the backlog and rows lost, so far.
     var counts: (written: Int, lost: Int) { state.withLock { ($0.written, $0.lost) } }
 
-    /// Keeps `event` for a later write; when the backlog is full it is lost
-    /// and counted, and the first loss of a spell is logged.
+    /// Keeps `event` for a later write; when the backlog is full it is lost:
+    /// counted, and logged whole.
     func keep(_ event: AuditEvent, occurredAt: Date) {
-        let (kept, firstLoss, depth) = state.withLock { state -> (Bool, Bool, Int) in
+        let row = Row(event: event, occurredAt: occurredAt)
+        let (kept, depth) = state.withLock { state -> (Bool, Int) in
             guard state.rows.count < capacity else {
                 state.lost += 1
                 state.lostSinceFull += 1
-                return (false, state.lostSinceFull == 1, state.rows.count)
+                return (false, state.rows.count)
             }
-            state.rows.append(Row(event: event, occurredAt: occurredAt))
-            return (true, false, state.rows.count)
+            state.rows.append(row)
+            return (true, state.rows.count)
         }
         depthGauge.record(depth)
         if kept {
             ring.yield()
-            return
-        }
-        lostRowsCounter.increment()
-        if firstLoss {
-            logger.error(
-                "audit backlog full: rows are being lost until PostgreSQL is back",
-                metadata: ["capacity": "\(capacity)", "first_lost_request_id": "\(event.requestID)"])
+        } else {
+            lostRowsCounter.increment()
+            logLost(row, why: "the backlog of \(capacity) rows is full")
         }
     }
 
@@ -107,14 +106,43 @@ final class AuditBacklog: Sendable {
                 state.lost += state.rows.count
                 state.rows.removeAll()
             }
-            return state.rows.count
+            return state.rows
         }
-        if left > 0 {
-            lostRowsCounter.increment(by: left)
+        if !left.isEmpty {
+            lostRowsCounter.increment(by: left.count)
             depthGauge.record(0)
-            logger.error("audit rows lost at shutdown: PostgreSQL could not be reached", metadata: ["rows": "\(left)"])
+            for row in left { logLost(row, why: "stopping without reaching PostgreSQL") }
         }
-        return left
+        return left.count
+    }
+
+    private func logLost(_ row: Row, why: String) {
+        logger.error(
+            "audit row lost; logged whole instead", metadata: ["why": "\(why)", "audit_row": "\(Self.json(row))"])
+    }
+
+    /// The row as one JSON object with the audit trail's column names.
+    static func json(_ row: Row) -> String {
+        let event = row.event
+        var writer = JSONObjectWriter(reservingCapacity: 512)
+        writer.add("occurred_at", row.occurredAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        writer.add("app_id", (event.appID?.uuid ?? AuditEvent.noApp).lowercasedText)
+        writer.add("event", event.event)
+        writer.add("outcome", event.outcome.rawValue)
+        let optional: [(String, String?)] = [
+            ("reason", event.reason), ("user_id", event.userID), ("credential_type", event.credentialType),
+            ("key_id", event.keyID?.uuid.lowercasedText), ("client_ip", event.clientIP), ("user_agent", event.userAgent),
+            ("request_id", event.requestID), ("actor", event.actor?.lowercasedText),
+        ]
+        for (name, value) in optional {
+            if let value { writer.add(name, value) }
+        }
+        var bytes = writer.finish()
+        bytes.removeLast()
+        bytes.append(contentsOf: #","detail":"#.utf8)
+        bytes.append(contentsOf: AuditAndCounterWrite.detailJSON(event.detail).utf8)
+        bytes.append(UInt8(ascii: "}"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Writes up to `maximumBatch` of the oldest rows; false when that failed.
@@ -138,7 +166,7 @@ final class AuditBacklog: Sendable {
         depthGauge.record(depth)
         logger.info("kept audit rows written", metadata: ["rows": "\(batch.count)", "still_kept": "\(depth)"])
         if lostWhileFull > 0 {
-            logger.error("audit rows lost while the backlog was full", metadata: ["rows": "\(lostWhileFull)"])
+            logger.error("audit backlog has room again", metadata: ["rows_lost_while_full": "\(lostWhileFull)"])
         }
         return true
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 @testable import GatewayPostgres
+import GatewayTestSupport
 import Logging
 import Synchronization
 import Testing
@@ -28,10 +29,11 @@ import Testing
         }
     }
 
-    private static func backlog(_ database: StandInDatabase, capacity: Int = 100, maximumBatch: Int = 500) -> AuditBacklog {
+    private static func backlog(
+        _ database: StandInDatabase, capacity: Int = 100, maximumBatch: Int = 500, log: CapturedLog = CapturedLog()
+    ) -> AuditBacklog {
         AuditBacklog(
-            capacity: capacity, maximumBatch: maximumBatch, retryInterval: .milliseconds(5),
-            logger: Logger(label: "test")
+            capacity: capacity, maximumBatch: maximumBatch, retryInterval: .milliseconds(5), logger: log.logger
         ) { try database.write($0) }
     }
 
@@ -63,17 +65,47 @@ import Testing
         #expect(backlog.counts.lost == 0)
     }
 
-    @Test func aFullBacklogCountsWhatItCannotTakeAsLost() async throws {
+    @Test func whatAFullBacklogCannotTakeIsCountedAndLoggedWhole() async throws {
         let database = StandInDatabase()
-        let backlog = Self.backlog(database, capacity: 3)
+        let log = CapturedLog()
+        let backlog = Self.backlog(database, capacity: 3, log: log)
         for index in 1...5 { backlog.keep(Self.denial("request-\(index)"), occurredAt: Date()) }
         #expect(backlog.count == 3)
         #expect(backlog.counts.lost == 2)
+        #expect(Self.loggedAsLost(log) == ["request-4", "request-5"])
         // At shutdown, with the database still away, what is kept is lost too.
         #expect(await backlog.flush() == 3)
         #expect(backlog.count == 0)
         #expect(backlog.counts.lost == 5)
+        #expect(Self.loggedAsLost(log) == ["request-4", "request-5", "request-1", "request-2", "request-3"])
         #expect(database.written.withLock { $0 }.isEmpty)
+    }
+
+    /// The request ids of rows logged whole, in order.
+    private static func loggedAsLost(_ log: CapturedLog) -> [String] {
+        log.text.split(separator: "\n").filter { $0.hasPrefix("error audit row lost") }.compactMap { line in
+            line.firstRange(of: /request-[0-9]+/).map { String(line[$0]) }
+        }
+    }
+
+    @Test func aLostRowIsLoggedAsOneJSONObjectWithTheTrailsColumns() throws {
+        var event = Self.denial("request-1")
+        event.userID = "ada \"the\" first"
+        event.clientIP = "192.0.2.1"
+        event.detail = ["policy": "ip"]
+        let row = AuditBacklog.Row(event: event, occurredAt: Date(timeIntervalSince1970: 1_795_000_000.25))
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(AuditBacklog.json(row).utf8)) as? [String: Any])
+        #expect(json["occurred_at"] as? String == "2026-11-18T11:06:40.250Z")
+        #expect(json["app_id"] as? String == event.appID?.uuid.lowercasedText)
+        #expect(json["event"] as? String == "token.denied")
+        #expect(json["outcome"] as? String == "failure")
+        #expect(json["reason"] as? String == "unavailable")
+        #expect(json["user_id"] as? String == "ada \"the\" first")
+        #expect(json["client_ip"] as? String == "192.0.2.1")
+        #expect(json["request_id"] as? String == "request-1")
+        #expect(json["detail"] as? [String: String] == ["policy": "ip"])
+        #expect(json["key_id"] == nil && json["actor"] == nil)
     }
 
     @Test func theLastFlushWritesEverythingWhenTheDatabaseIsBack() async throws {

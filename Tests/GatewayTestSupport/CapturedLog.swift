@@ -1,14 +1,16 @@
-import Logging
+public import Logging
 import Synchronization
 
 /// A logger whose every line (message and metadata, at trace level) is kept
 /// in memory, to search for secrets that must never be logged.
-final class CapturedLog: Sendable {
+public final class CapturedLog: Sendable {
     private let lines = Mutex<[String]>([])
 
-    var text: String { lines.withLock { $0.joined(separator: "\n") } }
+    public init() {}
 
-    var logger: Logger {
+    public var text: String { lines.withLock { $0.joined(separator: "\n") } }
+
+    public var logger: Logger {
         var logger = Logger(label: "captured") { _ in Handler(log: self) }
         logger.logLevel = .trace
         return logger
