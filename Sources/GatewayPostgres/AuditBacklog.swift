@@ -21,7 +21,7 @@ final class AuditBacklog: Sendable {
         var rows: [Row] = []
         var written = 0
         var lost = 0
-        /// Full since the last loss was logged; the next write that makes room says how many were lost.
+        /// Rows lost to a full backlog since the last write; the next write that makes room reports them.
         var lostSinceFull = 0
     }
 
