@@ -63,7 +63,7 @@ struct GatewayServer {
 
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
-                additionalChannelHandlers: [ExpectContinueHandler()],
+                additionalChannelHandlers: [ExpectContinueInstaller()],
                 idleTimeout: .seconds(Int64(configuration.httpIdleTimeoutSeconds))))
         var app = Application(
             router: router,

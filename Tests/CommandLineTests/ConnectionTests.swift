@@ -75,6 +75,14 @@ import Testing
                 #expect(answer.hasPrefix("HTTP/1.1 413 "), "\(answer)")
                 #expect(answer.contains("exceeds the size limit of 65536 bytes."), "\(answer)")
             }
+            // HTTP/1.0 knows no interim answers: its expectation is ignored (RFC 9110 §10.1.1), so the
+            // first thing back, with head and body sent at once, is the final answer.
+            let old = try await Self.converse(port: server.port, [
+                ("POST /v1/identity_tokens HTTP/1.0\r\nContent-Type: application/json\r\nExpect: 100-continue\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\n\r\n" + body, until: "}")
+            ])
+            #expect(old.count == 1)
+            #expect(old.first.map { !$0.contains("100 Continue") && $0.contains(#""error":"unknown_app""#) } == true, "\(old)")
             #expect(await server.stop() == 0)
         }
     }

@@ -1,25 +1,33 @@
 import GatewayHTTP
-import HTTPTypes
 import NIOCore
 import NIOEmbedded
+import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 import Testing
 
 /// `Expect: 100-continue` on one connection, as the pipeline sees it.
 @Suite struct ExpectContinueHandlerTests {
-    private static func head(expecting expectation: String? = "100-continue") -> HTTPRequestPart {
-        var request = HTTPRequest(method: .post, scheme: "http", authority: "a", path: "/v1/identity_tokens")
-        if let expectation { request.headerFields[.expect] = expectation }
-        return .head(request)
+    private static func head(
+        expecting expectation: String? = "100-continue", version: HTTPVersion = .http1_1
+    ) -> HTTPServerRequestPart {
+        var head = HTTPRequestHead(version: version, method: .POST, uri: "/v1/identity_tokens")
+        if let expectation { head.headers.add(name: "Expect", value: expectation) }
+        return .head(head)
     }
 
-    /// The status of each response head the handler itself wrote.
-    private static func written(_ channel: EmbeddedChannel) throws -> [Int] {
-        var statuses: [Int] = []
-        while let part = try channel.readOutbound(as: HTTPResponsePart.self) {
+    /// The status of each response head written out.
+    private static func written(_ channel: EmbeddedChannel) throws -> [UInt] {
+        var statuses: [UInt] = []
+        while let part = try channel.readOutbound(as: HTTPServerResponsePart.self) {
             if case .head(let response) = part { statuses.append(response.status.code) }
         }
         return statuses
+    }
+
+    private static func answer(_ status: HTTPResponseStatus, on channel: EmbeddedChannel) throws {
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: status)))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
     }
 
     @Test(arguments: ["100-continue", "100-Continue"])
@@ -28,7 +36,7 @@ import Testing
         try channel.writeInbound(Self.head(expecting: expectation))
         #expect(try Self.written(channel) == [100])
         // The head still reaches the router.
-        #expect(try channel.readInbound(as: HTTPRequestPart.self) != nil)
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) != nil)
     }
 
     @Test(arguments: [nil, "something-else"] as [String?])
@@ -38,19 +46,29 @@ import Testing
         #expect(try Self.written(channel) == [])
     }
 
+    /// RFC 9110 §10.1.1: an HTTP/1.0 request's expectation is ignored.
+    @Test func anHTTP10RequestGetsNoContinue() throws {
+        let channel = EmbeddedChannel(handler: ExpectContinueHandler())
+        try channel.writeInbound(Self.head(version: .http1_0))
+        #expect(try Self.written(channel) == [])
+        try Self.answer(.ok, on: channel)
+        try channel.writeInbound(Self.head())
+        #expect(try Self.written(channel) == [200, 100])
+    }
+
     /// A request pipelined behind one still being answered gets its 100 only
     /// after that answer's end, never in the middle of it.
     @Test func aPipelinedRequestWaitsForTheAnswerBeforeIt() throws {
         let channel = EmbeddedChannel(handler: ExpectContinueHandler())
         try channel.writeInbound(Self.head(expecting: nil))
-        try channel.writeInbound(HTTPRequestPart.end(nil))
+        try channel.writeInbound(HTTPServerRequestPart.end(nil))
         try channel.writeInbound(Self.head())
         #expect(try Self.written(channel) == [])
 
-        try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
-        try channel.writeOutbound(HTTPResponsePart.body(ByteBuffer(string: "{}")))
+        try channel.writeOutbound(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok)))
+        try channel.writeOutbound(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(string: "{}"))))
         #expect(try Self.written(channel) == [200])
-        try channel.writeOutbound(HTTPResponsePart.end(nil))
+        try channel.writeOutbound(HTTPServerResponsePart.end(nil))
         #expect(try Self.written(channel) == [100])
     }
 
@@ -59,9 +77,25 @@ import Testing
     @Test func eachRequestGetsItsOwnContinue() throws {
         let channel = EmbeddedChannel(handler: ExpectContinueHandler())
         try channel.writeInbound(Self.head())
-        try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .contentTooLarge)))
-        try channel.writeOutbound(HTTPResponsePart.end(nil))
+        try Self.answer(.payloadTooLarge, on: channel)
         try channel.writeInbound(Self.head())
         #expect(try Self.written(channel) == [100, 413, 100])
+    }
+
+    /// The installer, added after the codec as Hummingbird adds extra
+    /// handlers, leaves the handler in front of the codec and itself nowhere.
+    @Test func theInstallerPutsTheHandlerInFrontOfTheCodec() throws {
+        let channel = EmbeddedChannel()
+        let codec = HTTP1ToHTTPServerCodec(secure: false)
+        try channel.pipeline.syncOperations.addHandler(codec)
+        try channel.pipeline.syncOperations.addHandler(ExpectContinueInstaller())
+        _ = try channel.pipeline.syncOperations.handler(type: ExpectContinueHandler.self)
+        #expect(throws: ChannelPipelineError.self) {
+            try channel.pipeline.syncOperations.handler(type: ExpectContinueInstaller.self)
+        }
+        // An HTTP/1 head meets the handler first, then the codec turns it into HTTP types.
+        try channel.writeInbound(Self.head())
+        #expect(try Self.written(channel) == [100])
+        #expect(try channel.readInbound(as: HTTPRequestPart.self) != nil)
     }
 }
