@@ -82,10 +82,22 @@ import Testing
 
     /// Tokens, then PostgreSQL stopped under load, then started again.
     private static func outage(url: String, folder: URL, startCluster: [String]) async throws {
-
         let bootstrap = AdminTokenSecret.generate().text
         let server = try await GatewayProcess.start(
             ["serve"], environment: Self.environment(url, bootstrap: bootstrap, databaseTimeoutMs: 1000))
+        do {
+            try await outage(of: server, url: url, folder: folder, startCluster: startCluster, bootstrap: bootstrap)
+        } catch {
+            // What the gateway logged is the best clue to a step that failed.
+            Issue.record("the gateway's log:\n\(server.printed.suffix(20_000))")
+            throw error
+        }
+    }
+
+    /// The outage itself, against a running gateway.
+    private static func outage(
+        of server: GatewayProcess, url: String, folder: URL, startCluster: [String], bootstrap: String
+    ) async throws {
         let base = "http://127.0.0.1:\(server.port)"
         let appID = try await Self.createApp(base: base, token: bootstrap)
         // Every answer, to match against the audit rows at the end.

@@ -17,6 +17,13 @@ public enum HTTPCall {
         }
     }
 
+    /// A call that got no answer, naming the call (URLSession's own errors do not).
+    public struct Failure: Error, CustomStringConvertible {
+        public let call: String
+        public let underlying: any Error
+        public var description: String { "\(call): \(underlying)" }
+    }
+
     public static func send(
         _ method: String, _ url: String, token: String? = nil, json: [String: any Sendable]? = nil
     ) async throws -> Answer {
@@ -27,7 +34,12 @@ public enum HTTPCall {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
             request.httpBody = try JSONSerialization.data(withJSONObject: json)
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response): (Data, URLResponse)
+        do {
+            (data, response) = try await URLSession.shared.data(for: request)
+        } catch {
+            throw Failure(call: "\(method) \(url)", underlying: error)
+        }
         let http = response as? HTTPURLResponse
         return Answer(
             status: http?.statusCode ?? 0, text: String(decoding: data, as: UTF8.self),
