@@ -21,8 +21,6 @@ final class AuditBacklog: Sendable {
         var rows: [Row] = []
         var written = 0
         var lost = 0
-        /// Rows lost to a full backlog since the last write; the next write that makes room reports them.
-        var lostSinceFull = 0
     }
 
     let capacity: Int
@@ -68,7 +66,6 @@ final class AuditBacklog: Sendable {
         let (kept, depth) = state.withLock { state -> (Bool, Int) in
             guard state.rows.count < capacity else {
                 state.lost += 1
-                state.lostSinceFull += 1
                 return (false, state.rows.count)
             }
             state.rows.append(row)
@@ -157,17 +154,13 @@ final class AuditBacklog: Sendable {
                 metadata: ["rows": "\(count)", "error": "\(PostgresErrorText.describe(error))"])
             return false
         }
-        let (depth, lostWhileFull) = state.withLock { state in
+        let depth = state.withLock { state in
             state.rows.removeFirst(batch.count)
             state.written += batch.count
-            defer { state.lostSinceFull = 0 }
-            return (state.rows.count, state.lostSinceFull)
+            return state.rows.count
         }
         depthGauge.record(depth)
         logger.info("kept audit rows written", metadata: ["rows": "\(batch.count)", "still_kept": "\(depth)"])
-        if lostWhileFull > 0 {
-            logger.error("audit backlog has room again", metadata: ["rows_lost_while_full": "\(lostWhileFull)"])
-        }
         return true
     }
 }

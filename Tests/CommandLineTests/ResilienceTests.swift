@@ -126,8 +126,8 @@ import Testing
         #expect(try await HTTPCall.send("GET", "\(base)/admin/v1/apps", token: bootstrap).status == 503)
         #expect(ContinuousClock.now - adminStarted < .seconds(6))
         // Under load, every request answers 503 within about twice the one-second database timeout (the limit
-        // check, then, until rows wait in memory, the denial's audit write), and none gets a token. Waves of five stay under
-        // URLSession's connections per host, so the time measured is the gateway's. The bound leaves
+        // check, then, until rows wait in memory, the denial's audit write), and none gets a token. Waves of
+        // five stay under URLSession's connections per host, so the time measured is the gateway's. The bound leaves
         // room for a loaded CI machine (with the whole suite running on two cores, one wave once took
         // 4.1 s) and stays far below the pool's own connect timeout.
         for _ in 0..<4 {
