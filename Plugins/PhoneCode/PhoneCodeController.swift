@@ -14,8 +14,10 @@ import NIOCore
 /// sends are limited per number and per client IP (`code_sends_number`,
 /// `code_sends_ip`) and by the resend delay. An unbound number, when the
 /// app does not sign in unbound numbers, gets the same 202 and no SMS:
-/// nobody pays to text a number that cannot sign in. Every request leaves
-/// one `phone_code.sent` audit row.
+/// nobody pays to text a number that cannot sign in. Every request is
+/// counted under the deployment's `ip` policy, before the app is looked up
+/// when it is not in memory, and leaves one `phone_code.sent` audit row (but
+/// for repeated `ip` refusals, see ``RateLimiter/Outcome/repeatsRefusal``).
 struct PhoneCodeController: Sendable {
     static let path = "/v1/phone_codes"
     static let maximumBodyBytes = 4 * 1024
@@ -36,11 +38,12 @@ struct PhoneCodeController: Sendable {
         event.clientIP = context.clientIP
         event.userAgent = request.headers[.userAgent]
         let answer: Answer
+        var limits = RateLimiter.Outcome.unlimited
         do {
-            answer = try await send(request, context, &event)
+            answer = try await send(request, context, &event, &limits)
         } catch {
             if event.reason == nil { event.reason = error.code.rawValue }
-            await services.writer.recordOrKeep(event)
+            if !limits.repeatsRefusal { await services.writer.recordOrKeep(event) }
             throw error
         }
         // An unbound number is answered alike but audited as not sent. The code has left by now, so the
@@ -56,48 +59,65 @@ struct PhoneCodeController: Sendable {
     }
 
     private func send(
-        _ request: Request, _ context: GatewayRequestContext, _ event: inout AuditEvent
+        _ request: Request, _ context: GatewayRequestContext, _ event: inout AuditEvent,
+        _ limits: inout RateLimiter.Outcome
     ) async throws(GatewayError) -> Answer {
-        let input: JSONInput
-        do {
-            input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
-        } catch {
-            throw ErrorResponder.translate(error, logger: context.logger)
-        }
-        try input.rejectUnknown(allowed: ["app_id", "phone_number"])
-        guard let appID = try input.string("app_id").flatMap(AppID.init) else {
-            throw .invalidRequest("app_id must be layer:///apps/{staging|production}/<uuid> or a UUID.")
-        }
-        event.appID = appID
-        context.logFacts.appID = appID
-        let number = try PhoneNumber.parse(try input.string("phone_number"), field: "phone_number")
-        event.detail["phone_number"] = number.text
+        let clientIP = context.clientIP ?? "unknown"
+        var clientCounted = false
+        let appID: AppID
+        let number: PhoneNumber
+        let tenant: Tenant
+        let options: PhoneCodeOptions
+        do throws(GatewayError) {
+            let input: JSONInput
+            do {
+                input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
+            } catch {
+                throw ErrorResponder.translate(error, logger: context.logger)
+            }
+            try input.rejectUnknown(allowed: ["app_id", "phone_number"])
+            guard let id = try input.string("app_id").flatMap(AppID.init) else {
+                throw .invalidRequest("app_id must be layer:///apps/{staging|production}/<uuid> or a UUID.")
+            }
+            appID = id
+            event.appID = appID
+            context.logFacts.appID = appID
+            number = try PhoneNumber.parse(try input.string("phone_number"), field: "phone_number")
+            event.detail["phone_number"] = number.text
 
-        let tenant = try await services.tenants.tenant(for: appID, within: services.plugin.databaseTimeout)
-        guard tenant.settings.isEnabled else { throw GatewayError(.appDisabled, status: 403, "This app is disabled.") }
-        guard let verifier = try tenant.verifier(for: "phone_code") as? PhoneCodeVerifier else {
-            throw .internalError
-        }
-        let options = verifier.options
-        guard options.allows(number) else {
-            throw GatewayError(
-                .phoneNumberNotAllowed, status: 403, "This app does not send codes to numbers in that country.")
+            if services.tenants.cachedTenant(for: appID) == nil {
+                // Not in memory: made-up ids cost a lookup, so they pay the client's budget first.
+                clientCounted = true
+                try await countClient(clientIP, &event, &limits)
+            }
+            tenant = try await services.tenants.tenant(for: appID, within: services.plugin.databaseTimeout)
+            guard tenant.settings.isEnabled else { throw GatewayError(.appDisabled, status: 403, "This app is disabled.") }
+            guard let verifier = try tenant.verifier(for: "phone_code") as? PhoneCodeVerifier else {
+                throw .internalError
+            }
+            options = verifier.options
+            guard options.allows(number) else {
+                throw GatewayError(
+                    .phoneNumberNotAllowed, status: 403, "This app does not send codes to numbers in that country.")
+            }
+        } catch where error.code != .rateLimited && !clientCounted {
+            // Answered before the app's limits apply: the client's budget still pays for it.
+            try await countClient(clientIP, &event, &limits)
+            throw error
         }
         let answer = Answer(expires_in: options.lifetimeSeconds, resend_after: options.resendAfterSeconds)
 
-        let limits: RateLimiter.Outcome
         do {
             limits = try await services.rateLimiter.check(
-                [RateLimitPolicy.codeSendsPerNumber.name: number.text, RateLimitPolicy.codeSendsPerIP.name: context.clientIP ?? "unknown"],
-                app: tenant.settings)
+                [
+                    RateLimitPolicy.clientIP.name: clientIP, RateLimitPolicy.codeSendsPerNumber.name: number.text,
+                    RateLimitPolicy.codeSendsPerIP.name: clientIP,
+                ],
+                app: tenant.settings, clientCounted: clientCounted)
         } catch {
             throw .unavailable
         }
-        if let refusal = limits.refusal {
-            event.reason = "rate_limited"
-            event.detail["policy"] = refusal.policy.name
-            throw RateLimiter.refusal(limits)
-        }
+        if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &event) }
         if options.testCode(for: number) != nil {
             event.detail["test_number"] = "true"
             return answer
@@ -145,5 +165,17 @@ struct PhoneCodeController: Sendable {
             context.logger.error("phone code storage failed", metadata: ["error": "\(String(reflecting: error))"])
             throw .unavailable
         }
+    }
+
+    /// Counts the request under the deployment's `ip` policy alone; throws the 429 when it refuses.
+    private func countClient(
+        _ clientIP: String, _ event: inout AuditEvent, _ limits: inout RateLimiter.Outcome
+    ) async throws(GatewayError) {
+        do {
+            limits = try await services.rateLimiter.countClient(clientIP)
+        } catch {
+            throw .unavailable
+        }
+        if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &event) }
     }
 }

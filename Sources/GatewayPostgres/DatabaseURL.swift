@@ -54,7 +54,11 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         configuration.options.maximumConnections = maximumConnections
         configuration.options.minimumConnections = min(minimumConnections, maximumConnections)
         configuration.options.keepAliveBehavior = keepAliveSeconds > 0 ? .init(frequency: .seconds(keepAliveSeconds)) : nil
-        configuration.options.additionalStartupParameters = [("application_name", applicationName)]
+        // Every commit on disk before it is acknowledged, whatever the server's default
+        // (see DurabilityCheck): an answered token's audit row must survive a crash.
+        configuration.options.additionalStartupParameters = [
+            ("application_name", applicationName), ("synchronous_commit", "on"),
+        ]
         self.configuration = configuration
 
         var masked = components

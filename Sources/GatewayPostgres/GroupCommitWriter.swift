@@ -10,8 +10,8 @@ import Synchronization
 /// concurrent requests submit while one batch runs goes into the next, and a
 /// batch is one prepared statement (``AuditAndCounterWrite``) holding both
 /// kinds. A token whose credential was verified before its limits were
-/// counted costs a share of one batch (``admit(_:appID:recording:)``);
-/// otherwise a share of two (``touch(_:appID:)`` before the credential,
+/// counted costs a share of one batch (``admit(_:recording:)``);
+/// otherwise a share of two (``touch(_:)`` before the credential,
 /// ``record(_:)`` after). Each call returns only once its batch has
 /// committed. Run it as a service.
 ///
@@ -24,27 +24,52 @@ import Synchronization
 /// under-report. That request's 503 also leaves a `token.denied` row
 /// (reason `unavailable`) with the same request id.
 public final class GroupCommitWriter: Service, Sendable {
-    /// One counter to touch: a policy's window for one subject.
+    /// One counter to touch: a policy's window for one subject, in one app
+    /// (``AuditEvent/noApp`` for the deployment's own counters).
     public struct Touch: Sendable {
+        /// What the touch does to the counter.
+        public enum Mode: String, Sendable {
+            /// Adds 1 whatever the verdict: the event happened.
+            case count
+            /// Adds 1 only if it fits the limit; allowed exactly when it was added.
+            case reserve
+            /// Takes back 1 an earlier reservation added to this window (never below 0).
+            case release
+            /// Adds nothing; allowed when one more would fit.
+            case read
+        }
+
+        public let appID: AppID
         public let window: SlidingWindow
         public let subject: String
-        /// 1 to count this event, 0 to only read.
-        public let increment: Int
+        public let mode: Mode
 
-        public init(window: SlidingWindow, subject: String, increment: Int) {
+        public init(appID: AppID, window: SlidingWindow, subject: String, mode: Mode) {
+            self.appID = appID
             self.window = window
             self.subject = subject
-            self.increment = increment
+            self.mode = mode
         }
+
+        /// This touch's undo: a release of the unit it reserved, in the same window.
+        public var release: Touch { Touch(appID: appID, window: window, subject: subject, mode: .release) }
     }
 
-    /// A counter after a touch: the current window (including the increment) and the previous window.
+    /// A counter after a touch: the current window (including what this
+    /// touch added) and the previous window, and PostgreSQL's verdict.
     public struct Counts: Sendable, Equatable {
         public let current: Int
         public let previous: Int
+        public let allowed: Bool
+
+        public init(current: Int, previous: Int, allowed: Bool) {
+            self.current = current
+            self.previous = previous
+            self.allowed = allowed
+        }
     }
 
-    /// What ``admit(_:appID:recording:)`` found.
+    /// What ``admit(_:recording:)`` found.
     public struct Admission: Sendable, Equatable {
         /// In the order of the touches.
         public let counts: [Counts]
@@ -70,7 +95,7 @@ public final class GroupCommitWriter: Service, Sendable {
     private enum Work: Sendable {
         case audit(AuditEvent)
         /// Touches, and an event recorded only if they all allow (`nil`: only the touches).
-        case touch(AppID, [Touch], recording: AuditEvent?)
+        case touch([Touch], recording: AuditEvent?)
     }
 
     private let queue: GroupCommitQueue<Work, Admission>
@@ -148,20 +173,19 @@ public final class GroupCommitWriter: Service, Sendable {
         backlog.keep(event, occurredAt: occurredAt)
     }
 
-    /// Adds the increments and reads every counter; the answer is in the order of `touches`.
-    public func touch(_ touches: [Touch], appID: AppID) async throws -> [Counts] {
+    /// Applies the touches and reads every counter; the answer is in the order of `touches`.
+    public func touch(_ touches: [Touch]) async throws -> [Counts] {
         guard !touches.isEmpty else { return [] }
-        let counts = try await queue.submit(.touch(appID, touches, recording: nil)).counts
+        let counts = try await queue.submit(.touch(touches, recording: nil)).counts
         committedTouches.add(1, ordering: .relaxed)
         return counts
     }
 
-    /// Does what ``touch(_:appID:)`` does and, in the same statement,
-    /// records `event` if every touch's verdict (``SlidingWindow/verdict(current:previous:)``,
-    /// decided by PostgreSQL on the same numbers) allows. Without audit
-    /// (`writesAudit` false) only the verdicts are made.
-    public func admit(_ touches: [Touch], appID: AppID, recording event: AuditEvent) async throws -> Admission {
-        let admission = try await queue.submit(.touch(appID, touches, recording: writesAudit ? event : nil))
+    /// Does what ``touch(_:)`` does and, in the same statement, records
+    /// `event` if every touch's verdict allows. Without audit (`writesAudit`
+    /// false) only the verdicts are made.
+    public func admit(_ touches: [Touch], recording event: AuditEvent) async throws -> Admission {
+        let admission = try await queue.submit(.touch(touches, recording: writesAudit ? event : nil))
         committedTouches.add(1, ordering: .relaxed)
         committedAdmissions.add(1, ordering: .relaxed)
         if admission.admitted && writesAudit { committedEvents.add(1, ordering: .relaxed) }
@@ -196,20 +220,17 @@ public final class GroupCommitWriter: Service, Sendable {
             switch item {
             case .audit(let event):
                 statement.rows.append(.init(event: event, admittedBy: 0))
-            case .touch(let appID, let touches, let event):
+            case .touch(let touches, let event):
                 // The touches and the event name their request by its place in the batch, from 1.
                 let request = Int64(index + 1)
-                statement.touches.append(contentsOf: touches.map { counterTouch($0, appID: appID, request: request) })
+                statement.touches.append(contentsOf: touches.map { counterTouch($0, request: request) })
                 if let event { statement.rows.append(.init(event: event, admittedBy: request)) }
             }
         }
         var counts: [Counts] = []
-        var allowed: [Bool] = []
         counts.reserveCapacity(statement.touches.count)
-        allowed.reserveCapacity(statement.touches.count)
-        for try await (current, previous, isAllowed) in try await client.execute(statement, logger: logger) {
-            counts.append(Counts(current: Int(current), previous: Int(previous)))
-            allowed.append(isAllowed)
+        for try await (current, previous, allowed) in try await client.execute(statement, logger: logger) {
+            counts.append(Counts(current: Int(current), previous: Int(previous), allowed: allowed))
         }
         var answers: [Admission] = []
         answers.reserveCapacity(work.count)
@@ -218,20 +239,20 @@ public final class GroupCommitWriter: Service, Sendable {
             switch item {
             case .audit:
                 answers.append(Admission(counts: [], admitted: true))
-            case .touch(_, let touches, _):
+            case .touch(let touches, _):
                 let range = offset..<(offset + touches.count)
-                answers.append(Admission(counts: Array(counts[range]), admitted: !allowed[range].contains(false)))
+                answers.append(Admission(counts: Array(counts[range]), admitted: counts[range].allSatisfy(\.allowed)))
                 offset += touches.count
             }
         }
         return answers
     }
 
-    private static func counterTouch(_ touch: Touch, appID: AppID, request: Int64) -> AuditAndCounterWrite.CounterTouch {
+    private static func counterTouch(_ touch: Touch, request: Int64) -> AuditAndCounterWrite.CounterTouch {
         AuditAndCounterWrite.CounterTouch(
-            appID: appID, policy: touch.window.policy.name, subject: touch.subject,
+            appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject,
             windowStart: touch.window.windowStart, periodSeconds: Int64(touch.window.policy.periodSeconds),
-            increment: Int64(touch.increment), request: request, previousWeight: touch.window.previousWeight,
-            greatestAllowedEstimate: touch.window.greatestAllowedEstimate)
+            mode: touch.mode, request: request, previousWeight: touch.window.previousWeight,
+            limit: Double(touch.window.policy.limit))
     }
 }

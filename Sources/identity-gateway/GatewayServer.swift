@@ -86,6 +86,7 @@ struct GatewayServer {
                     ])
                 }
             }
+            try await DurabilityCheck.warnIfUndurable(client: client, logger: logger)
             try await maintenance.runOnce()
             if let secret = configuration.bootstrapAdminToken {
                 try await BootstrapToken.seed(secret, client: client, logger: logger)

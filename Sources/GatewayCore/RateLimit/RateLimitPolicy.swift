@@ -5,7 +5,9 @@ public struct RateLimitPolicy: Sendable, Hashable, Codable {
     public enum Counting: String, Sendable, Codable {
         /// Every request that reaches the check, refused ones included.
         case everyRequest = "requests"
-        /// Only failed attempts; checked before, counted after a failure.
+        /// Only failed attempts: each attempt reserves its unit before the
+        /// credential is checked (refused when none is left), and a
+        /// successful one gives it back.
         case failures
     }
 

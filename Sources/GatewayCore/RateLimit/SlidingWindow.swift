@@ -38,27 +38,23 @@ public struct SlidingWindow: Sendable, Equatable {
         Double(previous) * previousWeight + Double(current)
     }
 
-    /// The largest estimate that still allows the event: the limit when
-    /// `current` already includes this event (`.everyRequest`), one less when
-    /// the policy only checks before counting (`.failures`). PostgreSQL
-    /// applies the same test when it decides whether to write an issued
-    /// token's audit row (see `GroupCommitWriter.admit`), with these two
-    /// numbers, so both sides reach the same verdict.
-    public var greatestAllowedEstimate: Double {
-        switch policy.counting {
-        case .everyRequest: Double(policy.limit)
-        case .failures: Double(policy.limit) - 1
-        }
+    /// Whether an event that `current` already includes fits the limit.
+    /// PostgreSQL makes the same test when it counts (see
+    /// `AuditAndCounterWrite`); a reservation it grants fits by construction.
+    public func allows(current: Int, previous: Int) -> Bool {
+        estimate(current: current, previous: previous) <= Double(policy.limit)
     }
 
-    /// The verdict given the counts, where `current` already includes this
-    /// event when the policy counted it (`.everyRequest`), and does not when
-    /// it only checks before counting (`.failures`).
+    /// The verdict on an event that `current` already includes.
     public func verdict(current: Int, previous: Int) -> Verdict {
-        let limit = Double(policy.limit)
-        let estimate = estimate(current: current, previous: previous)
-        let allowed = estimate <= greatestAllowedEstimate
-        let remaining = max(0, Int((limit - estimate).rounded(.down)))
+        verdict(current: current, previous: previous, allowed: allows(current: current, previous: previous))
+    }
+
+    /// The verdict when storage decided `allowed`: `current` includes this
+    /// event only if it was counted (a granted reservation, a count), not
+    /// when it was only read or refused a reservation.
+    public func verdict(current: Int, previous: Int, allowed: Bool) -> Verdict {
+        let remaining = max(0, Int((Double(policy.limit) - estimate(current: current, previous: previous)).rounded(.down)))
         return Verdict(
             allowed: allowed, remaining: allowed ? remaining : 0,
             retryAfterSeconds: allowed ? 0 : secondsUntilOneMoreFits(current: current, previous: previous))

@@ -3,28 +3,75 @@ public import GatewayCore
 public import GatewayPostgres
 import CoreMetrics
 
-/// Applies an app's rate-limit policies to one request: every policy's
-/// counter is touched in one round trip, and the verdicts become the
-/// `RateLimit-Policy` / `RateLimit` headers, or a 429 with `Retry-After`.
+/// Applies the rate-limit policies to one request: every policy's counter is
+/// touched in one statement, and the verdicts become the `RateLimit-Policy` /
+/// `RateLimit` headers, or a 429 with `Retry-After`.
+///
+/// `.everyRequest` policies count each request, refused ones included.
+/// `.failures` policies reserve a unit before the credential is checked: the
+/// reservation and its test are one conditional add under the counter row's
+/// lock, so no more than the limit's attempts reach a verifier in a window,
+/// whatever the concurrency and however many gateways share the database.
+/// A failed attempt keeps its unit; a verified one, or one another policy
+/// refused, gives it back.
+///
+/// The `ip` subject is limited twice over: by the deployment's `ip` policy on
+/// one counter shared by every app (also before the app is known, see
+/// ``countClient(_:)``), and, where an app sets its own `ip` limit, by that
+/// too.
 public struct RateLimiter: Sendable {
     /// The verdicts on one request.
     public struct Outcome: Sendable {
         public let verdicts: [(policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)]
         /// The refusing policy with the longest wait, if any.
         public let refusal: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)?
+        /// The units this request reserved, to give back unless its attempt fails.
+        public let reservations: [GroupCommitWriter.Touch]
+        /// The refusal came from the deployment's `ip` counter, which had
+        /// refused this client's previous request too: the audit trail holds
+        /// the first refusal of such a run, not each (a flood stays bounded).
+        public let repeatsRefusal: Bool
 
-        init(verdicts: [(policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)]) {
-            self.verdicts = verdicts
+        init(touches: [GroupCommitWriter.Touch], counts: [GroupCommitWriter.Counts]) {
+            let pairs = Array(zip(touches, counts))
+            self.verdicts = pairs.map { touch, count in
+                (touch.window.policy, touch.window.verdict(current: count.current, previous: count.previous, allowed: count.allowed))
+            }
             self.refusal = verdicts.filter { !$0.verdict.allowed }
                 .max { $0.verdict.retryAfterSeconds < $1.verdict.retryAfterSeconds }
+            self.reservations = pairs.filter { $0.mode == .reserve && $1.allowed }.map(\.0)
+            self.repeatsRefusal = pairs.contains { touch, count in
+                touch.appID.uuid == AuditEvent.noApp && !count.allowed
+                    && !touch.window.allows(current: count.current - 1, previous: count.previous)
+            }
         }
 
-        /// `RateLimit-Policy` lists every policy; `RateLimit` reports the one
-        /// with the least room (IETF httpapi-ratelimit-headers).
+        private init() {
+            verdicts = []
+            refusal = nil
+            reservations = []
+            repeatsRefusal = false
+        }
+
+        /// `RateLimit-Policy` lists every policy once; `RateLimit` reports the
+        /// one with the least room (IETF httpapi-ratelimit-headers). Where a
+        /// name is limited twice (the deployment's `ip` and an app's), the
+        /// tighter verdict speaks for it.
         public var headers: [(name: String, value: String)] {
             guard !verdicts.isEmpty else { return [] }
-            let policies = verdicts.map { "\"\($0.policy.name)\";q=\($0.policy.limit);w=\($0.policy.periodSeconds)" }
-            let tightest = refusal ?? verdicts.min { $0.verdict.remaining < $1.verdict.remaining }!
+            var tightestByName: [String: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)] = [:]
+            var names: [String] = []
+            for entry in verdicts {
+                if let known = tightestByName[entry.policy.name] {
+                    if Self.isTighter(entry, than: known) { tightestByName[entry.policy.name] = entry }
+                } else {
+                    names.append(entry.policy.name)
+                    tightestByName[entry.policy.name] = entry
+                }
+            }
+            let listed = names.map { tightestByName[$0]! }
+            let policies = listed.map { "\"\($0.policy.name)\";q=\($0.policy.limit);w=\($0.policy.periodSeconds)" }
+            let tightest = refusal ?? listed.min { $0.verdict.remaining < $1.verdict.remaining }!
             var headers = [
                 (name: "RateLimit-Policy", value: policies.joined(separator: ", ")),
                 (
@@ -36,14 +83,25 @@ public struct RateLimiter: Sendable {
             return headers
         }
 
-        init(windows: [(window: SlidingWindow, subject: String)], counts: [GroupCommitWriter.Counts]) {
-            self.init(
-                verdicts: zip(windows, counts).map { entry, count in
-                    (entry.window.policy, entry.window.verdict(current: count.current, previous: count.previous))
-                })
+        private static func isTighter(
+            _ entry: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict),
+            than other: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)
+        ) -> Bool {
+            if entry.verdict.allowed != other.verdict.allowed { return !entry.verdict.allowed }
+            return entry.verdict.allowed
+                ? entry.verdict.remaining < other.verdict.remaining
+                : entry.verdict.retryAfterSeconds > other.verdict.retryAfterSeconds
         }
 
-        static let unlimited = Outcome(verdicts: [])
+        public static let unlimited = Outcome()
+    }
+
+    /// When a request's limits are applied.
+    public enum Phase: Sendable {
+        /// Before the credential is checked: `.failures` policies reserve.
+        case beforeVerifying
+        /// After a verifier said yes from memory: `.failures` policies are only read.
+        case verified
     }
 
     private let writer: GroupCommitWriter
@@ -61,56 +119,95 @@ public struct RateLimiter: Sendable {
 
     public var trustedProxies: [CIDR] { settings.trustedProxies }
 
-    /// Counts this request under its `.everyRequest` policies and checks the
-    /// `.failures` ones, for the given subjects (policy name → subject).
-    public func check(_ subjects: [String: String], app: AppSettings) async throws -> Outcome {
-        guard settings.isEnabled else { return .unlimited }
-        let windows = windows(for: subjects, app: app)
-        let counts = try await writer.touch(touches(windows), appID: app.appID)
-        return Outcome(windows: windows, counts: counts)
+    /// Counts a request under the deployment's `ip` policy on its own, for
+    /// requests answered before their app's limits apply (a malformed body,
+    /// an app not in memory yet). Pass `clientCounted: true` to the later
+    /// ``check(_:app:phase:clientCounted:)`` of the same request.
+    public func countClient(_ clientIP: String) async throws -> Outcome {
+        guard settings.isEnabled, let touch = deploymentTouch(clientIP, now: now()) else { return .unlimited }
+        let counts = try await writer.touch([touch])
+        return Outcome(touches: [touch], counts: counts)
     }
 
-    /// For an attempt whose credential is already verified: counts it as
-    /// ``check(_:app:)`` does and, in the same statement, records `event`
-    /// (its token's audit row) only if every policy allows. The outcome
-    /// refuses exactly when the event was not recorded.
-    public func admit(_ subjects: [String: String], app: AppSettings, recording event: AuditEvent) async throws -> Outcome {
+    /// Applies the policies to the given subjects (policy name → subject).
+    /// A refused outcome has given its reservations back already.
+    public func check(
+        _ subjects: [String: String], app: AppSettings, phase: Phase = .beforeVerifying, clientCounted: Bool = false
+    ) async throws -> Outcome {
+        guard settings.isEnabled else { return .unlimited }
+        let touches = touches(for: subjects, app: app, phase: phase, clientCounted: clientCounted)
+        let outcome = Outcome(touches: touches, counts: try await writer.touch(touches))
+        // Should the release fail, the units stay taken until their window
+        // passes: a limit may refuse early, never let more through.
+        if outcome.refusal != nil { try? await release(outcome) }
+        return outcome
+    }
+
+    /// For an attempt whose credential is already verified: applies the
+    /// policies as ``check(_:app:phase:clientCounted:)`` does in the
+    /// `.verified` phase and, in the same statement, records `event` (its
+    /// token's audit row) only if every policy allows. The outcome refuses
+    /// exactly when the event was not recorded.
+    public func admit(
+        _ subjects: [String: String], app: AppSettings, clientCounted: Bool = false, recording event: AuditEvent
+    ) async throws -> Outcome {
         guard settings.isEnabled else {
             try await writer.record(event)
             return .unlimited
         }
-        let windows = windows(for: subjects, app: app)
-        let admission = try await writer.admit(touches(windows), appID: app.appID, recording: event)
-        let outcome = Outcome(windows: windows, counts: admission.counts)
-        // PostgreSQL and SlidingWindow make the same test on the same numbers;
-        // should they ever differ, no token may leave on a verdict its row does not match.
-        guard (outcome.refusal == nil) == admission.admitted else { throw GatewayError.unavailable }
-        return outcome
+        let touches = touches(for: subjects, app: app, phase: .verified, clientCounted: clientCounted)
+        let admission = try await writer.admit(touches, recording: event)
+        return Outcome(touches: touches, counts: admission.counts)
     }
 
-    /// Counts a failed attempt under the `.failures` policies of the subjects.
-    public func countFailure(_ subjects: [String: String], app: AppSettings) async throws {
-        guard settings.isEnabled else { return }
-        let touches = windows(for: subjects, app: app)
-            .filter { $0.window.policy.counting == .failures }
-            .map { GroupCommitWriter.Touch(window: $0.window, subject: $0.subject, increment: 1) }
-        _ = try await writer.touch(touches, appID: app.appID)
+    /// Gives back the outcome's reservations and records `event` in the same
+    /// statement: how a verified attempt's token row is written.
+    public func release(_ outcome: Outcome, recording event: AuditEvent) async throws {
+        guard !outcome.reservations.isEmpty else { return try await writer.record(event) }
+        _ = try await writer.admit(outcome.reservations.map(\.release), recording: event)
     }
 
-    /// This request's touches: counted under `.everyRequest` policies, only read under `.failures` ones.
-    private func touches(_ windows: [(window: SlidingWindow, subject: String)]) -> [GroupCommitWriter.Touch] {
-        windows.map { .init(window: $0.window, subject: $0.subject, increment: $0.window.policy.counting == .everyRequest ? 1 : 0) }
+    /// Gives back the outcome's reservations.
+    public func release(_ outcome: Outcome) async throws {
+        _ = try await writer.touch(outcome.reservations.map(\.release))
     }
 
-    private func windows(for subjects: [String: String], app: AppSettings) -> [(window: SlidingWindow, subject: String)] {
+    private func touches(
+        for subjects: [String: String], app: AppSettings, phase: Phase, clientCounted: Bool
+    ) -> [GroupCommitWriter.Touch] {
         let now = now()
-        return subjects.keys.sorted().compactMap { name in
-            settings.policy(name, for: app).map { (SlidingWindow(policy: $0, now: now), subjects[name]!) }
+        var touches: [GroupCommitWriter.Touch] = []
+        for name in subjects.keys.sorted() {
+            let subject = subjects[name]!
+            if name == RateLimitPolicy.clientIP.name {
+                if !clientCounted, let touch = deploymentTouch(subject, now: now) { touches.append(touch) }
+                guard app.rateLimits[name] != nil else { continue }
+            }
+            guard let policy = settings.policy(name, for: app) else { continue }
+            let mode: GroupCommitWriter.Touch.Mode =
+                switch (policy.counting, phase) {
+                case (.everyRequest, _): .count
+                case (.failures, .beforeVerifying): .reserve
+                case (.failures, .verified): .read
+                }
+            touches.append(.init(appID: app.appID, window: SlidingWindow(policy: policy, now: now), subject: subject, mode: mode))
         }
+        return touches
     }
 
-    /// The 429 for a refused request, with its headers.
-    public static func refusal(_ outcome: Outcome) -> GatewayError {
+    /// The deployment's `ip` counter for a client, shared by every app.
+    private func deploymentTouch(_ clientIP: String, now: Double) -> GroupCommitWriter.Touch? {
+        guard let policy = settings.policies[RateLimitPolicy.clientIP.name] else { return nil }
+        return .init(
+            appID: AppID(uuid: AuditEvent.noApp), window: SlidingWindow(policy: policy, now: now), subject: clientIP,
+            mode: .count)
+    }
+
+    /// The 429 for a refused request, with its headers; notes the refusal
+    /// (reason `rate_limited`, the policy in `detail`) in its audit event.
+    public static func refusal(_ outcome: Outcome, noting event: inout AuditEvent) -> GatewayError {
+        event.reason = "rate_limited"
+        event.detail["policy"] = outcome.refusal?.policy.name
         Counter(label: "gateway_rate_limit_refusals_total", dimensions: [("policy", outcome.refusal?.policy.name ?? "none")])
             .increment()
         var error = GatewayError(

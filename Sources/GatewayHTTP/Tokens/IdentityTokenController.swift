@@ -13,10 +13,15 @@ import CoreMetrics
 /// denial's row is kept in memory while PostgreSQL is away
 /// (``GroupCommitWriter/recordOrKeep(_:)``).
 ///
-/// Limits come before the credential check, except for verifiers that answer
-/// from memory (``CredentialVerifier/answersFromMemory``): their verdict is
-/// known first, and an issued token's counters and row take one statement
-/// (``RateLimiter/admit(_:app:recording:)``), signed only once it allows.
+/// Limits come before the credential check (``RateLimiter``: failure
+/// policies reserve their unit then, and a verified attempt gives it back in
+/// the statement that writes its issued row), except for verifiers that
+/// answer from memory (``CredentialVerifier/answersFromMemory``): their
+/// verdict is known first, and an issued token's counters and row take one
+/// statement (``RateLimiter/admit(_:app:clientCounted:recording:)``), signed
+/// only once it allows. A request answered before its app's limits apply
+/// (malformed, unknown app, disabled app) is still counted under the
+/// deployment's `ip` policy (``RateLimiter/countClient(_:)``).
 public struct IdentityTokenController: Sendable {
     public static let maximumBodyBytes = 64 * 1024
     public static let paths: [RouterPath] = ["/v1/identity_tokens", "/identity_tokens", "/authenticate"]
@@ -59,7 +64,7 @@ public struct IdentityTokenController: Sendable {
         }
         if case .success(let issued) = result, !issued.isAudited {
             do {
-                try await writer.record(event)
+                try await rateLimiter.release(limits, recording: event)
             } catch {
                 context.logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
                 result = .failure(.unavailable)
@@ -89,7 +94,7 @@ public struct IdentityTokenController: Sendable {
             response.headers.set(limits.headers)
             return response
         case .failure(var error):
-            await writer.recordOrKeep(event)
+            if !limits.repeatsRefusal { await writer.recordOrKeep(event) }
             if error.headers.isEmpty { error.headers = limits.headers }
             throw error
         }
@@ -115,34 +120,56 @@ public struct IdentityTokenController: Sendable {
         for request: Request, context: GatewayRequestContext, event: inout AuditEvent,
         limits: inout RateLimiter.Outcome, labels: inout MetricLabels
     ) async throws -> IssuedToken {
-        let body = try await request.readBody(upTo: Self.maximumBodyBytes)
-        let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
-        event.appID = fields.appID.flatMap(AppID.init)
-        context.logFacts.appID = event.appID
-        let tokenRequest = try fields.validated()
-        event.userID = tokenRequest.userID
+        let clientIP = context.clientIP ?? "unknown"
+        var clientCounted = false
+        let tenant: Tenant
+        let tokenRequest: TokenRequest
+        let credentials: Credentials
+        let verifier: any CredentialVerifier
+        do {
+            let body = try await request.readBody(upTo: Self.maximumBodyBytes)
+            let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
+            event.appID = fields.appID.flatMap(AppID.init)
+            context.logFacts.appID = event.appID
+            tokenRequest = try fields.validated()
+            event.userID = tokenRequest.userID
 
-        let appID = tokenRequest.appID
-        let tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
-        labels.app = appID.description
-        guard tenant.settings.isEnabled else {
-            throw GatewayError(.appDisabled, status: 403, "This app is disabled.")
+            let appID = tokenRequest.appID
+            if tenants.cachedTenant(for: appID) == nil {
+                // Not in memory: made-up ids cost a lookup, so they pay the client's budget first.
+                clientCounted = true
+                try await countClient(clientIP, limits: &limits, event: &event)
+            }
+            tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
+            labels.app = appID.description
+            guard tenant.settings.isEnabled else {
+                throw GatewayError(.appDisabled, status: 403, "This app is disabled.")
+            }
+            guard
+                let requested = tokenRequest.credentials
+                    ?? tenant.settings.credentialTypes.first.map({ Credentials(type: $0) })
+            else {
+                throw GatewayError(.unsupportedCredentialType, status: 400, "This app accepts no credentials.")
+            }
+            credentials = requested
+            event.credentialType = credentials.type
+            verifier = try tenant.verifier(for: credentials.type)
+            labels.credentialType = credentials.type
+        } catch let error as GatewayError where error.code == .rateLimited {
+            throw error
+        } catch {
+            // Answered before the app's limits apply: the client's budget still pays for it.
+            if !clientCounted { try await countClient(clientIP, limits: &limits, event: &event) }
+            throw error
         }
-        guard let credentials = tokenRequest.credentials ?? tenant.settings.credentialTypes.first.map({ Credentials(type: $0) })
-        else {
-            throw GatewayError(.unsupportedCredentialType, status: 400, "This app accepts no credentials.")
-        }
-        event.credentialType = credentials.type
 
-        var subjects = [RateLimitPolicy.clientIP.name: context.clientIP ?? "unknown", RateLimitPolicy.app.name: "*"]
+        var subjects = [RateLimitPolicy.clientIP.name: clientIP, RateLimitPolicy.app.name: "*"]
         if let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
         if let phoneNumber = credentials.fields["phone_number"] { subjects[RateLimitPolicy.phoneFailures.name] = phoneNumber }
         let settings = tenant.settings
-        let verifier = try tenant.verifier(for: credentials.type)
-        labels.credentialType = credentials.type
         let verifiesFirst = verifier.answersFromMemory
         if !verifiesFirst {
-            limits = try await enforceLimits(subjects, app: settings, event: &event)
+            try await enforceLimits(subjects, app: settings, clientCounted: clientCounted, limits: &limits, event: &event)
         }
 
         let attempt = CredentialAttempt(
@@ -153,17 +180,15 @@ public struct IdentityTokenController: Sendable {
             identity = verified
         case .rejected(let reason):
             if verifiesFirst {
-                limits = try await enforceLimits(subjects, app: settings, event: &event)
+                // The reservation this takes is the failure's count.
+                try await enforceLimits(subjects, app: settings, clientCounted: clientCounted, limits: &limits, event: &event)
             }
             event.reason = reason
-            do {
-                try await rateLimiter.countFailure(subjects, app: settings)
-            } catch {
-                context.logger.error("counting a failed attempt failed", metadata: ["error": "\(error)"])
-            }
             throw GatewayError.invalidCredentials
         }
         guard let signingKey = tenant.signingKey else {
+            // The credential was right: its reservations are no failure.
+            try? await rateLimiter.release(limits)
             throw GatewayError(
                 .noSigningKey, status: 503, "This app has no active signing key; an operator must activate one.")
         }
@@ -175,8 +200,8 @@ public struct IdentityTokenController: Sendable {
         issued.keyID = signingKey.keyID
         if verifiesFirst {
             // Counted and, if every limit allows, audited in one statement; signed only then.
-            limits = try await rateLimiter.admit(subjects, app: settings, recording: issued)
-            if limits.refusal != nil { throw refusal(limits, event: &event) }
+            limits = try await rateLimiter.admit(subjects, app: settings, clientCounted: clientCounted, recording: issued)
+            if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &event) }
         }
         event = issued
 
@@ -186,21 +211,20 @@ public struct IdentityTokenController: Sendable {
         return IssuedToken(token: try signingKey.mint(claims), isAudited: verifiesFirst)
     }
 
-    /// Counts the request under the app's limits; throws the 429 when one refuses.
+    /// Applies the app's limits to the request; throws the 429 when one refuses.
     private func enforceLimits(
-        _ subjects: [String: String], app: AppSettings, event: inout AuditEvent
-    ) async throws -> RateLimiter.Outcome {
+        _ subjects: [String: String], app: AppSettings, clientCounted: Bool, limits: inout RateLimiter.Outcome,
+        event: inout AuditEvent
+    ) async throws {
         // The counters' group-commit queue bounds this wait by the database timeout.
-        let limits = try await rateLimiter.check(subjects, app: app)
-        if limits.refusal != nil { throw refusal(limits, event: &event) }
-        return limits
+        limits = try await rateLimiter.check(subjects, app: app, clientCounted: clientCounted)
+        if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &event) }
     }
 
-    /// The 429 for `limits`, noted in the denial's audit event.
-    private func refusal(_ limits: RateLimiter.Outcome, event: inout AuditEvent) -> GatewayError {
-        event.reason = "rate_limited"
-        event.detail["policy"] = limits.refusal?.policy.name
-        return RateLimiter.refusal(limits)
+    /// Counts the request under the deployment's `ip` policy alone; throws the 429 when it refuses.
+    private func countClient(_ clientIP: String, limits: inout RateLimiter.Outcome, event: inout AuditEvent) async throws {
+        limits = try await rateLimiter.countClient(clientIP)
+        if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &event) }
     }
 
     private static func tokenResponse(_ token: String) -> Response {

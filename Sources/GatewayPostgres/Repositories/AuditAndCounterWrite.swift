@@ -2,22 +2,25 @@ import Foundation
 import GatewayCore
 import PostgresNIO
 
-/// The one statement behind the token path's writes: adds to rate-limit
+/// The one statement behind the token path's writes: touches rate-limit
 /// counters and reads every touched counter back, and inserts audit rows.
 /// Either list may be empty. Prepared once per connection, so PostgreSQL
 /// plans it once rather than on every batch (planning the counter part took
 /// longer than running it).
 ///
-/// Each touch's current count is the count after the whole statement less
-/// what later touches of the same counter added, so touches batched together
-/// read as if their requests had run one after another. A counter nobody adds
-/// to is only read.
+/// A touch counts (+1 whatever the verdict), reserves (+1 only while the
+/// limit has room: the add and its test happen under the counter row's lock,
+/// so any number of statements on any number of gateways grant at most the
+/// limit), releases (−1, never below 0) or only reads. Within a batch,
+/// releases come first, then touches in their order, so touches batched
+/// together read as if their requests had run one after another.
 ///
-/// Each touch also gets its verdict, the test of `SlidingWindow.verdict` on
-/// the same numbers: allowed when previous × weight + current is at most the
-/// greatest allowed estimate. An audit row may name a request (`admittedBy`):
-/// it is inserted only if every touch of that request is allowed. That is
-/// how an issued token's row and its counters take one statement.
+/// Each touch also gets its verdict: a reservation is allowed when it was
+/// granted, a count when previous × weight + current is at most the limit, a
+/// read when one more would be, a release always. An audit row may name a
+/// request (`admittedBy`): it is inserted only if every touch of that request
+/// is allowed. That is how an issued token's row and its counters take one
+/// statement.
 struct AuditAndCounterWrite: PostgresPreparedStatement {
     /// The audit columns, in the order of ``appendEventColumns(_:to:)``.
     static let eventColumns =
@@ -45,43 +48,64 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
 
     static let sql = """
         WITH input AS (
-            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::int8[], $7::int8[],
+            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::int8[],
                                  $8::float8[], $9::float8[])
-                WITH ORDINALITY AS i(app_id, policy, subject, window_start, period, increment, request,
-                                     previous_weight, greatest_allowed, position)
+                WITH ORDINALITY AS i(app_id, policy, subject, window_start, period, mode, request,
+                                     previous_weight, lim, position)
         ),
         totals AS (
-            SELECT app_id, policy, subject, window_start, max(period) AS period, sum(increment)::int4 AS added
-            FROM input GROUP BY app_id, policy, subject, window_start
+            SELECT i.app_id, i.policy, i.subject, i.window_start, max(i.period) AS period,
+                   (count(*) FILTER (WHERE i.mode = 'count'))::int4 AS counted,
+                   (count(*) FILTER (WHERE i.mode = 'reserve'))::int4 AS wanted,
+                   (count(*) FILTER (WHERE i.mode = 'release'))::int4 AS released,
+                   floor(min(i.lim - coalesce(before.count, 0) * i.previous_weight))::int4 AS cap
+            FROM input i
+            LEFT JOIN rate_limit_counters before ON before.app_id = i.app_id AND before.policy = i.policy
+                AND before.subject = i.subject AND before.window_start = i.window_start - i.period
+            GROUP BY i.app_id, i.policy, i.subject, i.window_start
         ),
-        added AS (
-            INSERT INTO rate_limit_counters AS c (app_id, policy, subject, window_start, count, expires_at)
-            SELECT app_id, policy, subject, window_start, added, to_timestamp(window_start + 2 * period)
-            FROM totals WHERE added > 0
+        written AS (
+            INSERT INTO rate_limit_counters AS c (app_id, policy, subject, window_start, count, granted, expires_at)
+            SELECT app_id, policy, subject, window_start, counted + least(wanted, greatest(cap - counted, 0)),
+                   least(wanted, greatest(cap - counted, 0)), to_timestamp(window_start + 2 * period)
+            FROM totals WHERE counted + wanted + released > 0
             ORDER BY app_id, policy, subject, window_start
-            ON CONFLICT (app_id, policy, subject, window_start) DO UPDATE SET count = c.count + excluded.count
-            RETURNING app_id, policy, subject, window_start, count
+            ON CONFLICT (app_id, policy, subject, window_start) DO UPDATE SET (count, granted) = (
+                SELECT b.base + least(t.wanted, greatest(t.cap - b.base, 0)), least(t.wanted, greatest(t.cap - b.base, 0))
+                FROM totals t, LATERAL (SELECT greatest(c.count - t.released, 0) + t.counted AS base) b
+                WHERE t.app_id = excluded.app_id AND t.policy = excluded.policy
+                    AND t.subject = excluded.subject AND t.window_start = excluded.window_start)
+            RETURNING app_id, policy, subject, window_start, count, granted
         ),
         running AS (
-            SELECT i.*, sum(i.increment) OVER (
-                PARTITION BY i.app_id, i.policy, i.subject, i.window_start ORDER BY i.position) AS so_far
+            SELECT i.*,
+                   count(*) FILTER (WHERE i.mode = 'count') OVER w AS counted_so_far,
+                   count(*) FILTER (WHERE i.mode = 'reserve') OVER w AS reserved_so_far
             FROM input i
+            WINDOW w AS (PARTITION BY i.app_id, i.policy, i.subject, i.window_start ORDER BY i.position)
         ),
         counted AS (
-            SELECT r.position, r.request, r.previous_weight, r.greatest_allowed,
-                   coalesce(a.count - t.added + r.so_far, stored.count, 0)::int8 AS current,
+            SELECT r.position, r.request, r.mode, r.previous_weight, r.lim, r.reserved_so_far,
+                   coalesce(w.granted, 0) AS granted,
+                   (coalesce(w.count - w.granted - t.counted, stored.count, 0) + r.counted_so_far
+                       + least(r.reserved_so_far, coalesce(w.granted, 0)))::int8 AS current,
                    coalesce(before.count, 0)::int8 AS previous
             FROM running r
             JOIN totals t USING (app_id, policy, subject, window_start)
-            LEFT JOIN added a USING (app_id, policy, subject, window_start)
-            LEFT JOIN rate_limit_counters stored ON t.added = 0 AND stored.app_id = r.app_id
+            LEFT JOIN written w USING (app_id, policy, subject, window_start)
+            LEFT JOIN rate_limit_counters stored ON w.count IS NULL AND stored.app_id = r.app_id
                 AND stored.policy = r.policy AND stored.subject = r.subject AND stored.window_start = r.window_start
             LEFT JOIN rate_limit_counters before ON before.app_id = r.app_id AND before.policy = r.policy
                 AND before.subject = r.subject AND before.window_start = r.window_start - r.period
         ),
         verdicts AS (
             SELECT position, request, current, previous,
-                   previous::float8 * previous_weight + current::float8 <= greatest_allowed AS allowed
+                   CASE mode
+                       WHEN 'release' THEN true
+                       WHEN 'reserve' THEN reserved_so_far <= granted
+                       WHEN 'count' THEN previous::float8 * previous_weight + current::float8 <= lim
+                       ELSE previous::float8 * previous_weight + current::float8 + 1 <= lim
+                   END AS allowed
             FROM counted
         ),
         audit AS (
@@ -94,18 +118,18 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
         SELECT current, previous, allowed FROM verdicts ORDER BY position
         """
 
-    /// One counter to add to (or only read, with increment 0), with what its verdict needs.
+    /// One counter touch (see ``GroupCommitWriter/Touch/Mode``), with what its verdict needs.
     struct CounterTouch {
         let appID: AppID
         let policy: String
         let subject: String
         let windowStart: Int64
         let periodSeconds: Int64
-        let increment: Int64
+        let mode: GroupCommitWriter.Touch.Mode
         /// The request this touch decides for: its place in the batch, from 1.
         let request: Int64
         let previousWeight: Double
-        let greatestAllowedEstimate: Double
+        let limit: Double
     }
 
     /// An audit row, and the request whose touches must all allow it (0: written whatever they say).
@@ -131,10 +155,10 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
         bindings.append(touches.map(\.subject))
         bindings.append(touches.map(\.windowStart))
         bindings.append(touches.map(\.periodSeconds))
-        bindings.append(touches.map(\.increment))
+        bindings.append(touches.map(\.mode.rawValue))
         bindings.append(touches.map(\.request))
         bindings.append(touches.map(\.previousWeight))
-        bindings.append(touches.map(\.greatestAllowedEstimate))
+        bindings.append(touches.map(\.limit))
         Self.appendEventColumns(rows.map(\.event), to: &bindings)
         bindings.append(rows.map(\.admittedBy))
         return bindings

@@ -41,13 +41,15 @@ import Testing
         #expect(passed >= 9)
     }
 
-    @Test func failurePoliciesCheckTheNextAttemptBeforeCounting() {
+    @Test func aRefusalDecidedByStorageReportsNoRoomAndWhenOneMoreFits() {
         let window = SlidingWindow(policy: failures, now: 1_000_000_000)
-        #expect(window.verdict(current: 9, previous: 0).allowed)
-        #expect(window.verdict(current: 9, previous: 0).remaining == 1)
-        let full = window.verdict(current: 10, previous: 0)
-        #expect(!full.allowed)
-        #expect(full.remaining == 0)
+        // A granted reservation that made the count 9 leaves one more.
+        #expect(window.verdict(current: 9, previous: 0, allowed: true).remaining == 1)
+        // A refused reservation leaves the count at the limit: no room, and a wait.
+        let refused = window.verdict(current: 10, previous: 0, allowed: false)
+        #expect(!refused.allowed)
+        #expect(refused.remaining == 0)
+        #expect(refused.retryAfterSeconds > 0)
     }
 
     @Test func retryAfterIsWhenOneMoreFits() throws {

@@ -14,7 +14,7 @@ extension TestGateway {
     /// `webhook` unless `options` names one), `ada` bound to user "ada".
     func createPhoneApp(
         environment: AppEnvironment = .development, webhook: String = "http://127.0.0.1:9/none",
-        _ options: [String: JSONValue] = [:]
+        rateLimits: [String: RateLimitOverride] = [:], _ options: [String: JSONValue] = [:]
     ) async throws -> AppSettings {
         var members = options
         if members["sender"] == nil {
@@ -24,6 +24,7 @@ extension TestGateway {
             app.environment = environment
             app.credentialTypes = ["phone_code"]
             app.plugins = ["phone_code": .object(members)]
+            app.rateLimits = rateLimits
         }
         let token = try await adminToken(.operator)
         let bound = try await admin(

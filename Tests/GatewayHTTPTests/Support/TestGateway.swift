@@ -28,6 +28,8 @@ struct TestGateway: Sendable {
     let tenants: TenantDirectory
     let dependencies: GatewayDependencies
     let application: Application<RouterResponder<GatewayRequestContext>>
+    /// The test database, for a second instance (``withReplica(_:)``).
+    let databaseURL: String
 
     /// A gateway over a fresh database, with its audit writer running.
     static func with(
@@ -35,26 +37,46 @@ struct TestGateway: Sendable {
         logger: Logger = TestDatabase.logger, auditWriteTimeout: Duration = .seconds(10),
         _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
-        try await TestDatabase.with(migrations: plugins.migrations) { client, _ in
+        try await TestDatabase.with(migrations: plugins.migrations) { client, url in
             let masterKey = try MasterKey(base64: MasterKey.generateBase64())
-            // Generous timeouts: a loaded CI machine must not turn slow steps into 503s (timing out is
-            // tested against a real outage in ResilienceTests). Tests that hold audit writes back on
-            // purpose shorten only those.
-            let timeout = Duration.seconds(10)
-            let tenants = TenantDirectory(
-                client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: timeout)
-            let writer = GroupCommitWriter(client: client, logger: logger, timeout: auditWriteTimeout)
-            let dependencies = GatewayDependencies(
-                client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, rateLimits: rateLimits,
-                writer: writer, databaseTimeout: timeout, logger: logger)
-            let gateway = TestGateway(
-                client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies,
-                application: Application(router: GatewayRouter.make(dependencies), logger: logger))
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await writer.run() }
-                defer { group.cancelAll() }
-                try await body(gateway)
-            }
+            try await run(
+                client: client, databaseURL: url, masterKey: masterKey, rateLimits: rateLimits, plugins: plugins,
+                logger: logger, auditWriteTimeout: auditWriteTimeout, body)
+        }
+    }
+
+    /// A second gateway on the same database, as another replica would be:
+    /// its own connections, tenant cache and audit writer, the same settings.
+    func withReplica(_ body: @Sendable (TestGateway) async throws -> Void) async throws {
+        try await TestDatabase.withClient(databaseURL) { [self] client in
+            try await Self.run(
+                client: client, databaseURL: databaseURL, masterKey: masterKey, rateLimits: dependencies.rateLimits,
+                plugins: dependencies.plugins, logger: dependencies.logger, auditWriteTimeout: .seconds(10), body)
+        }
+    }
+
+    private static func run(
+        client: PostgresClient, databaseURL: String, masterKey: MasterKey, rateLimits: RateLimitSettings,
+        plugins: PluginRegistry, logger: Logger, auditWriteTimeout: Duration,
+        _ body: @Sendable (TestGateway) async throws -> Void
+    ) async throws {
+        // Generous timeouts: a loaded CI machine must not turn slow steps into 503s (timing out is
+        // tested against a real outage in ResilienceTests). Tests that hold audit writes back on
+        // purpose shorten only those.
+        let timeout = Duration.seconds(10)
+        let tenants = TenantDirectory(
+            client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: timeout)
+        let writer = GroupCommitWriter(client: client, logger: logger, timeout: auditWriteTimeout)
+        let dependencies = GatewayDependencies(
+            client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, rateLimits: rateLimits,
+            writer: writer, databaseTimeout: timeout, logger: logger)
+        let gateway = TestGateway(
+            client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies,
+            application: Application(router: GatewayRouter.make(dependencies), logger: logger), databaseURL: databaseURL)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await writer.run() }
+            defer { group.cancelAll() }
+            try await body(gateway)
         }
     }
 

@@ -23,9 +23,9 @@ import Testing
                         touches.addTask {
                             try await counters.touch(
                                 [
-                                    .init(window: SlidingWindow(policy: policy, now: now), subject: "10.0.0.1", increment: 1),
-                                    .init(window: SlidingWindow(policy: failures, now: now), subject: "alice", increment: 0),
-                                ], appID: appID)
+                                    .init(appID: appID, window: SlidingWindow(policy: policy, now: now), subject: "10.0.0.1", mode: .count),
+                                    .init(appID: appID, window: SlidingWindow(policy: failures, now: now), subject: "alice", mode: .read),
+                                ])
                         }
                     }
                     return try await touches.reduce(into: []) { $0.append($1) }
@@ -36,8 +36,7 @@ import Testing
                 #expect(seen.allSatisfy { $0[1].current == 0 })
                 // Another app's counter is its own.
                 let other = try await counters.touch(
-                    [.init(window: SlidingWindow(policy: policy, now: now), subject: "10.0.0.1", increment: 1)],
-                    appID: AppID(uuid: UUID()))
+                    [.init(appID: AppID(uuid: UUID()), window: SlidingWindow(policy: policy, now: now), subject: "10.0.0.1", mode: .count)])
                 #expect(other.map(\.current) == [1])
                 group.cancelAll()
             }
@@ -57,8 +56,7 @@ import Testing
                     for index in 0..<50 {
                         requests.addTask {
                             _ = try await writer.touch(
-                                [.init(window: SlidingWindow(policy: policy, now: now), subject: "*", increment: 1)],
-                                appID: appID)
+                                [.init(appID: appID, window: SlidingWindow(policy: policy, now: now), subject: "*", mode: .count)])
                             try await writer.record(
                                 AuditEvent(
                                     appID: appID, event: "token.denied", outcome: .failure, reason: "rate_limited",
@@ -102,16 +100,17 @@ import Testing
             }
             func touches(user: String) -> [GroupCommitWriter.Touch] {
                 [
-                    .init(window: SlidingWindow(policy: perApp, now: now), subject: "*", increment: 1),
-                    .init(window: SlidingWindow(policy: failures, now: now), subject: user, increment: 0),
+                    .init(appID: appID, window: SlidingWindow(policy: perApp, now: now), subject: "*", mode: .count),
+                    .init(appID: appID, window: SlidingWindow(policy: failures, now: now), subject: user, mode: .read),
                 ]
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await writer.run() }
                 // Two failures already counted for mallory: her next attempt is refused whatever the app's room.
-                _ = try await writer.touch(
-                    [.init(window: SlidingWindow(policy: failures, now: now), subject: "mallory", increment: 2)], appID: appID)
-                let mallory = try await writer.admit(touches(user: "mallory"), appID: appID, recording: event("mallory"))
+                let reservation = GroupCommitWriter.Touch(
+                    appID: appID, window: SlidingWindow(policy: failures, now: now), subject: "mallory", mode: .reserve)
+                _ = try await writer.touch([reservation, reservation])
+                let mallory = try await writer.admit(touches(user: "mallory"), recording: event("mallory"))
                 #expect(!mallory.admitted)
                 #expect(mallory.counts.map(\.current) == [1, 2])
                 #expect(mallory.counts.map(\.previous) == [0, 0])
@@ -122,7 +121,7 @@ import Testing
                     for index in 0..<6 {
                         requests.addTask {
                             let admission = try await writer.admit(
-                                touches(user: "user\(index)"), appID: appID, recording: event("admit-\(index)"))
+                                touches(user: "user\(index)"), recording: event("admit-\(index)"))
                             #expect(admission.admitted == (admission.counts[0].current <= 3))
                             return ("admit-\(index)", admission.admitted)
                         }
@@ -145,6 +144,51 @@ import Testing
                 var written = Set<String>()
                 for try await requestID in rows.decode(String.self) { written.insert(requestID) }
                 #expect(written == admitted)
+            }
+        }
+    }
+
+    @Test func reservationsNeverGrantMoreThanTheLimitAndReleasesGiveRoomBack() async throws {
+        try await TestDatabase.with { client, _ in
+            let writer = GroupCommitWriter(client: client, logger: TestDatabase.logger)
+            let failures = RateLimitPolicy(name: "user_failures", limit: 10, periodSeconds: 60, counting: .failures)
+            let appID = AppID(uuid: UUID())
+            // A window long past, so the test's clock cannot cross its edge.
+            let previousStart = (Date().timeIntervalSince1970 / 60).rounded(.down) * 60 - 600
+            let previous = SlidingWindow(policy: failures, now: previousStart + 1)
+            let halfway = SlidingWindow(policy: failures, now: previousStart + 90)
+            func reservation(_ window: SlidingWindow) -> GroupCommitWriter.Touch {
+                .init(appID: appID, window: window, subject: "alice", mode: .reserve)
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await writer.run() }
+                func reserveInParallel(_ count: Int, in window: SlidingWindow) async throws -> [GroupCommitWriter.Counts] {
+                    try await withThrowingTaskGroup(of: GroupCommitWriter.Counts.self) { requests in
+                        for _ in 0..<count { requests.addTask { try await writer.touch([reservation(window)])[0] } }
+                        return try await requests.reduce(into: []) { $0.append($1) }
+                    }
+                }
+                // 120 at once against a limit of 10: exactly 10 granted, each seeing its own count.
+                let first = try await reserveInParallel(120, in: previous)
+                #expect(first.filter(\.allowed).map(\.current).sorted() == Array(1...10))
+                #expect(first.filter { !$0.allowed }.allSatisfy { $0.current == 10 })
+
+                // Three released: three more granted, not one beyond.
+                for _ in 0..<3 { _ = try await writer.touch([reservation(previous).release]) }
+                let second = try await reserveInParallel(20, in: previous)
+                #expect(second.filter(\.allowed).count == 3)
+
+                // Halfway through the next window the previous 10 weigh 5: 5 more fit.
+                let third = try await reserveInParallel(20, in: halfway)
+                #expect(third.filter(\.allowed).count == 5)
+                #expect(third.allSatisfy { $0.previous == 10 })
+
+                // A release never takes a counter below zero.
+                let other = GroupCommitWriter.Touch(appID: appID, window: halfway, subject: "bob", mode: .release)
+                #expect(try await writer.touch([other, other]).map(\.current) == [0, 0])
+                let bob = try await writer.touch([.init(appID: appID, window: halfway, subject: "bob", mode: .reserve)])
+                #expect(bob == [.init(current: 1, previous: 0, allowed: true)])
+                group.cancelAll()
             }
         }
     }
