@@ -63,7 +63,7 @@ struct GatewayServer {
 
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
-                additionalChannelHandlers: [ExpectContinueInstaller()],
+                additionalChannelHandlers: [HTTP1VersionHandlerInstaller()],
                 idleTimeout: .seconds(Int64(configuration.httpIdleTimeoutSeconds))))
         var app = Application(
             router: router,

@@ -28,6 +28,29 @@ import Testing
         }
     }
 
+    /// RFC 9112 §9.3: an HTTP/1.0 connection ends with its response unless
+    /// the request asked to keep it; clients that read to the close (THC-Hydra,
+    /// old scripts) otherwise waited for the idle timeout on every request.
+    @Test func anHTTP10ConnectionIsClosedAfterItsResponse() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            environment["GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS"] = "600"
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            let oneShot = try await Self.connect(port: server.port)
+            try await oneShot.writeAndFlush(ByteBuffer(string: "GET /healthz HTTP/1.0\r\n\r\n"))
+            #expect(await Self.closedByTheServer(oneShot, within: .seconds(30)))
+            // Asked to keep it, it stays open for the next request.
+            let answers = try await Self.converse(
+                port: server.port,
+                [
+                    ("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", until: "}"),
+                    ("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", until: "}"),
+                ])
+            #expect(answers.count == 2)
+            #expect(await server.stop() == 0)
+        }
+    }
+
     /// A client hanging up in the middle of its body gets a 400 in the access
     /// log, never an "unexpected error" line.
     @Test func aBodyCutOffByTheClientIsA400NotAnError() async throws {

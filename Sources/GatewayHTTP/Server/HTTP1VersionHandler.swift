@@ -2,22 +2,28 @@ public import NIOCore
 public import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
-/// Answers `Expect: 100-continue` (RFC 9110 §10.1.1) with `100 Continue`, so
-/// a client that waits for it sends its body at once. Hummingbird leaves the
-/// expectation unanswered, and such a client sent its body only after its own
-/// timeout (curl: one second a request). An HTTP/1.0 request's expectation is
-/// ignored, as the RFC requires; so is any other expectation.
+/// What the request's HTTP version decides and Hummingbird's codec to HTTP
+/// types forgets, so it sits in front of that codec (``HTTP1VersionHandlerInstaller``
+/// puts it there; one handler a connection):
+///
+/// - **Persistence** (RFC 9112 §9.3): an HTTP/1.0 connection closes after
+///   the response unless the request asked for `keep-alive`. Such a request
+///   is passed on with `Connection: close`, which Hummingbird honours;
+///   without it, clients that read an HTTP/1.0 answer until the connection
+///   closes (THC-Hydra among them) waited for the idle timeout on every request.
+/// - **`Expect: 100-continue`** (RFC 9110 §10.1.1) is answered with `100
+///   Continue`, so a client that waits for it sends its body at once.
+///   Hummingbird leaves the expectation unanswered, and such a client sent its
+///   body only after its own timeout (curl: one second a request). An HTTP/1.0
+///   request's expectation is ignored, as the RFC requires; so is any other
+///   expectation.
 ///
 /// The interim answer goes out when the request head arrives, or, if the
 /// client pipelined it behind requests not yet answered, right after the last
 /// of those answers, never inside one. A body the route refuses anyway still
 /// gets its final answer at once: the routes compare the declared
 /// `Content-Length` with their limit before reading (`Request.readBody(upTo:)`).
-///
-/// It works on HTTP/1 parts, which carry the request's version, so it sits
-/// in front of Hummingbird's codec to HTTP types; ``ExpectContinueInstaller``
-/// puts it there. One handler a connection.
-public final class ExpectContinueHandler: ChannelDuplexHandler, RemovableChannelHandler {
+public final class HTTP1VersionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = HTTPServerRequestPart
     public typealias InboundOut = HTTPServerRequestPart
     public typealias OutboundIn = HTTPServerResponsePart
@@ -30,10 +36,14 @@ public final class ExpectContinueHandler: ChannelDuplexHandler, RemovableChannel
     public init() {}
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .head(let head) = unwrapInboundIn(data) {
-            let isHTTP11OrLater = head.version.major > 1 || (head.version.major == 1 && head.version.minor >= 1)
-            unanswered.append(isHTTP11OrLater && head.headers["expect"].contains { $0.lowercased() == "100-continue" })
-            if unanswered.count == 1 { sendContinueIfAwaited(context: context) }
+        guard case .head(var head) = unwrapInboundIn(data) else { return context.fireChannelRead(data) }
+        let isHTTP11OrLater = head.version.major > 1 || (head.version.major == 1 && head.version.minor >= 1)
+        unanswered.append(isHTTP11OrLater && head.headers["expect"].contains { $0.lowercased() == "100-continue" })
+        if unanswered.count == 1 { sendContinueIfAwaited(context: context) }
+        // NIO's isKeepAlive reads the version's default and the Connection header's tokens.
+        if !isHTTP11OrLater && !head.isKeepAlive {
+            head.headers.replaceOrAdd(name: "connection", value: "close")
+            return context.fireChannelRead(wrapInboundOut(.head(head)))
         }
         context.fireChannelRead(data)
     }
@@ -57,9 +67,9 @@ public final class ExpectContinueHandler: ChannelDuplexHandler, RemovableChannel
 
 /// What Hummingbird's `additionalChannelHandlers` can hold: they go after its
 /// codec from HTTP/1 parts to HTTP types, where a request's version is gone.
-/// When added, this puts an ``ExpectContinueHandler`` in front of that codec
+/// When added, this puts an ``HTTP1VersionHandler`` in front of that codec
 /// and removes itself.
-public final class ExpectContinueInstaller: ChannelInboundHandler, RemovableChannelHandler {
+public final class HTTP1VersionHandlerInstaller: ChannelInboundHandler, RemovableChannelHandler {
     public typealias InboundIn = NIOAny
 
     public init() {}
@@ -68,7 +78,7 @@ public final class ExpectContinueInstaller: ChannelInboundHandler, RemovableChan
         let pipeline = context.pipeline.syncOperations
         do {
             let codec = try pipeline.handler(type: HTTP1ToHTTPServerCodec.self)
-            try pipeline.addHandler(ExpectContinueHandler(), position: .before(codec))
+            try pipeline.addHandler(HTTP1VersionHandler(), position: .before(codec))
         } catch {
             context.fireErrorCaught(error)
         }
