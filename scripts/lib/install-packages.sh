@@ -17,8 +17,9 @@ install_packages() {
 }
 
 # What building and running the gateway needs from Debian: the embedded
-# Postgres, and libsodium for argon2id password hashing.
-GATEWAY_RUNTIME_PACKAGES=(postgresql pkg-config libsodium-dev)
+# Postgres, libsodium for argon2id password hashing, and OpenSSL's libcrypto
+# for RSA signing.
+GATEWAY_RUNTIME_PACKAGES=(postgresql pkg-config libsodium-dev libssl-dev)
 # What the test suite needs on top: openssl verifies token signatures
 # independently; libargon2 (the reference argon2) checks the hashes made
 # through libsodium; python3 runs the OpenAPI validator from PyPI.
