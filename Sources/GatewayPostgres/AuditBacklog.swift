@@ -56,6 +56,9 @@ final class AuditBacklog: Sendable {
     /// Rows waiting; while any do, new rows join them rather than overtake them.
     var count: Int { state.withLock { $0.rows.count } }
 
+    /// When the oldest row waiting was made; nil when none waits.
+    var oldestKeptAt: Date? { state.withLock { $0.rows.first?.occurredAt } }
+
     /// Rows written from the backlog and rows lost, so far.
     var counts: (written: Int, lost: Int) { state.withLock { ($0.written, $0.lost) } }
 
@@ -78,6 +81,14 @@ final class AuditBacklog: Sendable {
             lostRowsCounter.increment()
             logLost(row, why: "the backlog of \(capacity) rows is full")
         }
+    }
+
+    /// Counts `event` as lost and logs it whole: for a row PostgreSQL refused
+    /// even made storable, which keeping would only retry forever.
+    func lose(_ event: AuditEvent, occurredAt: Date, why: String) {
+        state.withLock { $0.lost += 1 }
+        lostRowsCounter.increment()
+        logLost(Row(event: event, occurredAt: occurredAt), why: "PostgreSQL refused it even made storable: \(why)")
     }
 
     /// Writes kept rows whenever there are some, retrying every
@@ -111,6 +122,37 @@ final class AuditBacklog: Sendable {
             for row in left { logLost(row, why: "stopping without reaching PostgreSQL") }
         }
         return left.count
+    }
+
+    /// Writes `batch` row by row after PostgreSQL refused it for a value: a
+    /// refused row is written once more made storable, and if even that is
+    /// refused, logged whole and counted lost, never retried again. False
+    /// when PostgreSQL stopped answering on the way (the rest wait).
+    private func writeOneByOne(_ batch: [Row]) async -> Bool {
+        for row in batch {
+            do {
+                try await write([row])
+            } catch where UnstorableRow.isDataError(error) {
+                UnstorableRow.escapedRowsCounter.increment()
+                logger.error(
+                    "audit row refused by PostgreSQL; writing it with its text made storable",
+                    metadata: ["error": "\(PostgresErrorText.describe(error))", "audit_row": "\(Self.json(row))"])
+                do {
+                    try await write([Row(event: row.event.storable, occurredAt: row.occurredAt)])
+                } catch {
+                    lose(row.event, occurredAt: row.occurredAt, why: PostgresErrorText.describe(error))
+                }
+            } catch {
+                return false
+            }
+            let depth = state.withLock { state in
+                state.rows.removeFirst()
+                state.written += 1
+                return state.rows.count
+            }
+            depthGauge.record(depth)
+        }
+        return true
     }
 
     private func logLost(_ row: Row, why: String) {
@@ -148,6 +190,9 @@ final class AuditBacklog: Sendable {
         let batch = state.withLock { Array($0.rows.prefix(maximumBatch)) }
         do {
             try await write(batch)
+        } catch where UnstorableRow.isDataError(error) {
+            // A value PostgreSQL refuses would hold every later row back, and be retried forever.
+            return await writeOneByOne(batch)
         } catch {
             logger.warning(
                 "kept audit rows not written yet",

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 public import GatewayCore
 public import Logging
@@ -92,13 +93,30 @@ public final class GroupCommitWriter: Service, Sendable {
         public var lost = 0
     }
 
-    private enum Work: Sendable {
+    private enum Work: Sendable, CustomStringConvertible {
         case audit(AuditEvent)
         /// Touches, and an event recorded only if they all allow (`nil`: only the touches).
         case touch([Touch], recording: AuditEvent?)
+
+        /// The same work with its audit row made storable; nil when it has no row.
+        var storable: Work? {
+            switch self {
+            case .audit(let event): .audit(event.storable)
+            case .touch(let touches, let event?): .touch(touches, recording: event.storable)
+            case .touch(_, nil): nil
+            }
+        }
+
+        /// The audit row as one JSON object, for the log.
+        var description: String {
+            switch self {
+            case .audit(let event), .touch(_, let event?): AuditBacklog.json(.init(event: event, occurredAt: Date()))
+            case .touch(let touches, nil): "\(touches.count) counter touches"
+            }
+        }
     }
 
-    private let queue: GroupCommitQueue<Work, Admission>
+    private let queue: GroupCommitQueue<Work, Result<Admission, any Error>>
     private let backlog: AuditBacklog
     private let committedEvents = Atomic(0)
     private let committedTouches = Atomic(0)
@@ -142,14 +160,22 @@ public final class GroupCommitWriter: Service, Sendable {
             keptAndWritten: kept.written, lost: kept.lost)
     }
 
+    /// Items submitted and waiting for a batch.
+    public var queuedCount: Int { queue.queuedCount }
+
     /// Rows kept in memory, waiting for PostgreSQL.
     public var keptCount: Int { backlog.count }
+
+    /// How long the oldest row kept in memory has waited; nil when none waits.
+    public var oldestKeptRowAge: Duration? {
+        backlog.oldestKeptAt.map { .milliseconds(Int64(max(0, Date().timeIntervalSince($0)) * 1000)) }
+    }
 
     /// Returns once the event is committed; throws 503 `unavailable` when it
     /// cannot be, and the caller must then not act as if it were.
     public func record(_ event: AuditEvent) async throws {
         guard writesAudit else { return }
-        _ = try await queue.submit(.audit(event))
+        _ = try await queue.submit(.audit(event)).get()
         committedEvents.add(1, ordering: .relaxed)
     }
 
@@ -163,8 +189,12 @@ public final class GroupCommitWriter: Service, Sendable {
         let occurredAt = Date()
         if backlog.count == 0 {
             do {
-                _ = try await queue.submit(.audit(event))
+                _ = try await queue.submit(.audit(event)).get()
                 committedEvents.add(1, ordering: .relaxed)
+                return
+            } catch where UnstorableRow.isDataError(error) {
+                // Refused even made storable (logged by write): keeping it would only repeat that.
+                backlog.lose(event, occurredAt: occurredAt, why: PostgresErrorText.describe(error))
                 return
             } catch {
                 // Kept below; the batch's failure is logged by the queue.
@@ -176,7 +206,7 @@ public final class GroupCommitWriter: Service, Sendable {
     /// Applies the touches and reads every counter; the answer is in the order of `touches`.
     public func touch(_ touches: [Touch]) async throws -> [Counts] {
         guard !touches.isEmpty else { return [] }
-        let counts = try await queue.submit(.touch(touches, recording: nil)).counts
+        let counts = try await queue.submit(.touch(touches, recording: nil)).get().counts
         committedTouches.add(1, ordering: .relaxed)
         return counts
     }
@@ -185,7 +215,7 @@ public final class GroupCommitWriter: Service, Sendable {
     /// `event` if every touch's verdict allows. Without audit (`writesAudit`
     /// false) only the verdicts are made.
     public func admit(_ touches: [Touch], recording event: AuditEvent) async throws -> Admission {
-        let admission = try await queue.submit(.touch(touches, recording: writesAudit ? event : nil))
+        let admission = try await queue.submit(.touch(touches, recording: writesAudit ? event : nil)).get()
         committedTouches.add(1, ordering: .relaxed)
         committedAdmissions.add(1, ordering: .relaxed)
         if admission.admitted && writesAudit { committedEvents.add(1, ordering: .relaxed) }
@@ -213,8 +243,44 @@ public final class GroupCommitWriter: Service, Sendable {
             ])
     }
 
-    /// Runs one batch; returns each item's answer, in order.
-    private static func write(_ work: [Work], client: PostgresClient, logger: Logger) async throws -> [Admission] {
+    /// Runs one batch; returns each item's answer, in order. Should
+    /// PostgreSQL refuse a value (``UnstorableRow``), the items are written
+    /// one by one, so only the refused one fails; its audit row is tried
+    /// once more made storable.
+    private static func write(
+        _ work: [Work], client: PostgresClient, logger: Logger
+    ) async throws -> [Result<Admission, any Error>] {
+        do {
+            return try await writeBatch(work, client: client, logger: logger).map { .success($0) }
+        } catch where UnstorableRow.isDataError(error) {
+            var answers: [Result<Admission, any Error>] = []
+            for item in work {
+                do {
+                    answers.append(.success(try await writeBatch([item], client: client, logger: logger)[0]))
+                } catch where UnstorableRow.isDataError(error) {
+                    guard let storable = item.storable else {
+                        answers.append(.failure(error))
+                        continue
+                    }
+                    UnstorableRow.escapedRowsCounter.increment()
+                    logger.error(
+                        "audit row refused by PostgreSQL; writing it with its text made storable",
+                        metadata: ["error": "\(PostgresErrorText.describe(error))", "audit_row": "\(item.description)"])
+                    do {
+                        answers.append(.success(try await writeBatch([storable], client: client, logger: logger)[0]))
+                    } catch {
+                        answers.append(.failure(error))
+                    }
+                } catch {
+                    answers.append(.failure(error))
+                }
+            }
+            return answers
+        }
+    }
+
+    /// Runs one batch as one statement; returns each item's answer, in order.
+    private static func writeBatch(_ work: [Work], client: PostgresClient, logger: Logger) async throws -> [Admission] {
         var statement = AuditAndCounterWrite()
         for (index, item) in work.enumerated() {
             switch item {

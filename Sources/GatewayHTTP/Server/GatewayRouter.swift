@@ -62,7 +62,7 @@ public enum GatewayRouter {
         let router = Router(context: GatewayRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestIDMiddleware(
             trustedProxies: dependencies.rateLimits.trustedProxies, logsRequests: dependencies.logsRequests))
-        HealthController(readiness: dependencies.readiness, client: client).addRoutes(to: router)
+        HealthController(readiness: dependencies.readiness, client: client, writer: dependencies.writer).addRoutes(to: router)
         if let exposition = dependencies.metricsExposition {
             MetricsController(exposition: exposition).addRoutes(to: router)
         }

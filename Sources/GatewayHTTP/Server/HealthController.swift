@@ -1,10 +1,13 @@
 import GatewayCore
 public import Hummingbird
 import NIOCore
+public import GatewayPostgres
 public import PostgresNIO
 
 /// `GET /healthz`: the process answers. `GET /readyz`: this replica should
-/// get traffic (see ``Readiness``) and the database answers within a second;
+/// get traffic (see ``Readiness``), the database answers within a second,
+/// and no audit row has waited in memory longer than `staleBacklogAfter`
+/// (PostgreSQL answers but does not take the rows: an operator must look);
 /// 503 with the reason otherwise. Neither is rate limited or audited.
 public struct HealthController: Sendable {
     public static let paths = ["/healthz", "/readyz"]
@@ -12,10 +15,16 @@ public struct HealthController: Sendable {
 
     private let readiness: Readiness
     private let client: PostgresClient
+    private let writer: GroupCommitWriter
+    private let staleBacklogAfter: Duration
 
-    public init(readiness: Readiness, client: PostgresClient) {
+    public init(
+        readiness: Readiness, client: PostgresClient, writer: GroupCommitWriter, staleBacklogAfter: Duration = .seconds(30)
+    ) {
         self.readiness = readiness
         self.client = client
+        self.writer = writer
+        self.staleBacklogAfter = staleBacklogAfter
     }
 
     public func addRoutes(to router: Router<GatewayRequestContext>) {
@@ -25,6 +34,10 @@ public struct HealthController: Sendable {
 
     private func ready(_ context: GatewayRequestContext) async -> Response {
         if let problem = readiness.problem { return Self.unavailable(problem) }
+        if let age = writer.oldestKeptRowAge, age > staleBacklogAfter {
+            return Self.unavailable(
+                "audit rows kept in memory have waited \(age.components.seconds) s to be written (\(writer.keptCount) rows)")
+        }
         let client = self.client
         do {
             _ = try await withTimeout(Self.databaseTimeout) {

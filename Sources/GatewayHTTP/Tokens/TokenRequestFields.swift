@@ -86,10 +86,22 @@ public struct TokenRequestFields: Equatable {
             credentials: credentialFields.isEmpty ? nil : try credentials(from: credentialFields))
     }
 
+    /// The credentials object, its text checked here for both body kinds: a
+    /// type or field name is an identifier, with no control characters; no
+    /// value may hold U+0000, which PostgreSQL refuses in any text (the type,
+    /// a phone number, reach the audit trail and the rate-limit counters).
     private static func credentials(from fields: [String: String]) throws(GatewayError) -> Credentials {
         var fields = fields
         guard let type = fields.removeValue(forKey: "type") else {
             throw .invalidRequest("credentials.type is required.")
+        }
+        func hasControl(_ text: String) -> Bool { text.unicodeScalars.contains { $0.properties.generalCategory == .control } }
+        guard !hasControl(type) else { throw .invalidRequest("credentials.type must not contain control characters.") }
+        for (name, value) in fields {
+            guard !hasControl(name) else { throw .invalidRequest("credentials names a field with control characters.") }
+            guard !value.unicodeScalars.contains("\u{0}") else {
+                throw .invalidRequest("credentials.\(name) must not contain U+0000 (NUL).")
+            }
         }
         return Credentials(type: type, fields: fields)
     }

@@ -4,6 +4,7 @@ import GatewayHTTP
 import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import Logging
 import PostgresNIO
@@ -82,6 +83,42 @@ import Testing
             #expect(denials.allSatisfy { $0.reason == "unavailable" && $0.userID == "ada" })
             #expect(writer.keptCount == 0)
             #expect(writer.statistics.lost == 0)
+        }
+    }
+
+    /// Rows that wait in memory while PostgreSQL answers (here: writes wait
+    /// for a lock) take the replica out of rotation once they are stale.
+    @Test func aStaleBacklogMakesTheReplicaUnready() async throws {
+        // Without limits: their counters share the audit rows' statement, which the lock holds too.
+        try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(1)) { gateway in
+            let app = try await gateway.createApp()
+            gateway.dependencies.readiness.markStarted()
+            gateway.dependencies.readiness.setListening(true)
+            let router = Router(context: GatewayRequestContext.self)
+            HealthController(
+                readiness: gateway.dependencies.readiness, client: gateway.client, writer: gateway.dependencies.writer,
+                staleBacklogAfter: .zero
+            ).addRoutes(to: router)
+            let health = Application(router: router)
+            @Sendable func readiness() async throws -> (HTTPResponse.Status, String) {
+                try await health.test(.router) { client in
+                    let response = try await client.execute(uri: "/readyz", method: .get)
+                    return (response.status, String(buffer: response.body))
+                }
+            }
+            let (status, body) = try await gateway.whileAuditWritesWait {
+                let wrong = try await gateway.test {
+                    try await $0.postJSON(["app_id": app.appID.description, "user_id": "alice", "nonce": "n",
+                                           "credentials": ["type": "static", "password": "guess"]])
+                }
+                #expect(wrong.status == .unauthorized)
+                #expect(gateway.dependencies.writer.keptCount == 1)
+                return try await readiness()
+            }
+            #expect(status == .serviceUnavailable)
+            #expect(body.contains("audit rows kept in memory"))
+            while gateway.dependencies.writer.keptCount > 0 { try await Task.sleep(for: .milliseconds(20)) }  // the backlog's own retry schedule
+            #expect(try await readiness().0 == .ok)
         }
     }
 
