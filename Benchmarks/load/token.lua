@@ -2,6 +2,7 @@
 -- user ids cycling over 1000 users. APP_ID names the app; CREDENTIALS, when
 -- set, is the JSON of the credentials object. With PASSWORD_APP_ID and
 -- PASSWORD_EVERY=n, every n-th request is a password login to that app.
+-- RANDOM_APP_ID=1 names a made-up app id in every request instead.
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 
@@ -9,6 +10,7 @@ local app = os.getenv("APP_ID")
 local credentials = os.getenv("CREDENTIALS")
 local password_app = os.getenv("PASSWORD_APP_ID")
 local password_every = tonumber(os.getenv("PASSWORD_EVERY") or "0")
+local random_app = os.getenv("RANDOM_APP_ID") == "1"
 local password_credentials = '{"type":"password","password":"load test password"}'
 local counter = 0
 
@@ -25,6 +27,10 @@ end
 request = function()
   sequence = sequence + 1
   local target, creds = app, credentials
+  if random_app then
+    target = string.format("%08x-%04x-4%03x-8%03x-%012x", math.random(0, 0x7fffffff), math.random(0, 0xffff),
+      math.random(0, 0xfff), math.random(0, 0xfff), math.random(0, 0xffffffff))
+  end
   if password_app and password_every > 0 and sequence % password_every == 0 then
     target, creds = password_app, password_credentials
   end
