@@ -147,7 +147,8 @@ import FoundationNetworking
             // The environment wins over the file for the URL and the port.
             let server = try await GatewayProcess.start(
                 ["serve", "--config", configFile.path],
-                environment: ["GATEWAY_DATABASE_URL": url, "GATEWAY_HTTP_PORT": "0"])
+                // A generous timeout: a loaded CI machine must not turn slow statements into 503s.
+                environment: ["GATEWAY_DATABASE_URL": url, "GATEWAY_HTTP_PORT": "0", "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "10000"])
             defer { Task { await server.stop() } }
 
             let app = AppSettings(

@@ -4,9 +4,8 @@ import GatewayCore
 /// than `JSONDecoder` in three ways: a member named twice is refused rather
 /// than one copy silently winning, so no two readers of the same body can
 /// disagree about it; nesting deeper than ``maximumDepth`` is refused before
-/// it can exhaust the stack; and invalid UTF-8, unpaired surrogates, raw
-/// control characters and U+0000 (which no PostgreSQL text or jsonb value can
-/// hold, escaped or not) in strings are refused rather than replaced.
+/// it can exhaust the stack; and invalid UTF-8, unpaired surrogates and raw
+/// control characters in strings are refused rather than replaced.
 struct StrictJSONReader {
     enum Failure: Error, Equatable {
         /// Not JSON, or not the JSON wanted.
@@ -15,8 +14,6 @@ struct StrictJSONReader {
         case duplicateMember
         /// Arrays and objects nest deeper than ``StrictJSONReader/maximumDepth``.
         case tooDeep
-        /// A string holds U+0000; `path` names the member it is in (empty: the top level).
-        case nul(path: [String])
 
         /// The 400 a request's JSON that fails this way is answered with;
         /// `subject` names that JSON ("body", "line").
@@ -26,8 +23,6 @@ struct StrictJSONReader {
             case .duplicateMember: .invalidRequest("The \(subject) names a member twice.")
             case .tooDeep:
                 .invalidRequest("The \(subject) nests arrays and objects deeper than \(StrictJSONReader.maximumDepth) levels.")
-            case .nul(let path):
-                .invalidRequest("\(path.isEmpty ? "The \(subject)" : path.joined(separator: ".")) must not contain U+0000 (NUL).")
             }
         }
     }
@@ -90,11 +85,7 @@ struct StrictJSONReader {
             guard names.insert(name).inserted else { throw .duplicateMember }
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
-            do {
-                try member(name, &self)
-            } catch .nul(let path) {
-                throw .nul(path: [name] + path)
-            }
+            try member(name, &self)
         } while try continues(closing: UInt8(ascii: "}"))
     }
 
@@ -286,7 +277,6 @@ struct StrictJSONReader {
                 guard (0xDC00...0xDFFF).contains(low) else { throw .malformed }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             }
-            guard scalar != 0 else { throw .nul(path: []) }
             guard let unicode = Unicode.Scalar(scalar), let encoded = UTF8.encode(unicode) else { throw .malformed }
             output.append(contentsOf: encoded)
         default:

@@ -99,8 +99,8 @@ public struct TokenRequestFields: Equatable {
         guard !hasControl(type) else { throw .invalidRequest("credentials.type must not contain control characters.") }
         for (name, value) in fields {
             guard !hasControl(name) else { throw .invalidRequest("credentials names a field with control characters.") }
-            guard !value.unicodeScalars.contains("\u{0}") else {
-                throw .invalidRequest("credentials.\(name) must not contain U+0000 (NUL).")
+            guard !value.utf8.contains(0) else {
+                throw .invalidRequest("credentials.\(name) must not contain the NUL character (\\u0000).")
             }
         }
         return Credentials(type: type, fields: fields)

@@ -16,14 +16,14 @@ import Testing
 
     /// (content type, body, the message's start) for every token-request field; APP is replaced by the app id.
     static let tokenRequests: [(String, String, String)] = [
-        (json, #"{"app_id":"APP","user_id":"al\u0000ice","nonce":"n","credentials":{"type":"static","password":"x"}}"#, "user_id must not contain U+0000"),
-        (json, #"{"app_id":"APP","nonce":"n\u0000","credentials":{"type":"static","password":"x"}}"#, "nonce must not contain U+0000"),
-        (json, #"{"app_id":"APP","user_id":"alice","nonce":"n","credentials":{"type":"st\u0000atic","password":"x"}}"#, "credentials.type must not contain U+0000"),
-        (json, #"{"app_id":"APP","user_id":"alice","nonce":"n","credentials":{"type":"static","password":"\u0000"}}"#, "credentials.password must not contain U+0000"),
-        (json, #"{"app_id":"APP","user_id":"alice","nonce":"n","credentials":{"type":"static","pass\u0000word":"x"}}"#, "credentials must not contain U+0000"),
-        (json, #"{"app_\u0000id":"APP"}"#, "The body must not contain U+0000"),
+        (json, #"{"app_id":"APP","user_id":"al\u0000ice","nonce":"n","credentials":{"type":"static","password":"x"}}"#, "user_id must not contain control characters"),
+        (json, #"{"app_id":"APP","nonce":"n\u0000","credentials":{"type":"static","password":"x"}}"#, "nonce must be visible ASCII characters only"),
+        (json, #"{"app_id":"APP","user_id":"alice","nonce":"n","credentials":{"type":"st\u0000atic","password":"x"}}"#, "credentials.type must not contain control characters"),
+        (json, #"{"app_id":"APP","user_id":"alice","nonce":"n","credentials":{"type":"static","password":"\u0000"}}"#, "credentials.password must not contain the NUL character"),
+        (json, #"{"app_id":"APP","user_id":"alice","nonce":"n","credentials":{"type":"static","pass\u0000word":"x"}}"#, "credentials names a field with control characters"),
+        (json, #"{"app_\u0000id":"APP"}"#, "app_id is required"),
         (form, "app_id=APP&user_id=alice&nonce=n&credentials[type]=st%00atic&credentials[password]=x", "credentials.type must not contain control characters"),
-        (form, "app_id=APP&user_id=alice&nonce=n&credentials[type]=static&credentials[password]=%00", "credentials.password must not contain U+0000"),
+        (form, "app_id=APP&user_id=alice&nonce=n&credentials[type]=static&credentials[password]=%00", "credentials.password must not contain the NUL character"),
         (form, "app_id=APP&user_id=alice&nonce=n&credentials[type]=static&credentials[pass%00]=x", "credentials names a field with control characters"),
         (form, "app_id=APP&user_id=al%00ice&nonce=n&credentials[type]=static&credentials[password]=x", "user_id must not contain control characters"),
     ]
@@ -70,17 +70,17 @@ import Testing
                     body: #"{"app_id":"\#(app.appID)","phone_number":"+4915112345678\u0000"}"#)
             }
             #expect(code.status == .badRequest)
-            #expect((try errorBody(code)["message"] as? String)?.hasPrefix("phone_number must not contain U+0000") == true)
+            #expect((try errorBody(code)["message"] as? String)?.hasPrefix("phone_number must not contain the NUL character") == true)
 
             let token = try await gateway.adminToken(.operator)
             let renamed = try await gateway.admin(.patch, "/admin/v1/apps/\(app.appID)", token: token, json: ["name": "a\u{0}b"])
             #expect(renamed.status == .badRequest)
-            #expect((try errorBody(renamed)["message"] as? String)?.hasPrefix("name must not contain U+0000") == true)
+            #expect((try errorBody(renamed)["message"] as? String)?.hasPrefix("name must not contain the NUL character") == true)
             let options = try await gateway.admin(
                 .patch, "/admin/v1/apps/\(app.appID)", token: token,
                 json: ["plugins": ["phone_code": ["test_numbers": [["phone_number": "\u{0}"]]]]])
             #expect(options.status == .badRequest)
-            #expect((try errorBody(options)["message"] as? String)?.hasPrefix("plugins.phone_code.test_numbers.phone_number must not contain U+0000") == true)
+            #expect((try errorBody(options)["message"] as? String)?.hasPrefix("plugins.phone_code.test_numbers[0].phone_number must not contain the NUL character") == true)
         }
     }
 }
