@@ -1,4 +1,3 @@
-public import AsyncHTTPClient
 import Crypto
 public import GatewayCore
 public import GatewayHTTP
@@ -15,23 +14,20 @@ public import Hummingbird
 public struct PhoneCodePlugin: CredentialPlugin {
     public let credentialType = "phone_code"
     private let codes: PhoneCodes
-    private let httpClient: HTTPClient
     private let allowsLogSender: Bool
     private let senderAddresses: SenderAddressPolicy
 
     /// - Parameters:
     ///   - codeKey: the key code HMACs are made with (``MasterKey/derivedSecret(for:)``).
-    ///   - httpClient: for webhooks and Twilio; the shared client by default.
     ///   - allowsLogSender: whether development apps may use the `log`
     ///     sender; a production deployment says `false`.
     ///   - senderAddresses: where webhooks and Twilio may be reached; public
     ///     addresses only unless the operator allows private ones.
     public init(
-        codeKey: [UInt8], httpClient: HTTPClient = .shared, allowsLogSender: Bool = true,
+        codeKey: [UInt8], allowsLogSender: Bool = true,
         senderAddresses: SenderAddressPolicy = SenderAddressPolicy(allowsPrivateAddresses: false)
     ) {
         self.codes = PhoneCodes(key: SymmetricKey(data: codeKey))
-        self.httpClient = httpClient
         self.allowsLogSender = allowsLogSender
         self.senderAddresses = senderAddresses
     }
@@ -65,7 +61,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
         PhoneCodeController(
             services: services, codes: codes,
             repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),
-            sender: SMSSender(client: httpClient, addresses: senderAddresses, logger: services.plugin.logger)
+            sender: SMSSender(addresses: senderAddresses, logger: services.plugin.logger)
         ).addRoutes(to: router)
     }
 

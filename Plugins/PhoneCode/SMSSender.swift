@@ -23,6 +23,13 @@ struct SMSDeliveryFailure: Error, CustomStringConvertible {
 /// Delivers codes through the app's sender: the tenant's webhook, Twilio's
 /// Messages API, or (development apps only) the server log. Each HTTP
 /// attempt has 5 s; a 5xx answer or a connection failure is retried once.
+///
+/// Each delivery gets an HTTP client of its own that connects to the address
+/// ``SenderAddressPolicy`` checked (TLS still verifies the URL's host name)
+/// and follows no redirect: a sender that answers 3xx has failed, so a public
+/// URL cannot bounce the gateway onto its own network. Every connection-level
+/// failure reads the same, so the audit trail an app admin sees cannot tell
+/// a closed port from a slow one.
 struct SMSSender: Sendable {
     static let attemptTimeout = TimeAmount.seconds(5)
     static let attempts = 2
@@ -30,7 +37,6 @@ struct SMSSender: Sendable {
     static let timestampHeader = "X-Gateway-Timestamp"
     static let signatureHeader = "X-Gateway-Signature"
 
-    let client: HTTPClient
     let addresses: SenderAddressPolicy
     let logger: Logger
 
@@ -42,10 +48,10 @@ struct SMSSender: Sendable {
                 "phone code (log sender, development app)",
                 metadata: ["app_id": "\(message.appID)", "phone_number": "\(message.phoneNumber)", "code": "\(message.code)"])
         case .webhook(let url, let secret):
-            try await checked(url)
-            try await deliver(Self.webhookRequest(message, url: url, secret: secret, now: Date()))
+            let destination = try await checked(url)
+            try await deliver(Self.webhookRequest(message, url: url, secret: secret, now: Date()), to: url, at: destination)
         case .twilio(let accountSID, let authToken, let from, let text, let baseURL):
-            try await checked(baseURL)
+            let destination = try await checked(baseURL)
             var request = HTTPClientRequest(
                 url: baseURL.appending(path: "2010-04-01/Accounts/\(accountSID)/Messages.json").absoluteString)
             request.method = .POST
@@ -56,7 +62,7 @@ struct SMSSender: Sendable {
                 ("To", message.phoneNumber.text), ("From", from), ("Body", text.replacingOccurrences(of: "{code}", with: message.code)),
             ])
             request.body = .bytes(ByteBuffer(string: body))
-            try await deliver(request)
+            try await deliver(request, to: baseURL, at: destination)
         }
     }
 
@@ -83,30 +89,41 @@ struct SMSSender: Sendable {
         return mac.map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Refuses (and logs) a sender address ``SenderAddressPolicy`` does not allow.
-    private func checked(_ url: URL) async throws(SMSDeliveryFailure) {
+    /// Refuses (and logs) a sender address ``SenderAddressPolicy`` does not
+    /// allow; otherwise the address to connect to (nil: let the client resolve).
+    private func checked(_ url: URL) async throws(SMSDeliveryFailure) -> IPAddress? {
         do {
-            try await addresses.check(url)
+            return try await addresses.destination(of: url)
         } catch {
             logger.warning("SMS delivery refused", metadata: ["reason": "\(error.reason)"])
             throw error
         }
     }
 
-    private func deliver(_ request: HTTPClientRequest) async throws(SMSDeliveryFailure) {
+    /// Sends `request` to `url`'s host, connecting to `address` when one is given.
+    private func deliver(_ request: HTTPClientRequest, to url: URL, at address: IPAddress?) async throws(SMSDeliveryFailure) {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        if let address, let host = url.host(percentEncoded: false) {
+            configuration.dnsOverride = [host: address.description]
+        }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         var lastFailure = SMSDeliveryFailure(reason: "not attempted")
         for attempt in 1...Self.attempts {
             do {
                 let response = try await client.execute(request, timeout: Self.attemptTimeout, logger: logger)
                 _ = try? await response.body.collect(upTo: 64 * 1024)
-                if (200..<300).contains(response.status.code) { return }
+                if (200..<300).contains(response.status.code) {
+                    try? await client.shutdown()
+                    return
+                }
                 lastFailure = SMSDeliveryFailure(reason: "HTTP \(response.status.code)")
                 guard response.status.code >= 500 else { break }
             } catch {
-                lastFailure = SMSDeliveryFailure(reason: "connection: \(type(of: error))")
+                lastFailure = SMSDeliveryFailure(reason: "no answer")
             }
             if attempt < Self.attempts { try? await Task.sleep(for: .milliseconds(200)) }
         }
+        try? await client.shutdown()
         logger.warning("SMS delivery failed", metadata: ["reason": "\(lastFailure.reason)"])
         throw lastFailure
     }

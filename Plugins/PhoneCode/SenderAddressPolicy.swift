@@ -2,24 +2,32 @@
 import Glibc
 #endif
 import Foundation
-import GatewayCore
+public import GatewayCore
 import NIOPosix
 
 /// Where SMS senders may deliver. An app's admin chooses its sender's URL, so
 /// by default the gateway delivers only to public addresses: a sender URL
 /// cannot make it call its own network (the database, a cloud metadata
-/// service, an admin port). Each send resolves the URL's host and refuses it
-/// if any address is loopback, private, link-local or otherwise not public.
-/// The HTTP client resolves the name again to connect, so a DNS server that
-/// answers differently the second time can still get through: filter the
-/// gateway's outbound traffic where that matters.
+/// service, an admin port). Each send resolves the URL's host, refuses it if
+/// any address is loopback, private, link-local or otherwise not public, and
+/// names the address it checked as the one to connect to
+/// (``destination(of:)``), so a DNS server that answers differently the
+/// second time cannot redirect the connection. A host written as a number
+/// that is not a canonical dotted quad (`012.1.2.3`, `127.1`, `0x7f.1`,
+/// `2130706433`) is refused outright: resolvers read such forms differently
+/// (`012` is octal 10 to glibc), so no check of them can be trusted.
 public struct SenderAddressPolicy: Sendable {
+    /// Every address a host name stands for.
+    public typealias Resolver = @Sendable (String) async throws -> [IPAddress]
+
     /// Deliver to any address (`sms.allow_private_addresses`): for a sender
     /// inside the operator's own network, and for tests.
     public let allowsPrivateAddresses: Bool
+    private let resolve: Resolver
 
-    public init(allowsPrivateAddresses: Bool) {
+    public init(allowsPrivateAddresses: Bool, resolve: Resolver? = nil) {
         self.allowsPrivateAddresses = allowsPrivateAddresses
+        self.resolve = resolve ?? { host in try await NIOThreadPool.singleton.runIfActive { try Self.systemResolve(host) } }
     }
 
     /// Ranges that are not public destinations (RFC 6890 and its updates).
@@ -34,30 +42,57 @@ public struct SenderAddressPolicy: Sendable {
         !nonPublicRanges.contains { $0.contains(address) }
     }
 
-    /// Throws unless every address `url`'s host stands for is public (or
-    /// private addresses are allowed).
-    func check(_ url: URL) async throws(SMSDeliveryFailure) {
-        guard !allowsPrivateAddresses else { return }
+    /// Whether `host` reads as an IPv4 number in some resolver's eyes (its
+    /// last label is decimal digits, or `0x` and hex digits: the WHATWG URL
+    /// "ends in a number" rule) without being the canonical dotted quad.
+    static func isAmbiguousNumber(_ host: String) -> Bool {
+        var labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        if labels.count > 1, labels.last?.isEmpty == true { labels.removeLast() }
+        guard let last = labels.last?.lowercased() else { return false }
+        let numeric =
+            (!last.isEmpty && last.allSatisfy(\.isASCII) && last.allSatisfy(\.isNumber))
+            || (last.hasPrefix("0x") && last.dropFirst(2).allSatisfy(\.isHexDigit))
+        return numeric && !IPAddress.isDottedQuad(host)
+    }
+
+    /// The 400 for a sender URL at `field` whose host is an ambiguous number; nil when it is fine.
+    static func refusal(of url: URL, field: String) -> GatewayError? {
+        guard let host = url.host(percentEncoded: false), isAmbiguousNumber(host) else { return nil }
+        return .invalidRequest("\(field): the host \(host) must be a name or a canonical address (like 203.0.113.7).")
+    }
+
+    /// Throws unless every address `url`'s host stands for may be reached;
+    /// returns the checked address to connect to, or nil when the client may
+    /// resolve the name itself (private addresses allowed, or a literal host).
+    func destination(of url: URL) async throws(SMSDeliveryFailure) -> IPAddress? {
         guard let host = url.host(percentEncoded: false), !host.isEmpty else {
             throw SMSDeliveryFailure(reason: "the sender URL has no host")
         }
-        let addresses: [IPAddress]
-        if let literal = IPAddress(host) {
-            addresses = [literal]
-        } else {
-            do {
-                addresses = try await NIOThreadPool.singleton.runIfActive { try Self.resolve(host) }
-            } catch {
-                throw SMSDeliveryFailure(reason: "the sender host \(host) did not resolve")
-            }
+        guard !Self.isAmbiguousNumber(host) else {
+            throw SMSDeliveryFailure(reason: "the sender host \(host) is a number but not a canonical address")
         }
-        guard !addresses.isEmpty, addresses.allSatisfy(Self.isPublic) else {
+        if let literal = IPAddress(host) {
+            guard allowsPrivateAddresses || Self.isPublic(literal) else {
+                throw SMSDeliveryFailure(
+                    reason: "the sender host \(host) is not a public address (sms.allow_private_addresses is off)")
+            }
+            return nil
+        }
+        guard !allowsPrivateAddresses else { return nil }
+        let addresses: [IPAddress]
+        do {
+            addresses = try await resolve(host)
+        } catch {
+            throw SMSDeliveryFailure(reason: "the sender host \(host) did not resolve")
+        }
+        guard let first = addresses.first, addresses.allSatisfy(Self.isPublic) else {
             throw SMSDeliveryFailure(reason: "the sender host \(host) is not a public address (sms.allow_private_addresses is off)")
         }
+        return first
     }
 
     /// Every address `host` resolves to. Blocking: call it off the cooperative pool.
-    private static func resolve(_ host: String) throws -> [IPAddress] {
+    static func systemResolve(_ host: String) throws -> [IPAddress] {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?

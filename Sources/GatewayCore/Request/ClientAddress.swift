@@ -52,7 +52,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether `text` is an IPv4 address exactly as ``description`` writes
     /// it: four decimal numbers up to 255, no leading zeros.
-    static func isDottedQuad(_ text: String) -> Bool {
+    public static func isDottedQuad(_ text: String) -> Bool {
         var parts = 0
         var value = 0
         var digits = 0

@@ -1,6 +1,8 @@
 import Foundation
 import GatewayCore
+import Logging
 @testable import PhoneCodePlugin
+import Synchronization
 import Testing
 
 @Suite struct SenderAddressPolicyTests {
@@ -20,10 +22,94 @@ import Testing
     @Test func aSendChecksTheHostByAddressOrName() async throws {
         let publicOnly = SenderAddressPolicy(allowsPrivateAddresses: false)
         for url in ["http://127.0.0.1:9/sms", "https://[::1]/sms", "http://localhost:8080/", "http://169.254.169.254/latest"] {
-            await #expect(throws: SMSDeliveryFailure.self, "\(url)") { try await publicOnly.check(URL(string: url)!) }
+            await #expect(throws: SMSDeliveryFailure.self, "\(url)") { try await publicOnly.destination(of: URL(string: url)!) }
         }
-        // A public address is let through without any lookup.
-        try await publicOnly.check(URL(string: "https://8.8.8.8/sms")!)
-        try await SenderAddressPolicy(allowsPrivateAddresses: true).check(URL(string: "http://127.0.0.1:9/sms")!)
+        // A public address is let through without any lookup, and the client connects to it as written.
+        #expect(try await publicOnly.destination(of: URL(string: "https://8.8.8.8/sms")!) == nil)
+        #expect(try await SenderAddressPolicy(allowsPrivateAddresses: true).destination(of: URL(string: "http://127.0.0.1:9/sms")!) == nil)
+    }
+
+    /// glibc reads `012.1.2.3` as 10.1.2.3 (octal) where a decimal reading says
+    /// 12.1.2.3: every IPv4 form but the canonical one is refused, at setup and at send.
+    @Test(arguments: ["012.1.2.3", "127.1", "0x7f.1", "2130706433", "0x7f000001", "10.0.0.01", "sms.example.123", "8.8.8.8."])
+    func numbersThatAreNotCanonicalAddressesAreRefused(_ host: String) async throws {
+        let url = try #require(URL(string: "http://\(host)/sms"))
+        #expect(SenderAddressPolicy.refusal(of: url, field: "url") != nil)
+        // An app's admin cannot set such a sender up.
+        let options = JSONValue.object([
+            "sender": .object(["type": .string("webhook"), "url": .string(url.absoluteString), "secret": .string("0123456789abcdef")])
+        ])
+        #expect(throws: GatewayError.self) { try PhoneCodeOptions(options, environment: .production) }
+        for policy in [SenderAddressPolicy(allowsPrivateAddresses: false), SenderAddressPolicy(allowsPrivateAddresses: true)] {
+            await #expect(throws: SMSDeliveryFailure.self) { try await policy.destination(of: url) }
+        }
+    }
+
+    @Test(arguments: ["8.8.8.8", "sms.example.com", "example.com.", "[2606:4700::1111]"])
+    func namesAndCanonicalAddressesAreFine(_ host: String) throws {
+        let url = try #require(URL(string: "https://\(host)/sms"))
+        #expect(SenderAddressPolicy.refusal(of: url, field: "url") == nil)
+        let options = JSONValue.object([
+            "sender": .object(["type": .string("webhook"), "url": .string(url.absoluteString), "secret": .string("0123456789abcdef")])
+        ])
+        _ = try PhoneCodeOptions(options, environment: .production)
+    }
+
+    /// DNS rebinding: the name resolves to a public address when checked and
+    /// to loopback afterwards. The delivery connects to the address checked,
+    /// so the loopback server hears nothing.
+    @Test func theDeliveryConnectsToTheAddressItChecked() async throws {
+        try await FakeHTTPServer.with { base, loopback in
+            let port = try #require(URL(string: base)?.port)
+            let answers = Mutex(0)
+            let rebinding = SenderAddressPolicy(allowsPrivateAddresses: false) { _ in
+                let call = answers.withLock { count in
+                    count += 1
+                    return count
+                }
+                return [try #require(IPAddress(call == 1 ? "93.184.216.34" : "127.0.0.1"))]
+            }
+            let sender = SMSSender(addresses: rebinding, logger: Logger(label: "test"))
+            let message = SMSMessage(
+                appID: AppID(uuid: UUID()), phoneNumber: try PhoneNumber.parse("+4915112345678", field: "n"), code: "123456",
+                expiresIn: 300)
+            // `localhost` is what the system resolver would turn into loopback.
+            let url = try #require(URL(string: "http://localhost:\(port)/sms"))
+            await #expect(throws: SMSDeliveryFailure.self) {
+                try await sender.send(message, via: .webhook(url: url, secret: "s"))
+            }
+            #expect(loopback.requests.isEmpty)
+        }
+    }
+
+    /// A public sender that redirects to the gateway's own network gets no
+    /// second request: redirects are not followed, and the send fails.
+    @Test func aRedirectIsAFailedDeliveryNotFollowed() async throws {
+        try await FakeHTTPServer.with { inside, target in
+            try await FakeHTTPServer.with(statuses: [302, 302], location: inside + "/metadata") { outside, redirecting in
+                let sender = SMSSender(addresses: SenderAddressPolicy(allowsPrivateAddresses: true), logger: Logger(label: "test"))
+                let message = SMSMessage(
+                    appID: AppID(uuid: UUID()), phoneNumber: try PhoneNumber.parse("+4915112345678", field: "n"), code: "123456",
+                    expiresIn: 300)
+                let failure = await #expect(throws: SMSDeliveryFailure.self) {
+                    try await sender.send(message, via: .webhook(url: URL(string: outside + "/sms")!, secret: "s"))
+                }
+                #expect(failure?.reason == "HTTP 302")
+                #expect(redirecting.requests.count == 1)
+                #expect(target.requests.isEmpty)
+            }
+        }
+    }
+
+    /// Refused, reset or timed out: the reason an app admin reads is the same.
+    @Test func everyConnectionFailureReadsTheSame() async throws {
+        let sender = SMSSender(addresses: SenderAddressPolicy(allowsPrivateAddresses: true), logger: Logger(label: "test"))
+        let message = SMSMessage(
+            appID: AppID(uuid: UUID()), phoneNumber: try PhoneNumber.parse("+4915112345678", field: "n"), code: "123456",
+            expiresIn: 300)
+        let failure = await #expect(throws: SMSDeliveryFailure.self) {
+            try await sender.send(message, via: .webhook(url: URL(string: "http://127.0.0.1:9/sms")!, secret: "s"))
+        }
+        #expect(failure?.reason == "no answer")
     }
 }

@@ -7,7 +7,7 @@ import Synchronization
 
 /// A local HTTP server standing in for what we do not own (a tenant's
 /// webhook, Twilio): it records every request and answers the statuses it
-/// is given, in order (then 200).
+/// is given, in order (then 200); a 3xx carries `Location: location`.
 final class FakeHTTPServer: Sendable {
     struct Recorded: Sendable {
         let method: String
@@ -23,7 +23,7 @@ final class FakeHTTPServer: Sendable {
 
     /// Runs `body` with the server's base URL (`http://127.0.0.1:<port>`).
     static func with<Result: Sendable>(
-        statuses: [Int] = [], _ body: @Sendable (_ baseURL: String, _ server: FakeHTTPServer) async throws -> Result
+        statuses: [Int] = [], location: String = "/", _ body: @Sendable (_ baseURL: String, _ server: FakeHTTPServer) async throws -> Result
     ) async throws -> Result {
         let server = FakeHTTPServer()
         server.state.withLock { $0.statuses = statuses }
@@ -37,8 +37,10 @@ final class FakeHTTPServer: Sendable {
                     Recorded(method: request.method.rawValue, path: request.uri.path, headers: headers, body: String(buffer: bytes)))
                 return state.statuses.isEmpty ? 200 : state.statuses.removeFirst()
             }
+            var answerHeaders: HTTPFields = [.contentType: "application/json"]
+            if (300..<400).contains(status) { answerHeaders[.location] = location }
             return Response(
-                status: .init(code: status), headers: [.contentType: "application/json"],
+                status: .init(code: status), headers: answerHeaders,
                 body: .init(byteBuffer: ByteBuffer(string: #"{"provider_detail":"secret provider text"}"#)))
         }
         router.on("/", method: .post) { request, _ in try await record(request) }
