@@ -51,6 +51,7 @@ struct AppAdminController: Sendable {
         guard let current = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
         let input = try await JSONInput.read(request)
         let settings = try settingsInput.update(current.settings, from: input)
+        if !admin.scope.isOperator { try settingsInput.requireOperatorFor(settings, from: current.settings) }
         let event = AuditEvent(
             appID: appID, event: "admin.app.updated", outcome: .success, requestID: context.requestID, actor: admin.id,
             detail: ["fields": input.members.keys.sorted().joined(separator: ",")])

@@ -40,6 +40,30 @@ struct AppSettingsInput {
         return settings
     }
 
+    /// 403 naming the field when an app's own admin (not an operator) makes
+    /// a change only an operator may: the app's identity to Layer
+    /// (`provider_id`, which the validator finds keys by), its `environment`,
+    /// turning on an app that is off, or a rate limit looser than the
+    /// deployment's default for that policy (tighter ones, and leaving a limit
+    /// as it was, are the app admin's to set).
+    func requireOperatorFor(_ updated: AppSettings, from current: AppSettings) throws(GatewayError) {
+        func operatorOnly(_ what: String) -> GatewayError {
+            GatewayError(.insufficientScope, status: 403, "\(what) needs an operator token.")
+        }
+        if updated.providerID != current.providerID { throw operatorOnly("Changing provider_id") }
+        if updated.environment != current.environment { throw operatorOnly("Changing environment") }
+        if updated.isEnabled && !current.isEnabled { throw operatorOnly("Enabling a disabled app") }
+        for (name, override) in updated.rateLimits.sorted(by: { $0.key < $1.key }) where current.rateLimits[name] != override {
+            guard let deployment = rateLimits.policies[name] else { continue }
+            let perSecond = Double(override.limit) / Double(override.periodSeconds)
+            let deploymentPerSecond = Double(deployment.limit) / Double(deployment.periodSeconds)
+            guard override.limit <= deployment.limit, perSecond <= deploymentPerSecond else {
+                throw operatorOnly(
+                    "rate_limits.\(name) looser than the deployment's \(deployment.limit) per \(deployment.periodSeconds) s")
+            }
+        }
+    }
+
     private func apply(_ input: JSONInput, to settings: inout AppSettings) throws(GatewayError) {
         if let name = try input.string("name") {
             let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)

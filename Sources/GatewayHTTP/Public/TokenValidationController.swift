@@ -6,9 +6,13 @@ import Hummingbird
 /// `POST /v1/identity_tokens/validate` `{identity_token}`: the checks Layer's
 /// dashboard validation tool made, each problem a stable code and a
 /// sentence. A token whose signature does not verify is never called valid.
+/// `app_id` names the app whose key signed it, so a token minted under
+/// another tenant's issuer is seen for what it is.
 struct TokenValidationController: Sendable {
     struct Answer: Encodable {
         let valid: Bool
+        /// The app whose key the token names, when the key was found.
+        let app_id: String?
         let problems: [TokenValidationReport.Problem]
         let header: [String: JSONValue]
         let claims: [String: JSONValue]
@@ -25,14 +29,18 @@ struct TokenValidationController: Sendable {
         let input = try await JSONInput.read(request)
         try input.rejectUnknown(allowed: ["identity_token"])
         var report = TokenValidationReport(compact: try input.requiredString("identity_token"))
+        var appID: AppID?
         if let lookup = report.keyLookup {
             let keys = self.keys
-            let publicKeyPEM = try await withDatabaseTimeout(databaseTimeout) {
+            let key = try await withDatabaseTimeout(databaseTimeout) {
                 try await keys.publicKeyPEM(issuer: lookup.issuer, keyID: lookup.keyID)
             }
-            report.checkSignature(publicKeyPEM: publicKeyPEM)
+            appID = key?.appID
+            report.checkSignature(publicKeyPEM: key?.pem)
         }
         return try AdminResponses.json(
-            Answer(valid: report.isValid, problems: report.problems, header: report.header, claims: report.claims))
+            Answer(
+                valid: report.isValid, app_id: appID?.description, problems: report.problems, header: report.header,
+                claims: report.claims))
     }
 }

@@ -133,13 +133,13 @@ public struct AppKeyRepository: Sendable {
 
     /// The public key `keyID` of any app whose provider id is `issuer`: what
     /// a token claiming that issuer and key must verify under.
-    public func publicKeyPEM(issuer: ProviderID, keyID: KeyID) async throws -> String? {
+    public func publicKeyPEM(issuer: ProviderID, keyID: KeyID) async throws -> (appID: AppID, pem: String)? {
         let rows = try await client.query(
             """
-            SELECT k.public_key_pem FROM app_keys k JOIN apps a ON a.app_id = k.app_id
+            SELECT k.app_id, k.public_key_pem FROM app_keys k JOIN apps a ON a.app_id = k.app_id
             WHERE k.key_id = \(keyID.uuid) AND a.provider_id = \(issuer.uuid)
             """, logger: logger)
-        for try await pem in rows.decode(String.self) { return pem }
+        for try await (appID, pem) in rows.decode((UUID, String).self) { return (AppID(uuid: appID), pem) }
         return nil
     }
 

@@ -1,0 +1,62 @@
+import Foundation
+import GatewayCore
+import GatewayTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// An app's own admin token runs its app, not the deployment: what Layer
+/// trusts (provider_id), the environment, an operator's "off", and limits
+/// looser than the deployment's stay with operators.
+@Suite struct AppAdminReachTests {
+    @Test func anAppAdminCannotTakeAnotherTenantsIssuerNorLoosenWhatTheOperatorSet() async throws {
+        try await TestGateway.with { gateway in
+            let victim = try await gateway.createApp()
+            let attacker = try await gateway.createPasswordApp()
+            let appAdmin = try await gateway.adminToken(.app(attacker.appID))
+            let path = "/admin/v1/apps/\(attacker.appID)"
+
+            let refused: [([String: any Sendable], String)] = [
+                (["provider_id": victim.providerID.uuid.uuidString], "Changing provider_id"),
+                (["environment": "production"], "Changing environment"),
+                (["rate_limits": ["ip": ["limit": 1_000_000, "period_seconds": 1]]], "rate_limits.ip looser"),
+                (["rate_limits": ["user_failures": ["limit": 10, "period_seconds": 1]]], "rate_limits.user_failures looser"),
+            ]
+            for (change, message) in refused {
+                let response = try await gateway.admin(.patch, path, token: appAdmin, json: change)
+                #expect(response.status == .forbidden, "\(change)")
+                #expect((try errorBody(response)["message"] as? String)?.hasPrefix(message) == true, "\(text(response))")
+            }
+            // Tightening and disabling are the app admin's own.
+            let tightened = try await gateway.admin(
+                .patch, path, token: appAdmin,
+                json: ["rate_limits": ["user_failures": ["limit": 3, "period_seconds": 900]], "name": "renamed"])
+            #expect(tightened.status == .ok, "\(text(tightened))")
+            #expect(try await gateway.admin(.patch, path, token: appAdmin, json: ["enabled": false]).status == .ok)
+            // Off is off until an operator says otherwise.
+            let reenabled = try await gateway.admin(.patch, path, token: appAdmin, json: ["enabled": true])
+            #expect(reenabled.status == .forbidden)
+            let operatorToken = try await gateway.adminToken(.operator)
+            #expect(try await gateway.admin(.patch, path, token: operatorToken, json: ["enabled": true]).status == .ok)
+            // The operator may do all of it.
+            let operatorChange = try await gateway.admin(
+                .patch, path, token: operatorToken,
+                json: ["environment": "production", "rate_limits": ["ip": ["limit": 1_000_000, "period_seconds": 1]]])
+            #expect(operatorChange.status == .ok, "\(text(operatorChange))")
+        }
+    }
+
+    @Test func theValidatorNamesTheAppWhoseKeySignedTheToken() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp()
+            let issued = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
+            let token = try #require(try jsonObject(issued)["identity_token"] as? String)
+            let response = try await gateway.test {
+                try await $0.postJSON(["identity_token": token], to: "/v1/identity_tokens/validate")
+            }
+            let body = try jsonObject(response)
+            #expect(body["valid"] as? Bool == true)
+            #expect(body["app_id"] as? String == app.appID.description)
+        }
+    }
+}
