@@ -154,6 +154,9 @@ struct GatewayConfiguration: Sendable {
                 reader, ConfigKey(["rate_limits", name, "period_seconds"]), env: env + "_PERIOD_SECONDS",
                 in: RateLimitPolicy.periodRange, default: rateLimits.policies[name]!.periodSeconds, &problems)
         }
+        rateLimits.ipv6PrefixLength = Self.integer(
+            reader, "rate_limits.ipv6_prefix_length", env: "GATEWAY_RATE_LIMITS_IPV6_PREFIX_LENGTH",
+            in: RateLimitSettings.ipv6PrefixRange, default: rateLimits.ipv6PrefixLength, &problems)
         if let list = reader.string(forKey: "http.trusted_proxies") {
             for entry in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !entry.isEmpty {
                 if let range = CIDR(entry) { rateLimits.trustedProxies.append(range) } else {

@@ -28,6 +28,12 @@ public enum ClientAddress {
 public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     public let bytes: [UInt8]
 
+    /// 4 bytes (IPv4) or 16 (IPv6).
+    init(bytes: [UInt8]) {
+        precondition(bytes.count == 4 || bytes.count == 16)
+        self.bytes = bytes
+    }
+
     public init?(_ text: some StringProtocol) {
         var text = String(text)
         if text.hasPrefix("["), let end = text.firstIndex(of: "]") { text = String(text[text.index(after: text.startIndex)..<end]) }
@@ -141,4 +147,18 @@ public struct CIDR: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(network)/\(prefixLength)" }
+
+    /// The range of `prefixLength` bits that holds `address` (its host bits cleared).
+    public init(covering address: IPAddress, prefixLength: Int) {
+        let length = min(max(prefixLength, 0), address.bytes.count * 8)
+        var bitsLeft = length
+        var bytes = address.bytes
+        for index in bytes.indices {
+            let mask: UInt8 = bitsLeft >= 8 ? 0xFF : bitsLeft <= 0 ? 0 : ~(0xFF >> UInt8(bitsLeft))
+            bytes[index] &= mask
+            bitsLeft -= 8
+        }
+        self.network = IPAddress(bytes: bytes)
+        self.prefixLength = length
+    }
 }

@@ -8,14 +8,31 @@ public struct RateLimitSettings: Sendable {
     public var policies: [String: RateLimitPolicy]
     /// Peers whose `X-Forwarded-For` is believed.
     public var trustedProxies: [CIDR]
+    /// How many leading bits of an IPv6 client address its limits count by:
+    /// one subscriber usually holds a whole /64, so a full /128 would give it
+    /// 2^64 fresh budgets.
+    public var ipv6PrefixLength: Int
+
+    public static let ipv6PrefixRange = 32...128
 
     public init(
         isEnabled: Bool = true, policies: [String: RateLimitPolicy] = RateLimitPolicy.defaults,
-        trustedProxies: [CIDR] = []
+        trustedProxies: [CIDR] = [], ipv6PrefixLength: Int = 64
     ) {
         self.isEnabled = isEnabled
         self.policies = policies
         self.trustedProxies = trustedProxies
+        self.ipv6PrefixLength = ipv6PrefixLength
+    }
+
+    /// The policies whose subject is the client's address.
+    static let clientAddressPolicies: Set<String> = [RateLimitPolicy.clientIP.name, RateLimitPolicy.codeSendsPerIP.name]
+
+    /// What a client address is counted as: an IPv4 address itself, an IPv6
+    /// address by its ``ipv6PrefixLength`` range (`2001:db8:1:2::/64`).
+    public func subject(forClient address: String) -> String {
+        guard let parsed = IPAddress(address), parsed.bytes.count == 16, ipv6PrefixLength < 128 else { return address }
+        return CIDR(covering: parsed, prefixLength: ipv6PrefixLength).description
     }
 
     /// The policy `name` as it applies to `app`.

@@ -25,6 +25,8 @@ public struct RateLimiter: Sendable {
         public let verdicts: [(policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)]
         /// The refusing policy with the longest wait, if any.
         public let refusal: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)?
+        /// What that policy counted: a user id, a phone number, a client address or IPv6 range.
+        public let refusedSubject: String?
         /// The units this request reserved, to give back unless its attempt fails.
         public let reservations: [GroupCommitWriter.Touch]
         /// The refusal came from the deployment's `ip` counter, which had
@@ -37,8 +39,10 @@ public struct RateLimiter: Sendable {
             self.verdicts = pairs.map { touch, count in
                 (touch.window.policy, touch.window.verdict(current: count.current, previous: count.previous, allowed: count.allowed))
             }
-            self.refusal = verdicts.filter { !$0.verdict.allowed }
-                .max { $0.verdict.retryAfterSeconds < $1.verdict.retryAfterSeconds }
+            let refused = zip(verdicts, touches).filter { !$0.0.verdict.allowed }
+                .max { $0.0.verdict.retryAfterSeconds < $1.0.verdict.retryAfterSeconds }
+            self.refusal = refused?.0
+            self.refusedSubject = refused?.1.subject
             self.reservations = pairs.filter { $0.mode == .reserve && $1.allowed }.map(\.0)
             self.repeatsRefusal = pairs.contains { touch, count in
                 touch.appID.uuid == AuditEvent.noApp && !count.allowed
@@ -49,6 +53,7 @@ public struct RateLimiter: Sendable {
         private init() {
             verdicts = []
             refusal = nil
+            refusedSubject = nil
             reservations = []
             repeatsRefusal = false
         }
@@ -178,9 +183,11 @@ public struct RateLimiter: Sendable {
         let now = now()
         var touches: [GroupCommitWriter.Touch] = []
         for name in subjects.keys.sorted() {
-            let subject = subjects[name]!
+            let subject =
+                RateLimitSettings.clientAddressPolicies.contains(name)
+                ? settings.subject(forClient: subjects[name]!) : subjects[name]!
             if name == RateLimitPolicy.clientIP.name {
-                if !clientCounted, let touch = deploymentTouch(subject, now: now) { touches.append(touch) }
+                if !clientCounted, let touch = deploymentTouch(subjects[name]!, now: now) { touches.append(touch) }
                 guard app.rateLimits[name] != nil else { continue }
             }
             guard let policy = settings.policy(name, for: app) else { continue }
@@ -199,8 +206,8 @@ public struct RateLimiter: Sendable {
     private func deploymentTouch(_ clientIP: String, now: Double) -> GroupCommitWriter.Touch? {
         guard let policy = settings.policies[RateLimitPolicy.clientIP.name] else { return nil }
         return .init(
-            appID: AppID(uuid: AuditEvent.noApp), window: SlidingWindow(policy: policy, now: now), subject: clientIP,
-            mode: .count)
+            appID: AppID(uuid: AuditEvent.noApp), window: SlidingWindow(policy: policy, now: now),
+            subject: settings.subject(forClient: clientIP), mode: .count)
     }
 
     /// The 429 for a refused request, with its headers; notes the refusal
@@ -208,6 +215,10 @@ public struct RateLimiter: Sendable {
     public static func refusal(_ outcome: Outcome, noting event: inout AuditEvent) -> GatewayError {
         event.reason = "rate_limited"
         event.detail["policy"] = outcome.refusal?.policy.name
+        if let policy = outcome.refusal?.policy.name, RateLimitSettings.clientAddressPolicies.contains(policy) {
+            // An IPv6 client is counted by its range: the row says which.
+            event.detail["client_key"] = outcome.refusedSubject
+        }
         Counter(label: "gateway_rate_limit_refusals_total", dimensions: [("policy", outcome.refusal?.policy.name ?? "none")])
             .increment()
         var error = GatewayError(

@@ -124,3 +124,36 @@ import Testing
         }
     }
 }
+
+/// An IPv6 client holds a whole /64: its limits count the range, not each address.
+@Suite struct IPv6ClientRangeTests {
+    @Test func addressesAreCountedByTheirConfiguredRange() {
+        let settings = RateLimitSettings(ipv6PrefixLength: 64)
+        #expect(settings.subject(forClient: "2001:db8:1:2:3:4:5:6") == "2001:db8:1:2:0:0:0:0/64")
+        #expect(settings.subject(forClient: "2001:db8:1:2::ffff") == "2001:db8:1:2:0:0:0:0/64")
+        #expect(settings.subject(forClient: "203.0.113.9") == "203.0.113.9")
+        #expect(settings.subject(forClient: "::ffff:203.0.113.9") == "::ffff:203.0.113.9", "IPv4-mapped stays the IPv4 client")
+        #expect(RateLimitSettings(ipv6PrefixLength: 56).subject(forClient: "2001:db8:1:2ff::1") == "2001:db8:1:200:0:0:0:0/56")
+        #expect(RateLimitSettings(ipv6PrefixLength: 128).subject(forClient: "2001:db8::1") == "2001:db8::1")
+    }
+
+    @Test func aClientCannotEscapeItsLimitByRotatingAddressesInItsRange() async throws {
+        var settings = RateLimitSettings(trustedProxies: [CIDR("127.0.0.1/32")!])
+        settings.policies["ip"] = RateLimitPolicy(name: "ip", limit: 3, periodSeconds: 86_400, counting: .everyRequest)
+        try await TestGateway.with(rateLimits: settings) { gateway in
+            let app = try await gateway.createApp()
+            var statuses: [Int] = []
+            for address in ["2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:aaaa::3", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:3::1"] {
+                let response = try await gateway.application.test(.live) { client in
+                    try await client.postJSON(aliceRequest(app), headers: [HTTPField.Name("x-forwarded-for")!: address])
+                }
+                statuses.append(Int(response.status.code))
+            }
+            // Three from the /64, then refused; the next /64 is another client.
+            #expect(statuses == [200, 200, 200, 429, 200])
+            let refused = try await gateway.auditRows().filter { $0.reason == "rate_limited" }
+            #expect(refused.count == 1)
+            #expect(refused.first?.text.contains("2001:db8:1:2:0:0:0:0/64") == true)
+        }
+    }
+}
