@@ -27,6 +27,12 @@ struct PasswordHash: Sendable, Equatable {
         self.text = text
     }
 
+    /// The memory verifying it takes: an argon2 hash's `m`; bcrypt's 4 KiB count as none.
+    var memoryKiB: Int { Argon2PHCString(text)?.parameters.memoryKiB ?? 0 }
+
+    /// The argon2 cost, for checking against the operator's ceiling; nil for bcrypt.
+    var argon2Parameters: Argon2Parameters? { Argon2PHCString(text)?.parameters }
+
     /// Whether a successful login should replace this hash.
     func needsRehash(for parameters: Argon2Parameters) -> Bool {
         scheme != .argon2id || Argon2.needsRehash(text, for: parameters)

@@ -7,20 +7,58 @@ import NIOPosix
 import Synchronization
 
 /// Runs password hashing and verification on its own threads, never on the
-/// request executor, with bounded admission: at most `concurrency` hashes run
-/// and at most `queueLimit` wait; past that a caller gets 503 `busy` at once
-/// instead of queueing (and holding memory) without bound.
+/// request executor, with bounded admission: at most `concurrency` hashes run,
+/// their memory together within `memoryBudgetKiB`, and at most `queueLimit`
+/// wait (for a thread or for memory); past that a caller gets 503 `busy` at
+/// once instead of queueing (and holding memory) without bound. The operator's
+/// ceiling on argon2 cost (``Limits/maximumMemoryKiB``,
+/// ``Limits/maximumIterations``) bounds what apps may set and what imports
+/// may bring.
 public final class PasswordHasher: Sendable {
     public struct Limits: Sendable, Equatable {
         /// Hashes computed at once; each holds its `memoryKiB` while it runs.
         public var concurrency: Int
-        /// Hashes allowed to wait for a thread.
+        /// Hashes allowed to wait for a thread or for memory.
         public var queueLimit: Int
+        /// The most memory one argon2 hash may use (an app's setting, an imported hash).
+        public var maximumMemoryKiB: Int
+        /// The most passes one argon2 hash may make.
+        public var maximumIterations: Int
+        /// Memory all running hashes may hold together.
+        public var memoryBudgetKiB: Int
 
-        /// - Parameter concurrency: `nil` for one hash per core.
-        public init(concurrency: Int? = nil, queueLimit: Int = 64) {
+        /// PHP's `password_hash` argon2id defaults, m=64 MiB and t=4, fit under the default ceiling.
+        public static let defaultMaximumMemoryKiB = 65_536
+        public static let defaultMaximumIterations = 4
+
+        /// - Parameters:
+        ///   - concurrency: `nil` for one hash per core.
+        ///   - memoryBudgetKiB: `nil` for half the memory limit of the
+        ///     process's cgroup when it has one, else room for `concurrency`
+        ///     hashes at the ceiling.
+        public init(
+            concurrency: Int? = nil, queueLimit: Int = 64, maximumMemoryKiB: Int = defaultMaximumMemoryKiB,
+            maximumIterations: Int = defaultMaximumIterations, memoryBudgetKiB: Int? = nil
+        ) {
             self.concurrency = concurrency ?? System.coreCount
             self.queueLimit = queueLimit
+            self.maximumMemoryKiB = maximumMemoryKiB
+            self.maximumIterations = maximumIterations
+            self.memoryBudgetKiB =
+                memoryBudgetKiB ?? CgroupMemory.limitBytes().map { max(Int($0 / 1024 / 2), maximumMemoryKiB) }
+                ?? self.concurrency * maximumMemoryKiB
+        }
+
+        /// 400 naming the ceiling when `parameters` exceed it; `what` names the setting or hash.
+        func check(_ parameters: Argon2Parameters, _ what: String) throws(GatewayError) {
+            guard parameters.memoryKiB <= maximumMemoryKiB else {
+                throw .invalidRequest(
+                    "\(what) uses \(parameters.memoryKiB) KiB; this gateway allows at most \(maximumMemoryKiB) (password.max_memory_kib).")
+            }
+            guard parameters.iterations <= maximumIterations else {
+                throw .invalidRequest(
+                    "\(what) makes \(parameters.iterations) passes; this gateway allows at most \(maximumIterations) (password.max_iterations).")
+            }
         }
     }
 
@@ -29,6 +67,7 @@ public final class PasswordHasher: Sendable {
     private static let depthGauge = Gauge(label: "gateway_password_hash_queue_depth")
     private static let durationTimer = CoreMetrics.Timer(label: "gateway_password_hash_seconds")
     private let pool: NIOThreadPool
+    private let memory: HashMemoryBudget
     private let admitted = Atomic<Int>(0)
     /// One hash per parameter set, to verify against when the user does not
     /// exist, so that an unknown user costs exactly what a wrong password does.
@@ -37,6 +76,7 @@ public final class PasswordHasher: Sendable {
     public init(limits: Limits = Limits()) {
         precondition(limits.concurrency >= 1 && limits.queueLimit >= 0)
         self.limits = limits
+        self.memory = HashMemoryBudget(capacityKiB: max(limits.memoryBudgetKiB, 1))
         self.pool = NIOThreadPool(numberOfThreads: limits.concurrency)
         pool.start()
     }
@@ -48,11 +88,17 @@ public final class PasswordHasher: Sendable {
     /// Hashes being computed or waiting for a thread.
     public var depth: Int { admitted.load(ordering: .relaxed) }
 
-    /// Runs blocking `work` on the hashing threads under the admission limit.
+    /// KiB held by running hashes now.
+    public var memoryInUseKiB: Int { memory.inUseKiB }
+
+    /// Runs blocking `work`, which holds `memoryKiB` while it runs, on the
+    /// hashing threads under the admission limit and the memory budget.
     ///
     /// - Throws: ``GatewayError/busy`` when `concurrency + queueLimit`
     ///   hashes are admitted already.
-    public func perform<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
+    public func perform<Result: Sendable>(
+        memoryKiB: Int, _ work: @escaping @Sendable () throws -> Result
+    ) async throws -> Result {
         let depth = admitted.wrappingAdd(1, ordering: .relaxed).newValue
         Self.depthGauge.record(depth)
         defer { Self.depthGauge.record(admitted.wrappingSubtract(1, ordering: .relaxed).newValue) }
@@ -62,19 +108,21 @@ public final class PasswordHasher: Sendable {
         }
         let started = ContinuousClock.now
         defer { Self.durationTimer.recordNanoseconds((ContinuousClock.now - started).nanoseconds) }
+        await memory.acquire(memoryKiB)
+        defer { memory.release(memoryKiB) }
         return try await pool.runIfActive(work)
     }
 
     /// A new argon2id hash of `password`.
     func hash(_ password: String, parameters: Argon2Parameters) async throws -> PasswordHash {
-        let text = try await perform { try Argon2.hash(password, parameters: parameters) }
+        let text = try await perform(memoryKiB: parameters.memoryKiB) { try Argon2.hash(password, parameters: parameters) }
         guard let hash = PasswordHash(text) else { throw Argon2Error.malformedHash }
         return hash
     }
 
     /// Whether `password` matches `hash`, whatever its scheme.
     func verify(_ password: String, against hash: PasswordHash) async throws -> Bool {
-        try await perform {
+        try await perform(memoryKiB: hash.memoryKiB) {
             switch hash.scheme {
             case .argon2id, .argon2i:
                 return try Argon2.verify(password, against: hash.text)

@@ -17,13 +17,20 @@ struct PasswordOptions: Sendable, Equatable {
     let argon2: Argon2Parameters
     /// Characters a new password needs at least.
     let minimumLength: Int
+    /// The operator's ceiling on argon2 cost, which imported hashes must fit too.
+    let hashLimits: PasswordHasher.Limits
 
-    init(argon2: Argon2Parameters = .owasp, minimumLength: Int = minimumLengthFloor) {
+    init(
+        argon2: Argon2Parameters = .owasp, minimumLength: Int = minimumLengthFloor,
+        hashLimits: PasswordHasher.Limits = PasswordHasher.Limits()
+    ) {
         self.argon2 = argon2
         self.minimumLength = minimumLength
+        self.hashLimits = hashLimits
     }
 
-    init(_ options: JSONValue) throws(GatewayError) {
+    /// Reads the options; an argon2 cost above the operator's ceiling (`hashLimits`) is a 400 naming it.
+    init(_ options: JSONValue, hashLimits: PasswordHasher.Limits) throws(GatewayError) {
         let reader = try JSONInput(options, path: "plugins.password")
         try reader.rejectUnknown(allowed: ["argon2", "min_length"])
         let minimumLength =
@@ -38,6 +45,7 @@ struct PasswordOptions: Sendable, Equatable {
                 iterations: try cost.integer("iterations", in: Argon2Parameters.iterationsRange)
                     ?? Argon2Parameters.owasp.iterations)
         }
-        self.init(argon2: argon2, minimumLength: minimumLength)
+        try hashLimits.check(argon2, "plugins.password.argon2")
+        self.init(argon2: argon2, minimumLength: minimumLength, hashLimits: hashLimits)
     }
 }

@@ -28,7 +28,7 @@ public struct PasswordPlugin: CredentialPlugin {
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
         PasswordVerifier(
-            options: try PasswordOptions(options),
+            options: try PasswordOptions(options, hashLimits: hasher.limits),
             users: PasswordUserRepository(client: services.client, logger: services.logger),
             hasher: hasher, databaseTimeout: services.databaseTimeout, logger: services.logger)
     }

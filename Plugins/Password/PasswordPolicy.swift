@@ -7,6 +7,8 @@ struct PasswordPolicy: Sendable {
     static let maximumBytes = 1024
 
     let minimumLength: Int
+    /// The operator's ceiling on argon2 cost, for imported hashes.
+    var hashLimits = PasswordHasher.Limits()
 
     /// - Throws: 400 `invalid_request` saying which rule failed (never the password).
     func check(_ password: String, field: String = "password") throws(GatewayError) {

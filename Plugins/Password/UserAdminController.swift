@@ -130,7 +130,7 @@ struct UserAdminController: Sendable {
     /// The app's password options; 404 when the app does not exist.
     private func options(of appID: AppID) async throws -> PasswordOptions {
         guard let app = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
-        return try PasswordOptions(app.settings.plugins["password"] ?? .null)
+        return try PasswordOptions(app.settings.plugins["password"] ?? .null, hashLimits: hasher.limits)
     }
 
     private func existing(_ userID: String, in appID: AppID) async throws -> PasswordUser {
@@ -153,7 +153,7 @@ struct UserAdminController: Sendable {
 }
 
 extension PasswordOptions {
-    var policy: PasswordPolicy { PasswordPolicy(minimumLength: minimumLength) }
+    var policy: PasswordPolicy { PasswordPolicy(minimumLength: minimumLength, hashLimits: hashLimits) }
 }
 
 extension Optional {

@@ -177,11 +177,21 @@ struct GatewayConfiguration: Sendable {
         let hashConcurrency = Self.integer(
             reader, "password.hash_concurrency", env: "GATEWAY_PASSWORD_HASH_CONCURRENCY", in: 0...256, default: 0,
             &problems)
+        let hashMemoryMiB = Self.integer(
+            reader, "password.hash_memory_mib", env: "GATEWAY_PASSWORD_HASH_MEMORY_MIB", in: 0...1_048_576, default: 0,
+            &problems)
         passwordHashing = PasswordHasher.Limits(
             concurrency: hashConcurrency == 0 ? nil : hashConcurrency,
             queueLimit: Self.integer(
                 reader, "password.hash_queue_limit", env: "GATEWAY_PASSWORD_HASH_QUEUE_LIMIT", in: 0...100_000,
-                default: 64, &problems))
+                default: 64, &problems),
+            maximumMemoryKiB: Self.integer(
+                reader, "password.max_memory_kib", env: "GATEWAY_PASSWORD_MAX_MEMORY_KIB", in: 8_192...1_048_576,
+                default: PasswordHasher.Limits.defaultMaximumMemoryKiB, &problems),
+            maximumIterations: Self.integer(
+                reader, "password.max_iterations", env: "GATEWAY_PASSWORD_MAX_ITERATIONS", in: 1...32,
+                default: PasswordHasher.Limits.defaultMaximumIterations, &problems),
+            memoryBudgetKiB: hashMemoryMiB == 0 ? nil : hashMemoryMiB * 1024)
         smsAllowsPrivateAddresses = Self.boolean(
             reader, "sms.allow_private_addresses", env: "GATEWAY_SMS_ALLOW_PRIVATE_ADDRESSES", default: false, &problems)
         if let text = reader.string(forKey: "mode") {

@@ -273,11 +273,11 @@ func withSingleHashingSlot(
 extension PasswordHasher {
     /// Runs `body` while this hasher's only slot is held by a job that
     /// waits for `body` to finish (needs `concurrency: 1, queueLimit: 0`).
-    func whileOccupied(_ body: () async throws -> Void) async throws {
+    func whileOccupied(memoryKiB: Int = 0, _ body: () async throws -> Void) async throws {
         let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
         let release = DispatchSemaphore(value: 0)
         let occupant = Task {
-            try await self.perform {
+            try await self.perform(memoryKiB: memoryKiB) {
                 startedSignal.yield()
                 release.wait()
             }
