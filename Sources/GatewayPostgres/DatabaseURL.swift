@@ -6,6 +6,10 @@ public import PostgresNIO
 /// or `require`; a `host` query item naming a directory selects a Unix socket.
 public struct DatabaseURL: Sendable, CustomStringConvertible {
     public let configuration: PostgresClient.Configuration
+    /// Whether the connection must be encrypted: `sslmode=require`, or a
+    /// Unix socket (which never leaves the host). `prefer` falls back to
+    /// plain text without a word, so it is not counted.
+    public let isConfidential: Bool
     /// The URL with the password masked, fit for logs.
     public let description: String
 
@@ -51,6 +55,7 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
                 host: host, port: components.port ?? 5432, username: username, password: password,
                 database: database.isEmpty ? nil : database, tls: tls)
         }
+        isConfidential = query["host"]?.hasPrefix("/") == true || query["sslmode"] == "require"
         configuration.options.maximumConnections = maximumConnections
         configuration.options.minimumConnections = min(minimumConnections, maximumConnections)
         configuration.options.keepAliveBehavior = keepAliveSeconds > 0 ? .init(frequency: .seconds(keepAliveSeconds)) : nil

@@ -29,7 +29,8 @@ struct GatewayConfiguration: Sendable {
     var logLevel: Logger.Level = .info
     var logFormat: LogFormat = .json
     var logRequests = true
-    /// A port of its own for `/metrics`; `nil` serves it on the main port.
+    /// A port of its own for `/metrics` (9090 in production unless set);
+    /// `nil` serves it on the main port.
     var metricsPort: Int?
     var databaseMaxConnections: Int = 20
     /// Connections kept open when idle (see README: each idle-timeout timer costs memory until it expires).
@@ -202,6 +203,9 @@ struct GatewayConfiguration: Sendable {
         if reader.string(forKey: "metrics.port") != nil {
             metricsPort = Self.integer(
                 reader, "metrics.port", env: "GATEWAY_METRICS_PORT", in: 0...65535, default: 9090, &problems)
+        } else if mode == .production {
+            // Metrics name app ids: in production they stay off the public port unless told otherwise.
+            metricsPort = 9090
         }
         logRequests = Self.boolean(reader, "log.requests", env: "GATEWAY_LOG_REQUESTS", default: true, &problems)
         if let format = reader.string(forKey: "log.format") {

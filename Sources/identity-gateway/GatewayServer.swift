@@ -28,6 +28,11 @@ struct GatewayServer {
             minimumConnections: configuration.databaseMinConnections,
             keepAliveSeconds: configuration.databaseKeepAliveSeconds, applicationName: DatabaseConnectionGauge.applicationName)
         let client = PostgresClient(configuration: databaseURL.configuration, backgroundLogger: logger)
+        if configuration.mode == .production && !databaseURL.isConfidential {
+            logger.warning(
+                "database.url does not require TLS: passwords, keys and the audit trail may cross the network in clear; add sslmode=require",
+                metadata: ["database": "\(databaseURL)"])
+        }
         let plugins = installedPlugins(configuration)
         let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)
         let tenants = TenantDirectory(

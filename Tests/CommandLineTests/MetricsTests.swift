@@ -96,4 +96,20 @@ import Testing
             #expect(await server.stop() == 0)
         }
     }
+
+    /// Production keeps metrics off the public port by default: on 9090.
+    @Test func inProductionMetricsAreOffTheMainPortByDefault() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            environment["GATEWAY_MODE"] = "production"
+            let server = try await GatewayProcess.start(["serve"], environment: environment, listeners: 2)
+            let main = try #require(server.ports.first { $0 != 9090 })
+            #expect(server.ports.contains(9090))
+            #expect(try await HTTPCall.send("GET", "http://127.0.0.1:\(main)/metrics").status == 404)
+            #expect(try await HTTPCall.send("GET", "http://127.0.0.1:9090/metrics").status == 200)
+            #expect(await server.stop() == 0)
+            // The test database is reached without TLS: production says so at start.
+            #expect(server.printed.contains("database.url does not require TLS") == !url.contains("host=/"))
+        }
+    }
 }
