@@ -76,9 +76,13 @@ import FoundationNetworking
                     "GATEWAY_DATABASE_URL_FILE": folder.appending(path: "url").path,
                     "GATEWAY_MASTER_KEY_FILE": folder.appending(path: "key").path,
                     "GATEWAY_ADMIN_BOOTSTRAP_TOKEN_FILE": folder.appending(path: "bootstrap").path,
-                    "GATEWAY_HTTP_PORT": "0", "GATEWAY_MIGRATE_ON_START": "true",
-                ])
-            let base = "http://127.0.0.1:\(server.port)"
+                    // Production serves /metrics on a port of its own: a free one here, beside other tests.
+                    "GATEWAY_HTTP_PORT": "0", "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_METRICS_PORT": "0",
+                ],
+                listeners: 2)
+            var mainPort = server.ports[0]
+            if try await HTTPCall.send("GET", "http://127.0.0.1:\(mainPort)/healthz").status != 200 { mainPort = server.ports[1] }
+            let base = "http://127.0.0.1:\(mainPort)"
             func create(_ types: [String], _ plugins: [String: any Sendable]) async throws -> HTTPCall.Answer {
                 try await HTTPCall.send(
                     "POST", "\(base)/admin/v1/apps", token: bootstrap,
@@ -108,7 +112,7 @@ import FoundationNetworking
 
     @Test func migrateAppliesOnceAndServeRefusesAStaleSchema() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
-            let environment = ["GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": masterKey]
+            let environment = ["GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": masterKey, "GATEWAY_METRICS_PORT": "0"]
             let stale = try await GatewayProcess.run(["serve"], environment: environment)
             #expect(stale.status != 0)
             #expect(stale.output.contains("run `identity-gateway migrate`"))

@@ -3,6 +3,7 @@ import GatewayCore
 import GatewayTestSupport
 import NIOCore
 import NIOPosix
+import PostgresNIO
 import Testing
 
 /// Clients that misuse their connection: a connection that sends nothing, or
@@ -47,6 +48,48 @@ import Testing
                     ("GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", until: "}"),
                 ])
             #expect(answers.count == 2)
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    /// Audit exports to clients that stop reading hold their sockets, not the
+    /// database pool: with a pool of 3 and four stalled exports, logins go on;
+    /// a fifth export at once is 503 `busy`.
+    @Test func stalledAuditExportsDoNotHoldTheDatabasePool() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let bootstrap = AdminTokenSecret.generate().text
+            var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+            environment["GATEWAY_DATABASE_MAX_CONNECTIONS"] = "3"
+            environment["GATEWAY_DATABASE_MIN_CONNECTIONS"] = "0"
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            let base = "http://127.0.0.1:\(server.port)"
+            let appID = try await ResilienceTests.createApp(base: base, token: bootstrap)
+            // Far more trail than socket buffers hold: 60 000 rows, about 20 MB of NDJSON.
+            try await TestDatabase.withClient(url) { client in
+                try await client.query(
+                    """
+                    INSERT INTO audit_events (app_id, event, outcome, reason, request_id, user_agent)
+                    SELECT \(UUID(uuidString: appID)!), 'token.denied', 'failure', 'bad_password', 'bulk-' || n, repeat('x', 200)
+                    FROM generate_series(1, 60000) AS n
+                    """, logger: TestDatabase.logger)
+            }
+            let request = "GET /admin/v1/audit_events HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(bootstrap)\r\n"
+                + "Accept: application/x-ndjson\r\n\r\n"
+            var stalled: [any Channel] = []
+            for _ in 0..<4 {  // the exports one replica runs at once
+                // Reads the answer's first bytes, then never again.
+                let channel = try await Self.connectWithoutReading(port: server.port)
+                try await channel.writeAndFlush(ByteBuffer(string: request))
+                stalled.append(channel)
+            }
+            for channel in stalled { #expect(try await Self.firstBytes(of: channel).hasPrefix("HTTP/1.1 200")) }
+            // Every export is stuck on a full socket; the pool is free for logins.
+            for _ in 0..<5 { #expect(try await ResilienceTests.attempt(base, appID, password: "right") == 200) }
+            let fifth = try await Self.connectWithoutReading(port: server.port)
+            try await fifth.writeAndFlush(ByteBuffer(string: request))
+            #expect(try await Self.firstBytes(of: fifth).hasPrefix("HTTP/1.1 503"))
+            stalled.append(fifth)
+            for channel in stalled { try? await channel.close() }
             #expect(await server.stop() == 0)
         }
     }
@@ -149,6 +192,36 @@ import Testing
             group.cancelAll()
             channel.channel.close(promise: nil)
             return first ?? []
+        }
+    }
+
+    /// A connection that reads only when ``firstBytes(of:)`` asks it to, once.
+    private static func connectWithoutReading(port: Int) async throws -> any Channel {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.autoRead, value: false)
+            .channelInitializer { $0.pipeline.addHandler(FirstBytes()) }
+            .connect(host: "127.0.0.1", port: port).get()
+    }
+
+    /// Reads once from a ``connectWithoutReading(port:)`` channel; what arrived, as text.
+    private static func firstBytes(of channel: any Channel) async throws -> String {
+        let handler = try await channel.pipeline.handler(type: FirstBytes.self).get()
+        let promise = channel.eventLoop.makePromise(of: String.self)
+        channel.eventLoop.execute {
+            handler.promise = promise
+            channel.read()
+        }
+        return try await promise.futureResult.get()
+    }
+
+    private final class FirstBytes: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = ByteBuffer
+        /// Touched on the channel's event loop only.
+        var promise: EventLoopPromise<String>?
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            promise?.succeed(String(buffer: unwrapInboundIn(data)))
+            promise = nil
         }
     }
 

@@ -3,12 +3,27 @@ import GatewayCore
 import GatewayPostgres
 import Hummingbird
 import NIOCore
+import Synchronization
 
 /// `GET /admin/v1/apps/{app_id}/audit_events` (the app's trail) and
 /// `GET /admin/v1/audit_events` (operators, every app): newest first, with
 /// filters and a cursor; `Accept: application/x-ndjson` streams the whole
 /// matching range, one event a line, for a SIEM.
+///
+/// An export reads the trail a page at a time and holds a database
+/// connection only while a page is read, never while the client reads: a
+/// slow reader holds its socket and one page of memory, not the pool the
+/// token path needs. At most ``maximumExports`` run at once on a replica;
+/// another gets 503 `busy`.
 struct AuditEventController: Sendable {
+    static let exportPageSize = 500
+    static let maximumExports = 4
+
+    /// Exports running now on this replica.
+    final class Exports: Sendable {
+        let running = Atomic(0)
+    }
+
     struct Event: Encodable {
         let id: String
         let occurred_at: String
@@ -45,6 +60,7 @@ struct AuditEventController: Sendable {
     }
 
     let events: AuditEventRepository
+    let exports = Exports()
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.get("apps/{app_id}/audit_events") { request, context in
@@ -66,13 +82,28 @@ struct AuditEventController: Sendable {
         let filter = try Self.filter(request, appID: appID)
         if request.headers[.accept]?.contains("application/x-ndjson") == true {
             let events = self.events
+            let exports = self.exports
+            guard exports.running.wrappingAdd(1, ordering: .relaxed).newValue <= Self.maximumExports else {
+                exports.running.wrappingSubtract(1, ordering: .relaxed)
+                throw GatewayError.busy
+            }
             let body = ResponseBody { writer in
+                defer { exports.running.wrappingSubtract(1, ordering: .relaxed) }
                 let encoder = AdminResponses.encoder()
-                for try await row in try await events.stream(filter) {
-                    var line = ByteBuffer(bytes: try encoder.encode(Event(row)))
-                    line.writeString("\n")
-                    try await writer.write(line)
-                }
+                var position: AuditEventRepository.Position?
+                var pageSize = 0
+                repeat {
+                    // The connection goes back to the pool before the client gets a byte of the page.
+                    let rows = try await events.page(filter, after: position, limit: Self.exportPageSize)
+                    var lines = ByteBuffer()
+                    for row in rows {
+                        lines.writeBytes(try encoder.encode(Event(row)))
+                        lines.writeString("\n")
+                    }
+                    if !rows.isEmpty { try await writer.write(lines) }
+                    position = rows.last?.position
+                    pageSize = rows.count
+                } while pageSize == Self.exportPageSize
                 try await writer.finish(nil)
             }
             return Response(status: .ok, headers: [.contentType: "application/x-ndjson"], body: body)

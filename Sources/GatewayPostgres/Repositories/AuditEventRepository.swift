@@ -63,13 +63,8 @@ public struct AuditEventRepository: Sendable {
         return rows
     }
 
-    /// Every matching row, newest first, read from Postgres as the caller
-    /// consumes them (no page is held in memory).
-    public func stream(_ filter: Filter) async throws -> some AsyncSequence<Row, any Error> {
-        try await query(filter, after: nil, limit: nil)
-    }
-
-    private func query(_ filter: Filter, after position: Position?, limit: Int?) async throws
+    /// At most `limit` matching rows, newest first, after `position` when given.
+    private func query(_ filter: Filter, after position: Position?, limit: Int) async throws
         -> some AsyncSequence<Row, any Error>
     {
         let rows = try await client.query(
@@ -87,7 +82,7 @@ public struct AuditEventRepository: Sendable {
               AND (\(position?.micros)::int8 IS NULL
                    OR (occurred_at, id) < ('epoch'::timestamptz + \(position?.micros) * interval '1 microsecond', \(position?.id)))
             ORDER BY occurred_at DESC, id DESC
-            LIMIT \(limit.map(Int64.init))
+            LIMIT \(Int64(limit))
             """, logger: logger)
         return rows.decode(
             (Int64, Int64, Date, UUID, String, String, String?, String?, String?, UUID?, String?, String?, String, UUID?, String).self
