@@ -4,10 +4,8 @@ import GatewayHTTP
 
 /// An app's options for the phone-code plugin (`plugins.phone_code`), read
 /// strictly. Secrets (`sender.secret`, `sender.auth_token`) are write-only:
-/// the admin API shows them as ``PhoneCodeOptions/redacted``.
+/// the admin API shows them as ``RedactedSecret/marker``.
 struct PhoneCodeOptions: Sendable {
-    static let redacted = "********"
-
     struct TestNumber: Sendable {
         let code: String
         let expiresAt: Date?
@@ -115,7 +113,7 @@ struct PhoneCodeOptions: Sendable {
 
     /// A write-only secret: 16 to 256 characters, never the redaction marker.
     private static func secret(_ key: String, in reader: JSONInput) throws(GatewayError) -> String {
-        guard let text = try reader.string(key), text != redacted, (16...256).contains(text.utf8.count) else {
+        guard let text = try reader.string(key), text != RedactedSecret.marker, (16...256).contains(text.utf8.count) else {
             throw .invalidRequest(
                 "\(reader.path ?? "").\(key) must be the secret itself (16 to 256 characters); the admin API never shows it, so send it again when changing these options.")
         }
@@ -134,10 +132,10 @@ struct PhoneCodeOptions: Sendable {
         return test.code
     }
 
-    /// `options` with the sender's secrets replaced by ``redacted``.
+    /// `options` with the sender's secrets replaced by ``RedactedSecret/marker``.
     static func redact(_ options: JSONValue) -> JSONValue {
         guard case .object(var members) = options, case .object(var sender)? = members["sender"] else { return options }
-        for key in ["secret", "auth_token"] where sender[key] != nil { sender[key] = .string(redacted) }
+        for key in ["secret", "auth_token"] where sender[key] != nil { sender[key] = .string(RedactedSecret.marker) }
         members["sender"] = .object(sender)
         return .object(members)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTP
 
 /// The static plugin's options, read strictly: an unknown key or a badly
 /// typed value is a 400 that names it.
@@ -61,6 +62,15 @@ struct StaticUsersOptions: Sendable {
             default: throw .invalidRequest("\(path).\(key) must be a string of at most 1024 bytes.")
             }
         }
+        /// Write-only: the admin API shows it as the marker, which is never taken for a password.
+        func password() throws(GatewayError) -> String? {
+            let value = try text("password")
+            guard value != RedactedSecret.marker else {
+                throw .invalidRequest(
+                    "\(path).password must be the password itself; the admin API never shows it, so send it again when changing these options.")
+            }
+            return value
+        }
         let userID = try TokenRequest.validatedUserID(try text("user_id") ?? "", field: "\(path).user_id")
         let avatarURL = try text("avatar_url")
         if let avatarURL, !avatarURL.isEmpty {
@@ -72,6 +82,6 @@ struct StaticUsersOptions: Sendable {
             identity: VerifiedIdentity(
                 userID: userID, firstName: try text("first_name"), lastName: try text("last_name"),
                 displayName: try text("display_name"), avatarURL: avatarURL),
-            password: try text("password"))
+            password: try password())
     }
 }

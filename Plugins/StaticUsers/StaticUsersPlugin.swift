@@ -15,6 +15,18 @@ public struct StaticUsersPlugin: CredentialPlugin {
 
     public init() {}
 
+    /// Users' passwords are write-only: shown as ``RedactedSecret/marker``.
+    public func redacted(_ options: JSONValue) -> JSONValue {
+        guard case .object(var members) = options, case .array(let users)? = members["users"] else { return options }
+        members["users"] = .array(
+            users.map { user in
+                guard case .object(var fields) = user, fields["password"] != nil else { return user }
+                fields["password"] = .string(RedactedSecret.marker)
+                return .object(fields)
+            })
+        return .object(members)
+    }
+
     public func makeVerifier(
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {

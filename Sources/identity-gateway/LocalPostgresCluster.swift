@@ -43,8 +43,9 @@ struct LocalPostgresCluster {
             "-c listen_addresses=127.0.0.1", "-c port=\(port)", "-c unix_socket_directories=''",
         ]
         if throwaway {
-            // Test suites start many gateways at once, each keeping its minimum of connections open.
-            settings += ["-c fsync=off", "-c full_page_writes=off", "-c synchronous_commit=off", "-c max_connections=400"]
+            // Test suites start many gateways at once, each keeping its minimum of connections open, and
+            // the concurrency tests run two instances with 120 requests in flight each.
+            settings += ["-c fsync=off", "-c full_page_writes=off", "-c synchronous_commit=off", "-c max_connections=1000"]
         }
         do {
             try runAsOwner(

@@ -31,8 +31,15 @@ public protocol CredentialPlugin: Sendable {
     /// (`POST /v1/phone_codes`, say).
     func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices)
 
-    /// The app's options as the admin API shows them: secrets replaced.
+    /// The app's options as the admin API shows them: secrets replaced by
+    /// ``RedactedSecret/marker``.
     func redacted(_ options: JSONValue) -> JSONValue
+}
+
+/// How the admin API shows a plugin's secrets: write-only, so a write must
+/// send the secret itself again, and the marker is never taken for one.
+public enum RedactedSecret {
+    public static let marker = "********"
 }
 
 extension CredentialPlugin {

@@ -60,3 +60,24 @@ import Testing
         }
     }
 }
+
+/// Static test users' passwords are write-only, like the SMS senders' secrets.
+@Suite struct StaticPasswordRedactionTests {
+    @Test func theAdminAPINeverShowsAStaticPasswordNorTakesTheMarkerForOne() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp()
+            let token = try await gateway.adminToken(.app(app.appID))
+            let shown = try await gateway.admin(.get, "/admin/v1/apps/\(app.appID)", token: token)
+            #expect(shown.status == .ok)
+            #expect(!text(shown).contains("wonderland"))
+            #expect(text(shown).contains("********"))
+            // Echoing what was shown does not set the password to the marker.
+            let echoed = try await gateway.admin(
+                .patch, "/admin/v1/apps/\(app.appID)", token: token,
+                json: ["plugins": ["static": ["users": [["user_id": "alice", "password": "********"]]]]])
+            #expect(echoed.status == .badRequest)
+            #expect(text(echoed).contains("send it again"))
+            #expect(try await gateway.test { try await $0.postJSON(aliceRequest(app)) }.status == .ok)
+        }
+    }
+}
