@@ -131,13 +131,5 @@ struct PhoneCodeOptions: Sendable {
         if let expiresAt = test.expiresAt, expiresAt <= now { return nil }
         return test.code
     }
-
-    /// `options` with the sender's secrets replaced by ``RedactedSecret/marker``.
-    static func redact(_ options: JSONValue) -> JSONValue {
-        guard case .object(var members) = options, case .object(var sender)? = members["sender"] else { return options }
-        for key in ["secret", "auth_token"] where sender[key] != nil { sender[key] = .string(RedactedSecret.marker) }
-        members["sender"] = .object(sender)
-        return .object(members)
-    }
 }
 

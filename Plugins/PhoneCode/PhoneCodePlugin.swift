@@ -65,7 +65,15 @@ public struct PhoneCodePlugin: CredentialPlugin {
         ).addRoutes(to: router)
     }
 
-    public func redacted(_ options: JSONValue) -> JSONValue {
-        PhoneCodeOptions.redact(options)
+    /// The sender's `secret` (webhook) or `auth_token` (Twilio).
+    public func mapSecrets(
+        _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
+    ) rethrows -> JSONValue {
+        guard case .object(var members) = options, case .object(var sender)? = members["sender"] else { return options }
+        for key in ["secret", "auth_token"] {
+            if case .string(let value)? = sender[key] { sender[key] = .string(try transform("sender.\(key)", value)) }
+        }
+        members["sender"] = .object(sender)
+        return .object(members)
     }
 }

@@ -15,15 +15,21 @@ public struct StaticUsersPlugin: CredentialPlugin {
 
     public init() {}
 
-    /// Users' passwords are write-only: shown as ``RedactedSecret/marker``.
-    public func redacted(_ options: JSONValue) -> JSONValue {
+    /// Each listed user's password (`users.<index>.password`).
+    public func mapSecrets(
+        _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
+    ) rethrows -> JSONValue {
         guard case .object(var members) = options, case .array(let users)? = members["users"] else { return options }
-        members["users"] = .array(
-            users.map { user in
-                guard case .object(var fields) = user, fields["password"] != nil else { return user }
-                fields["password"] = .string(RedactedSecret.marker)
-                return .object(fields)
-            })
+        var mapped: [JSONValue] = []
+        for (index, user) in users.enumerated() {
+            guard case .object(var fields) = user, case .string(let password)? = fields["password"] else {
+                mapped.append(user)
+                continue
+            }
+            fields["password"] = .string(try transform("users.\(index).password", password))
+            mapped.append(.object(fields))
+        }
+        members["users"] = .array(mapped)
         return .object(members)
     }
 

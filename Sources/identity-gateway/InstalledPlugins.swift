@@ -6,9 +6,10 @@ import StaticUsersPlugin
 
 /// The credential plugins this binary offers: one line a plugin.
 /// Production mode leaves out what exists for trying things: static test
-/// users and the `log` SMS sender.
-func installedPlugins(_ configuration: GatewayConfiguration) -> PluginRegistry {
-    let development = configuration.mode == .development
+/// users and the `log` SMS sender, unless `everyMode` asks for every plugin
+/// an app's stored options may name (to re-seal their secrets).
+func installedPlugins(_ configuration: GatewayConfiguration, everyMode: Bool = false) -> PluginRegistry {
+    let development = everyMode || configuration.mode == .development
     let plugins: [(any CredentialPlugin)?] = [
         development ? StaticUsersPlugin() : nil,
         PasswordPlugin(hasher: PasswordHasher(limits: configuration.passwordHashing)),

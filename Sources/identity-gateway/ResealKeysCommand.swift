@@ -1,6 +1,10 @@
 import ArgumentParser
+import Foundation
 import GatewayCore
+import GatewayHTTP
 import GatewayPostgres
+import Logging
+import PostgresNIO
 
 /// Step two of a master-key rotation (docs/operations.md): with `master_key`
 /// set to the new key and `master_key_previous` to the old one, re-seals
@@ -32,6 +36,39 @@ struct ResealKeysCommand: AsyncParsableCommand {
                 throw ValidationError(unopenable.description)
             }
             say("re-sealed \(report.resealed) key(s); \(report.alreadyCurrent) already under master_key")
+            // Every plugin whose secrets an app may hold, whatever this deployment's mode offers.
+            let plugins = installedPlugins(configuration, everyMode: true)
+            let secrets = try await withPostgresClient(configuration.databaseURL, logger: logger) { client in
+                try await Self.resealPluginSecrets(plugins: plugins, masterKey: masterKey, client: client, logger: logger)
+            }
+            say("re-sealed \(secrets) plugin secret(s) (SMS sender secrets, static test users' passwords)")
+        }
+    }
+
+    /// Re-seals every app's plugin secrets under the current key, one app a
+    /// transaction with its audit row; returns how many secrets changed.
+    static func resealPluginSecrets(
+        plugins: PluginRegistry, masterKey: MasterKey, client: PostgresClient, logger: Logger
+    ) async throws -> Int {
+        let apps = AppRepository(client: client, logger: logger)
+        let transactions = AuditedTransaction(client: client, logger: logger)
+        var total = 0
+        var cursor: AppID?
+        while true {
+            let page = try await apps.list(after: cursor, limit: 200)
+            for stored in page {
+                let (resealed, changed) = try plugins.resealingSecrets(of: stored.settings, with: masterKey)
+                guard changed > 0 else { continue }
+                let event = AuditEvent(
+                    appID: stored.settings.appID, event: "admin.plugin_secrets.resealed", outcome: .success,
+                    requestID: "reseal-keys-\(UUID().lowercasedText)", detail: ["resealed": "\(changed)"])
+                _ = try await transactions.run(recording: event, when: { $0 }) { connection in
+                    try await apps.update(resealed, on: connection)
+                }
+                total += changed
+            }
+            guard page.count == 200, let last = page.last else { return total }
+            cursor = last.settings.appID
         }
     }
 }

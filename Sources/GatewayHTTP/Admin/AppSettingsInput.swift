@@ -12,8 +12,10 @@ struct AppSettingsInput {
     let plugins: PluginRegistry
     let pluginServices: PluginServices
     let rateLimits: RateLimitSettings
+    /// Seals plugin secrets for storage, and opens stored ones to check them.
+    let masterKey: MasterKey
 
-    /// The settings of a new app (`POST /admin/v1/apps`).
+    /// The settings of a new app (`POST /admin/v1/apps`), its plugin secrets sealed for storage.
     func create(from input: JSONInput) throws(GatewayError) -> AppSettings {
         try input.rejectUnknown(allowed: Self.fields)
         guard let appID = AppID(try input.requiredString("app_id")) else {
@@ -26,18 +28,32 @@ struct AppSettingsInput {
             throw .invalidRequest("\(required) is required.")
         }
         try apply(input, to: &settings)
-        return settings
+        return try sealed(settings)
     }
 
-    /// The settings after a `PATCH`: only the fields present change.
+    /// The settings after a `PATCH` of `current` (as stored): only the fields
+    /// present change; plugin secrets are sealed for storage.
     func update(_ current: AppSettings, from input: JSONInput) throws(GatewayError) -> AppSettings {
         try input.rejectUnknown(allowed: Self.fields)
         if let appID = try input.string("app_id"), AppID(appID) != current.appID {
             throw .invalidRequest("app_id cannot be changed.")
         }
-        var settings = current
+        var settings: AppSettings
+        do {
+            settings = try plugins.openingSecrets(of: current, with: masterKey)
+        } catch {
+            throw .internalError
+        }
         try apply(input, to: &settings)
-        return settings
+        return try sealed(settings)
+    }
+
+    private func sealed(_ settings: AppSettings) throws(GatewayError) -> AppSettings {
+        do {
+            return try plugins.sealingSecrets(of: settings, with: masterKey)
+        } catch {
+            throw .internalError
+        }
     }
 
     /// 403 naming the field when an app's own admin (not an operator) makes

@@ -31,9 +31,13 @@ public protocol CredentialPlugin: Sendable {
     /// (`POST /v1/phone_codes`, say).
     func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices)
 
-    /// The app's options as the admin API shows them: secrets replaced by
-    /// ``RedactedSecret/marker``.
-    func redacted(_ options: JSONValue) -> JSONValue
+    /// `options` with each secret string (a webhook secret, a test user's
+    /// password) replaced by `transform(path, value)`, `path` naming it
+    /// within the options (`sender.secret`, `users.0.password`). How secrets
+    /// are redacted for answers and sealed at rest (``PluginRegistry``).
+    func mapSecrets(
+        _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
+    ) rethrows -> JSONValue
 }
 
 /// How the admin API shows a plugin's secrets: write-only, so a write must
@@ -49,5 +53,7 @@ extension CredentialPlugin {
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices) {}
 
-    public func redacted(_ options: JSONValue) -> JSONValue { options }
+    public func mapSecrets(
+        _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
+    ) rethrows -> JSONValue { options }
 }

@@ -19,11 +19,63 @@ public struct PluginRegistry: Sendable {
 
     public var credentialTypes: [String] { order }
 
-    /// An app's plugin options with every plugin's secrets replaced, for answers.
+    /// An app's plugin options with every plugin's secrets replaced by
+    /// ``RedactedSecret/marker``, for answers.
     public func redacted(_ options: [String: JSONValue]) -> [String: JSONValue] {
-        options.reduce(into: [:]) { result, entry in
-            result[entry.key] = plugins[entry.key]?.redacted(entry.value) ?? entry.value
+        mapSecrets(options) { _, _, _ in RedactedSecret.marker }
+    }
+
+    /// `app` with every plugin secret sealed under `masterKey` (AES-256-GCM,
+    /// bound to the app, plugin and field), as it is stored. Secrets sealed
+    /// already stay as they are.
+    public func sealingSecrets(of app: AppSettings, with masterKey: MasterKey) throws -> AppSettings {
+        var sealed = app
+        sealed.plugins = try mapSecrets(app.plugins) { type, path, value in
+            guard !PluginSecret.isSealed(value) else { return value }
+            return try PluginSecret.seal(value, context: PluginSecret.context(app.appID, type, path), with: masterKey)
         }
+        return sealed
+    }
+
+    /// `app` with its plugin secrets opened, as plugins read them. A secret
+    /// stored before sealing existed (plain text) is taken as it is.
+    public func openingSecrets(of app: AppSettings, with masterKey: MasterKey) throws -> AppSettings {
+        var opened = app
+        opened.plugins = try mapSecrets(app.plugins) { type, path, value in
+            guard PluginSecret.isSealed(value) else { return value }
+            return try PluginSecret.open(value, context: PluginSecret.context(app.appID, type, path), with: masterKey)
+        }
+        return opened
+    }
+
+    /// `app` with every plugin secret sealed under the master key's current
+    /// key: those under the previous key opened and sealed again, plain ones
+    /// (stored before sealing existed) sealed; and how many changed.
+    public func resealingSecrets(of app: AppSettings, with masterKey: MasterKey) throws -> (AppSettings, changed: Int) {
+        var changed = 0
+        var resealed = app
+        resealed.plugins = try mapSecrets(app.plugins) { type, path, value in
+            let context = PluginSecret.context(app.appID, type, path)
+            if PluginSecret.isCurrent(value, context: context, with: masterKey) { return value }
+            let plain = PluginSecret.isSealed(value) ? try PluginSecret.open(value, context: context, with: masterKey) : value
+            changed += 1
+            return try PluginSecret.seal(plain, context: context, with: masterKey)
+        }
+        return (resealed, changed)
+    }
+
+    private func mapSecrets(
+        _ options: [String: JSONValue], _ transform: (_ type: String, _ path: String, _ value: String) throws -> String
+    ) rethrows -> [String: JSONValue] {
+        var result: [String: JSONValue] = [:]
+        for (type, value) in options {
+            guard let plugin = plugins[type] else {
+                result[type] = value
+                continue
+            }
+            result[type] = try plugin.mapSecrets(value) { path, secret in try transform(type, path, secret) }
+        }
+        return result
     }
 
     /// The plugins in registration order.

@@ -84,7 +84,8 @@ public enum GatewayRouter {
         AppAdminController(
             apps: apps,
             settingsInput: AppSettingsInput(
-                plugins: dependencies.plugins, pluginServices: pluginServices, rateLimits: dependencies.rateLimits),
+                plugins: dependencies.plugins, pluginServices: pluginServices, rateLimits: dependencies.rateLimits,
+                masterKey: dependencies.masterKey),
             transactions: transactions
         ).addRoutes(to: admin)
         KeyAdminController(apps: apps, keys: keys, masterKey: dependencies.masterKey, transactions: transactions)

@@ -148,7 +148,9 @@ public final class TenantDirectory: Sendable {
             signingKey = TokenSigningKey(keyID: active.keyID, signer: try OpenSSLRS256Signer(pair))
         }
         let keySet = stored.compactMap { PublicJWK(publicKeyPEM: $0.publicKeyPEM, keyID: $0.keyID) }
-        let verifiers = plugins.verifiers(for: settings, services: pluginServices)
+        // Plugins read their secrets opened; the tenant keeps the settings as stored.
+        let verifiers = plugins.verifiers(
+            for: try plugins.openingSecrets(of: settings, with: masterKey), services: pluginServices)
         for case let (type, .failure(error)) in verifiers {
             logger.warning(
                 "an app's credential type is unusable",
