@@ -12,7 +12,8 @@ import NIOCore
 /// The answer is the same whether or not the number is bound to a user. A
 /// number outside the app's allowlist is refused before anything is sent;
 /// sends are limited per number and per client IP (`code_sends_number`,
-/// `code_sends_ip`) and by the resend delay. An unbound number, when the
+/// `code_sends_ip`: a unit is reserved first and given back when no code goes
+/// out) and by the resend delay. An unbound number, when the
 /// app does not sign in unbound numbers, gets the same 202 and no SMS:
 /// nobody pays to text a number that cannot sign in. Every request is
 /// counted under the deployment's `ip` policy, before the app is looked up
@@ -43,6 +44,9 @@ struct PhoneCodeController: Sendable {
             answer = try await send(request, context, &event, &limits)
         } catch {
             if event.reason == nil { event.reason = error.code.rawValue }
+            // No code went out (too soon, delivery failed, storage away): its send units are given
+            // back. A refusal gave them back already.
+            if limits.refusal == nil { try? await services.rateLimiter.release(limits) }
             if !limits.repeatsRefusal { await services.writer.recordOrKeep(event) }
             throw error
         }

@@ -9,6 +9,11 @@ public struct RateLimitPolicy: Sendable, Hashable, Codable {
         /// credential is checked (refused when none is left), and a
         /// successful one gives it back.
         case failures
+        /// Only codes sent: each request reserves its unit before sending
+        /// (refused when none is left) and gives it back when nothing goes
+        /// out (too soon after the last code, delivery failed), so refused
+        /// and early requests never lengthen a lockout.
+        case sends
     }
 
     /// The policy's stable name, used in headers, storage and settings.
@@ -41,10 +46,10 @@ extension RateLimitPolicy {
         name: "phone_failures", limit: 10, periodSeconds: 900, counting: .failures)
     /// Code sends per phone number.
     public static let codeSendsPerNumber = RateLimitPolicy(
-        name: "code_sends_number", limit: 5, periodSeconds: 3600, counting: .everyRequest)
+        name: "code_sends_number", limit: 5, periodSeconds: 3600, counting: .sends)
     /// Code sends per client IP.
     public static let codeSendsPerIP = RateLimitPolicy(
-        name: "code_sends_ip", limit: 20, periodSeconds: 3600, counting: .everyRequest)
+        name: "code_sends_ip", limit: 20, periodSeconds: 3600, counting: .sends)
 
     /// The deployment's defaults, by name.
     public static let defaults: [String: RateLimitPolicy] = Dictionary(

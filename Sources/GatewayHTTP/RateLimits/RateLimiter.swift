@@ -13,7 +13,8 @@ import CoreMetrics
 /// lock, so no more than the limit's attempts reach a verifier in a window,
 /// whatever the concurrency and however many gateways share the database.
 /// A failed attempt keeps its unit; a verified one, or one another policy
-/// refused, gives it back.
+/// refused, gives it back. `.sends` policies (code sends) reserve the same
+/// way; the caller gives the unit back when no code went out.
 ///
 /// The `ip` subject is limited twice over: by the deployment's `ip` policy on
 /// one counter shared by every app (also before the app is known, see
@@ -194,7 +195,7 @@ public struct RateLimiter: Sendable {
             let mode: GroupCommitWriter.Touch.Mode =
                 switch (policy.counting, phase) {
                 case (.everyRequest, _): .count
-                case (.failures, .beforeVerifying): .reserve
+                case (.failures, .beforeVerifying), (.sends, _): .reserve
                 case (.failures, .verified): .read
                 }
             touches.append(.init(appID: app.appID, window: SlidingWindow(policy: policy, now: now), subject: subject, mode: mode))

@@ -5,6 +5,7 @@ import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
+import PostgresNIO
 import Testing
 
 /// Every limit and single-use promise attacked as a client with many
@@ -196,5 +197,38 @@ import Testing
             #expect(response.status == .tooManyRequests)
             #expect(response.headers[HTTPField.Name("RateLimit-Policy")!] == "\"ip\";q=20;w=86400")
         }
+    }
+
+    /// `code_sends_number` counts codes sent: requests refused by the resend
+    /// delay, and deliveries that failed, give their unit back, so a user
+    /// tapping "resend" is not locked out for the hour.
+    @Test func onlyCodesThatWentOutCountAsSends() async throws {
+        try await FakeHTTPServer.with(statuses: [200, 400]) { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base)
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                let early = try await statuses(on: [gateway], path: "/v1/phone_codes") { _ in
+                    ["app_id": app.appID.description, "phone_number": ada]
+                }
+                #expect(count(early, 429) == Self.attempts)
+                #expect(webhook.requests.count == 1)
+                #expect(try await Self.sends(of: ada, in: gateway) == 1)
+                // Another number whose delivery fails: nothing counted.
+                let other = "+4915112345679"
+                let token = try await gateway.adminToken(.operator)
+                _ = try await gateway.admin(
+                    .put, "/admin/v1/apps/\(app.appID)/phone_numbers/%2B4915112345679", token: token, json: ["user_id": "bea"])
+                #expect(try await gateway.requestCode(app, number: other).status == .badGateway)
+                #expect(try await Self.sends(of: other, in: gateway) == 0)
+            }
+        }
+    }
+
+    static func sends(of number: String, in gateway: TestGateway) async throws -> Int {
+        let rows = try await gateway.client.query(
+            "SELECT coalesce(sum(count), 0)::int8 FROM rate_limit_counters WHERE policy = 'code_sends_number' AND subject = \(number)",
+            logger: TestDatabase.logger)
+        for try await total in rows.decode(Int64.self) { return Int(total) }
+        return 0
     }
 }
