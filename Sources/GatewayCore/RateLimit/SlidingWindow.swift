@@ -9,7 +9,9 @@ public struct SlidingWindow: Sendable, Equatable {
         public let allowed: Bool
         /// How many more counted events would pass now.
         public let remaining: Int
-        /// Seconds until a further event would pass (0 when one would now).
+        /// Seconds until a further event would pass (0 when one would now):
+        /// the `Retry-After` of a refusal, and the `t` of the `RateLimit`
+        /// header, so both say the same.
         public let retryAfterSeconds: Int
     }
 
@@ -54,10 +56,10 @@ public struct SlidingWindow: Sendable, Equatable {
     /// event only if it was counted (a granted reservation, a count), not
     /// when it was only read or refused a reservation.
     public func verdict(current: Int, previous: Int, allowed: Bool) -> Verdict {
-        let remaining = max(0, Int((Double(policy.limit) - estimate(current: current, previous: previous)).rounded(.down)))
+        let remaining = allowed ? max(0, Int((Double(policy.limit) - estimate(current: current, previous: previous)).rounded(.down))) : 0
         return Verdict(
-            allowed: allowed, remaining: allowed ? remaining : 0,
-            retryAfterSeconds: allowed ? 0 : secondsUntilOneMoreFits(current: current, previous: previous))
+            allowed: allowed, remaining: remaining,
+            retryAfterSeconds: remaining > 0 ? 0 : secondsUntilOneMoreFits(current: current, previous: previous))
     }
 
     /// The least time after which one more event fits, if nothing else counts meanwhile.

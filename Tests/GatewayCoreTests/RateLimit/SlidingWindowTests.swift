@@ -15,7 +15,12 @@ import Testing
     @Test func countsUpToTheLimitPass() {
         let window = SlidingWindow(policy: perMinute, now: 1_000_000_020)
         let atLimit = window.verdict(current: 10, previous: 0)
-        #expect(atLimit.allowed && atLimit.remaining == 0 && atLimit.retryAfterSeconds == 0)
+        // The last event that fits passes, and says how long until the next one would: what a
+        // refusal at the same count (a reservation refused, which adds nothing) answers.
+        #expect(atLimit.allowed && atLimit.remaining == 0)
+        #expect(atLimit.retryAfterSeconds > 0)
+        #expect(atLimit.retryAfterSeconds == window.verdict(current: 10, previous: 0, allowed: false).retryAfterSeconds)
+        #expect(window.verdict(current: 9, previous: 0).retryAfterSeconds == 0)
         #expect(window.verdict(current: 4, previous: 0).remaining == 6)
         #expect(!window.verdict(current: 11, previous: 0).allowed)
     }

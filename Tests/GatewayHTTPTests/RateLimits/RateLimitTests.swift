@@ -25,10 +25,16 @@ import Testing
                     ])])
                 ]
             }
+            var lastWait = 0
             for attempt in 1...3 {
                 let response = try await gateway.test { try await $0.postJSON(wrongPassword(app)) }
                 #expect(response.status == .unauthorized, "attempt \(attempt)")
                 #expect(response.headers[HTTPField.Name("RateLimit-Policy")!]?.contains("\"user_failures\";q=3;w=900") == true)
+                // r is what is left after this attempt; t is 0 while some is, then the wait for room.
+                let header = response.headers[HTTPField.Name("RateLimit")!] ?? ""
+                #expect(header.hasPrefix("\"user_failures\";r=\(3 - attempt);t="), "\(header)")
+                lastWait = Int(header.split(separator: "t=").last ?? "") ?? -1
+                #expect((lastWait == 0) == (attempt < 3), "\(header)")
             }
             // The fourth attempt is refused before the credential is checked: the right password does not help.
             let limited = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
@@ -37,6 +43,8 @@ import Testing
             let retryAfter = try #require(limited.headers[.retryAfter].flatMap { Int($0) })
             // A full window decays into the next one: the wait can reach two periods.
             #expect(retryAfter > 0 && retryAfter <= 1800)
+            // What the last allowed attempt announced is what the refusal says (a second may pass between).
+            #expect(abs(retryAfter - lastWait) <= 1)
             #expect(limited.headers[HTTPField.Name("RateLimit")!]?.hasPrefix("\"user_failures\";r=0;t=") == true)
 
             // Another user of the same app is not affected.
