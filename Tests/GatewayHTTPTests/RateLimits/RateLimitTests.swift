@@ -165,3 +165,15 @@ import Testing
         }
     }
 }
+
+/// A malformed request spends the client's `ip` budget, and its 400 says so.
+@Suite struct MalformedRequestLimitTests {
+    @Test func aBadRequestCarriesTheIPPolicysHeadersAlone() async throws {
+        try await TestGateway.with { gateway in
+            let response = try await gateway.test { try await $0.post(contentType: "application/json", body: "{") }
+            #expect(response.status == .badRequest)
+            #expect(response.headers[HTTPField.Name("RateLimit-Policy")!] == "\"ip\";q=300;w=60")
+            #expect(response.headers[HTTPField.Name("RateLimit")!] == "\"ip\";r=299;t=0")
+        }
+    }
+}
