@@ -244,38 +244,51 @@ public final class GroupCommitWriter: Service, Sendable {
     }
 
     /// Runs one batch; returns each item's answer, in order. Should
-    /// PostgreSQL refuse a value (``UnstorableRow``), the items are written
-    /// one by one, so only the refused one fails; its audit row is tried
-    /// once more made storable.
+    /// PostgreSQL refuse a value (``UnstorableRow``), the batch is split in
+    /// halves until the refused items stand alone, so only they fail (a few
+    /// statements for one bad row, not one a row); a refused audit row is
+    /// tried once more made storable.
     private static func write(
         _ work: [Work], client: PostgresClient, logger: Logger
     ) async throws -> [Result<Admission, any Error>] {
         do {
             return try await writeBatch(work, client: client, logger: logger).map { .success($0) }
         } catch where UnstorableRow.isDataError(error) {
-            var answers: [Result<Admission, any Error>] = []
-            for item in work {
-                do {
-                    answers.append(.success(try await writeBatch([item], client: client, logger: logger)[0]))
-                } catch where UnstorableRow.isDataError(error) {
-                    guard let storable = item.storable else {
-                        answers.append(.failure(error))
-                        continue
-                    }
-                    UnstorableRow.escapedRowsCounter.increment()
-                    logger.error(
-                        "audit row refused by PostgreSQL; writing it with its text made storable",
-                        metadata: ["error": "\(PostgresErrorText.describe(error))", "audit_row": "\(item.description)"])
-                    do {
-                        answers.append(.success(try await writeBatch([storable], client: client, logger: logger)[0]))
-                    } catch {
-                        answers.append(.failure(error))
-                    }
-                } catch {
-                    answers.append(.failure(error))
-                }
+            return await writeSplitting(work, refusedWith: error, client: client, logger: logger)
+        }
+    }
+
+    /// Writes `work`, which PostgreSQL refused as one statement, in halves.
+    private static func writeSplitting(
+        _ work: [Work], refusedWith refusal: any Error, client: PostgresClient, logger: Logger
+    ) async -> [Result<Admission, any Error>] {
+        guard work.count > 1 else { return await writeAlone(work[0], refusedWith: refusal, client: client, logger: logger) }
+        var answers: [Result<Admission, any Error>] = []
+        for half in [Array(work[..<(work.count / 2)]), Array(work[(work.count / 2)...])] {
+            do {
+                answers += try await writeBatch(half, client: client, logger: logger).map { .success($0) }
+            } catch where UnstorableRow.isDataError(error) {
+                answers += await writeSplitting(half, refusedWith: error, client: client, logger: logger)
+            } catch {
+                answers += half.map { _ in .failure(error) }
             }
-            return answers
+        }
+        return answers
+    }
+
+    /// One item PostgreSQL refused: its audit row once more, made storable.
+    private static func writeAlone(
+        _ item: Work, refusedWith refusal: any Error, client: PostgresClient, logger: Logger
+    ) async -> [Result<Admission, any Error>] {
+        guard let storable = item.storable else { return [.failure(refusal)] }
+        UnstorableRow.escapedRowsCounter.increment()
+        logger.error(
+            "audit row refused by PostgreSQL; writing it with its text made storable",
+            metadata: ["error": "\(PostgresErrorText.describe(refusal))", "audit_row": "\(item.description)"])
+        do {
+            return [.success(try await writeBatch([storable], client: client, logger: logger)[0])]
+        } catch {
+            return [.failure(error)]
         }
     }
 
