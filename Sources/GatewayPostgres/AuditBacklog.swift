@@ -124,35 +124,54 @@ final class AuditBacklog: Sendable {
         return left.count
     }
 
-    /// Writes `batch` row by row after PostgreSQL refused it for a value: a
+    /// Writes `batch`, which PostgreSQL refused for a value, in halves until
+    /// the refused rows stand alone (as the group-commit writer does): a
     /// refused row is written once more made storable, and if even that is
-    /// refused, logged whole and counted lost, never retried again. False
-    /// when PostgreSQL stopped answering on the way (the rest wait).
-    private func writeOneByOne(_ batch: [Row]) async -> Bool {
-        for row in batch {
+    /// refused, logged whole and counted lost, never retried again. Rows
+    /// leave the backlog, oldest first, as they are written. False when
+    /// PostgreSQL stopped answering on the way (the rest wait).
+    private func writeSplitting(_ batch: ArraySlice<Row>) async -> Bool {
+        guard batch.count > 1 else { return await writeRefused(batch[batch.startIndex]) }
+        let middle = batch.startIndex + batch.count / 2
+        for half in [batch[..<middle], batch[middle...]] {
             do {
-                try await write([row])
+                try await write(Array(half))
+                removeWritten(half.count)
             } catch where UnstorableRow.isDataError(error) {
-                UnstorableRow.escapedRowsCounter.increment()
-                logger.error(
-                    "audit row refused by PostgreSQL; writing it with its text made storable",
-                    metadata: ["error": "\(PostgresErrorText.describe(error))", "audit_row": "\(Self.json(row))"])
-                do {
-                    try await write([Row(event: row.event.storable, occurredAt: row.occurredAt)])
-                } catch {
-                    lose(row.event, occurredAt: row.occurredAt, why: PostgresErrorText.describe(error))
-                }
+                guard await writeSplitting(half) else { return false }
             } catch {
                 return false
             }
-            let depth = state.withLock { state in
-                state.rows.removeFirst()
-                state.written += 1
-                return state.rows.count
-            }
-            depthGauge.record(depth)
         }
         return true
+    }
+
+    /// The oldest row, which PostgreSQL refused on its own: written made
+    /// storable, or counted lost. False when PostgreSQL stopped answering.
+    private func writeRefused(_ row: Row) async -> Bool {
+        do {
+            try await write([Row(event: row.event.storable, occurredAt: row.occurredAt)])
+            UnstorableRow.escapedRowsCounter.increment()
+            logger.error(
+                "audit row refused by PostgreSQL; written with its text made storable",
+                metadata: ["audit_row": "\(Self.json(row))"])
+        } catch where UnstorableRow.isDataError(error) {
+            lose(row.event, occurredAt: row.occurredAt, why: PostgresErrorText.describe(error))
+        } catch {
+            return false
+        }
+        removeWritten(1)
+        return true
+    }
+
+    /// Takes the `count` oldest rows out, written.
+    private func removeWritten(_ count: Int) {
+        let depth = state.withLock { state in
+            state.rows.removeFirst(count)
+            state.written += count
+            return state.rows.count
+        }
+        depthGauge.record(depth)
     }
 
     private func logLost(_ row: Row, why: String) {
@@ -192,20 +211,15 @@ final class AuditBacklog: Sendable {
             try await write(batch)
         } catch where UnstorableRow.isDataError(error) {
             // A value PostgreSQL refuses would hold every later row back, and be retried forever.
-            return await writeOneByOne(batch)
+            return await writeSplitting(batch[...])
         } catch {
             logger.warning(
                 "kept audit rows not written yet",
                 metadata: ["rows": "\(count)", "error": "\(PostgresErrorText.describe(error))"])
             return false
         }
-        let depth = state.withLock { state in
-            state.rows.removeFirst(batch.count)
-            state.written += batch.count
-            return state.rows.count
-        }
-        depthGauge.record(depth)
-        logger.info("kept audit rows written", metadata: ["rows": "\(batch.count)", "still_kept": "\(depth)"])
+        removeWritten(batch.count)
+        logger.info("kept audit rows written", metadata: ["rows": "\(batch.count)", "still_kept": "\(count)"])
         return true
     }
 }

@@ -6,9 +6,8 @@ import CoreMetrics
 /// What keeps one row PostgreSQL refuses from holding back the rows batched
 /// with it. A data error (SQLSTATE class 22, data exception, or 23, integrity
 /// violation) is about a value, not the connection: the writers then retry
-/// the batch in parts (the group-commit writer in halves, the backlog row by
-/// row), and a row refused on its own is written once more as
-/// ``AuditEvent/storable``. Rows that needed this are counted in
+/// the batch in halves until the refused rows stand alone, and a row refused
+/// on its own is written once more as ``AuditEvent/storable``. Rows that needed this are counted in
 /// `gateway_audit_rows_escaped_total`.
 public enum UnstorableRow {
     static let escapedRowsCounter = Counter(label: "gateway_audit_rows_escaped_total")
