@@ -112,16 +112,17 @@ struct PhoneCodeController: Sendable {
         let answer = Answer(expires_in: options.lifetimeSeconds, resend_after: options.resendAfterSeconds)
 
         do {
-            limits = try await services.rateLimiter.check(
+            try await services.rateLimiter.check(
                 [
                     RateLimitPolicy.clientIP.name: clientIP, RateLimitPolicy.codeSendsPerNumber.name: number.text,
                     RateLimitPolicy.codeSendsPerIP.name: clientIP,
                 ],
-                app: tenant.settings, clientCounted: clientCounted)
+                app: tenant.settings, clientCounted: clientCounted, into: &limits, noting: &event)
+        } catch let error as GatewayError {
+            throw error
         } catch {
             throw .unavailable
         }
-        if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &event) }
         if options.testCode(for: number) != nil {
             event.detail["test_number"] = "true"
             return answer
@@ -171,15 +172,16 @@ struct PhoneCodeController: Sendable {
         }
     }
 
-    /// Counts the request under the deployment's `ip` policy alone; throws the 429 when it refuses.
+    /// ``RateLimiter/countClient(_:into:noting:)``, a database failure answered 503.
     private func countClient(
         _ clientIP: String, _ event: inout AuditEvent, _ limits: inout RateLimiter.Outcome
     ) async throws(GatewayError) {
         do {
-            limits = try await services.rateLimiter.countClient(clientIP)
+            try await services.rateLimiter.countClient(clientIP, into: &limits, noting: &event)
+        } catch let error as GatewayError {
+            throw error
         } catch {
             throw .unavailable
         }
-        if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &event) }
     }
 }

@@ -135,6 +135,25 @@ public struct RateLimiter: Sendable {
         return Outcome(touches: [touch], counts: counts)
     }
 
+    /// ``countClient(_:)`` for a request being answered: the outcome goes to
+    /// `limits` (for its headers and audit row), and a refusal is thrown as
+    /// the 429, noted in `event`.
+    public func countClient(_ clientIP: String, into limits: inout Outcome, noting event: inout AuditEvent) async throws {
+        limits = try await countClient(clientIP)
+        if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
+    }
+
+    /// ``check(_:app:phase:clientCounted:)`` before the credential or the
+    /// send, the same way: the outcome goes to `limits`, a refusal is thrown
+    /// as the 429, noted in `event`.
+    public func check(
+        _ subjects: [String: String], app: AppSettings, clientCounted: Bool, into limits: inout Outcome,
+        noting event: inout AuditEvent
+    ) async throws {
+        limits = try await check(subjects, app: app, clientCounted: clientCounted)
+        if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
+    }
+
     /// Applies the policies to the given subjects (policy name → subject).
     /// A refused outcome has given its reservations back already.
     public func check(

@@ -21,7 +21,7 @@ import CoreMetrics
 /// statement (``RateLimiter/admit(_:app:clientCounted:recording:)``), signed
 /// only once it allows. A request answered before its app's limits apply
 /// (malformed, unknown app, disabled app) is still counted under the
-/// deployment's `ip` policy (``RateLimiter/countClient(_:)``).
+/// deployment's `ip` policy (``RateLimiter/countClient(_:into:noting:)``).
 public struct IdentityTokenController: Sendable {
     public static let maximumBodyBytes = 64 * 1024
     public static let paths: [RouterPath] = ["/v1/identity_tokens", "/identity_tokens", "/authenticate"]
@@ -138,7 +138,7 @@ public struct IdentityTokenController: Sendable {
             if tenants.cachedTenant(for: appID) == nil {
                 // Not in memory: made-up ids cost a lookup, so they pay the client's budget first.
                 clientCounted = true
-                try await countClient(clientIP, limits: &limits, event: &event)
+                try await rateLimiter.countClient(clientIP, into: &limits, noting: &event)
             }
             tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
             labels.app = appID.description
@@ -159,7 +159,7 @@ public struct IdentityTokenController: Sendable {
             throw error
         } catch {
             // Answered before the app's limits apply: the client's budget still pays for it.
-            if !clientCounted { try await countClient(clientIP, limits: &limits, event: &event) }
+            if !clientCounted { try await rateLimiter.countClient(clientIP, into: &limits, noting: &event) }
             throw error
         }
 
@@ -169,7 +169,7 @@ public struct IdentityTokenController: Sendable {
         let settings = tenant.settings
         let verifiesFirst = verifier.answersFromMemory
         if !verifiesFirst {
-            try await enforceLimits(subjects, app: settings, clientCounted: clientCounted, limits: &limits, event: &event)
+            try await rateLimiter.check(subjects, app: settings, clientCounted: clientCounted, into: &limits, noting: &event)
         }
 
         let attempt = CredentialAttempt(
@@ -181,7 +181,7 @@ public struct IdentityTokenController: Sendable {
         case .rejected(let reason):
             if verifiesFirst {
                 // The reservation this takes is the failure's count.
-                try await enforceLimits(subjects, app: settings, clientCounted: clientCounted, limits: &limits, event: &event)
+                try await rateLimiter.check(subjects, app: settings, clientCounted: clientCounted, into: &limits, noting: &event)
             }
             event.reason = reason
             throw GatewayError.invalidCredentials
@@ -209,22 +209,6 @@ public struct IdentityTokenController: Sendable {
             issuer: tenant.settings.providerID, identity: identity, nonce: tokenRequest.nonce,
             issuedAt: Int64(now().timeIntervalSince1970), lifetimeSeconds: tenant.settings.tokenTTLSeconds)
         return IssuedToken(token: try signingKey.mint(claims), isAudited: verifiesFirst)
-    }
-
-    /// Applies the app's limits to the request; throws the 429 when one refuses.
-    private func enforceLimits(
-        _ subjects: [String: String], app: AppSettings, clientCounted: Bool, limits: inout RateLimiter.Outcome,
-        event: inout AuditEvent
-    ) async throws {
-        // The counters' group-commit queue bounds this wait by the database timeout.
-        limits = try await rateLimiter.check(subjects, app: app, clientCounted: clientCounted)
-        if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &event) }
-    }
-
-    /// Counts the request under the deployment's `ip` policy alone; throws the 429 when it refuses.
-    private func countClient(_ clientIP: String, limits: inout RateLimiter.Outcome, event: inout AuditEvent) async throws {
-        limits = try await rateLimiter.countClient(clientIP)
-        if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &event) }
     }
 
     private static func tokenResponse(_ token: String) -> Response {
