@@ -311,6 +311,11 @@ public final class GroupCommitWriter: Service, Sendable {
         for try await (current, previous, allowed) in try await client.execute(statement, logger: logger) {
             counts.append(Counts(current: Int(current), previous: Int(previous), allowed: allowed))
         }
+        // A row stream cut short (a cancelled wait, a connection lost mid-answer) fails the batch; it must
+        // never be read as verdicts.
+        guard counts.count == statement.touches.count else {
+            throw IncompleteAnswer(expected: statement.touches.count, received: counts.count)
+        }
         var answers: [Admission] = []
         answers.reserveCapacity(work.count)
         var offset = 0
@@ -325,6 +330,13 @@ public final class GroupCommitWriter: Service, Sendable {
             }
         }
         return answers
+    }
+
+    /// PostgreSQL's answer to a batch ended before every touch had its row.
+    struct IncompleteAnswer: Error, CustomStringConvertible {
+        let expected: Int
+        let received: Int
+        var description: String { "the batch's answer ended after \(received) of \(expected) counter rows" }
     }
 
     private static func counterTouch(_ touch: Touch, request: Int64) -> AuditAndCounterWrite.CounterTouch {
