@@ -113,10 +113,14 @@ public final class GatewayProcess: Sendable {
         public let description: String
     }
 
-    /// `environment` plus PATH and HOME, nothing else.
+    /// `environment` plus PATH and HOME, and a compact crash report.
     private static func childEnvironment(_ environment: [String: String]) -> [String: String] {
         var childEnvironment = environment
         for name in ["PATH", "HOME"] { childEnvironment[name] = ProcessInfo.processInfo.environment[name] }
+        // Should a gateway crash, its report is the crashed thread alone, on standard error with the rest of
+        // its log, so the cause fits in the log excerpt a failing test records.
+        childEnvironment["SWIFT_BACKTRACE"] =
+            "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none,output-to=stderr"
         return childEnvironment
     }
 
