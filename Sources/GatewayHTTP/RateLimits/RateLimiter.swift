@@ -59,7 +59,24 @@ public struct RateLimiter: Sendable {
             repeatsRefusal = false
         }
 
-        /// `RateLimit-Policy` lists every policy once; `RateLimit` reports the
+        private init(following earlier: Outcome, _ later: Outcome) {
+            verdicts = earlier.verdicts + later.verdicts
+            let refusals = [earlier, later].filter { $0.refusal != nil }
+            let longest = refusals.max { $0.refusal!.verdict.retryAfterSeconds < $1.refusal!.verdict.retryAfterSeconds }
+            refusal = longest?.refusal
+            refusedSubject = longest?.refusedSubject
+            reservations = earlier.reservations + later.reservations
+            repeatsRefusal = earlier.repeatsRefusal || later.repeatsRefusal
+        }
+
+        /// This outcome with `earlier`'s verdicts too: one request's client
+        /// count, made before its app was known, and its app's limits answer
+        /// as one, so its headers list the same policies whatever was in memory.
+        func following(_ earlier: Outcome) -> Outcome {
+            earlier.verdicts.isEmpty ? self : Outcome(following: earlier, self)
+        }
+
+        /// `RateLimit-Policy` lists every policy once, by name; `RateLimit` reports the
         /// one with the least room (IETF httpapi-ratelimit-headers). Where a
         /// name is limited twice (the deployment's `ip` and an app's), the
         /// tighter verdict speaks for it.
@@ -75,7 +92,7 @@ public struct RateLimiter: Sendable {
                     tightestByName[entry.policy.name] = entry
                 }
             }
-            let listed = names.map { tightestByName[$0]! }
+            let listed = names.sorted().map { tightestByName[$0]! }
             let policies = listed.map { "\"\($0.policy.name)\";q=\($0.policy.limit);w=\($0.policy.periodSeconds)" }
             let tightest = refusal ?? listed.min { $0.verdict.remaining < $1.verdict.remaining }!
             var headers = [
@@ -144,13 +161,14 @@ public struct RateLimiter: Sendable {
     }
 
     /// ``check(_:app:phase:clientCounted:)`` before the credential or the
-    /// send, the same way: the outcome goes to `limits`, a refusal is thrown
-    /// as the 429, noted in `event`.
+    /// send, the same way: the outcome goes to `limits` (beside the client
+    /// count it holds when `clientCounted`), a refusal is thrown as the 429,
+    /// noted in `event`.
     public func check(
         _ subjects: [String: String], app: AppSettings, clientCounted: Bool, into limits: inout Outcome,
         noting event: inout AuditEvent
     ) async throws {
-        limits = try await check(subjects, app: app, clientCounted: clientCounted)
+        limits = try await check(subjects, app: app, clientCounted: clientCounted).following(clientCounted ? limits : .unlimited)
         if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
     }
 
@@ -183,6 +201,19 @@ public struct RateLimiter: Sendable {
         let touches = touches(for: subjects, app: app, phase: .verified, clientCounted: clientCounted)
         let admission = try await writer.admit(touches, recording: event)
         return Outcome(touches: touches, counts: admission.counts)
+    }
+
+    /// ``admit(_:app:clientCounted:recording:)`` for a request being
+    /// answered: the outcome goes to `limits` (beside the client count it
+    /// holds when `clientCounted`), a refusal is thrown as the 429, noted in
+    /// `event`.
+    public func admit(
+        _ subjects: [String: String], app: AppSettings, clientCounted: Bool, recording issued: AuditEvent,
+        into limits: inout Outcome, noting event: inout AuditEvent
+    ) async throws {
+        limits = try await admit(subjects, app: app, clientCounted: clientCounted, recording: issued)
+            .following(clientCounted ? limits : .unlimited)
+        if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
     }
 
     /// Gives back the outcome's reservations and records `event` in the same

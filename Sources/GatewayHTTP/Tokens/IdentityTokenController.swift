@@ -200,8 +200,8 @@ public struct IdentityTokenController: Sendable {
         issued.keyID = signingKey.keyID
         if verifiesFirst {
             // Counted and, if every limit allows, audited in one statement; signed only then.
-            limits = try await rateLimiter.admit(subjects, app: settings, clientCounted: clientCounted, recording: issued)
-            if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &event) }
+            try await rateLimiter.admit(
+                subjects, app: settings, clientCounted: clientCounted, recording: issued, into: &limits, noting: &event)
         }
         event = issued
 

@@ -102,6 +102,23 @@ import Testing
         }
     }
 
+    /// An app not in memory yet costs its client's `ip` count before the lookup; the answer's headers
+    /// still name every policy, as they do once the app is cached.
+    @Test func theHeadersNameTheSamePoliciesWhetherOrNotTheAppWasInMemory() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp()
+            gateway.tenants.invalidate(app.appID)
+            var policies: [String?] = []
+            for _ in 0..<2 {
+                let response = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
+                #expect(response.status == .ok)
+                policies.append(response.headers[HTTPField.Name("RateLimit-Policy")!])
+            }
+            #expect(policies[0] == policies[1])
+            #expect(policies[0] == #""app";q=30000;w=60, "ip";q=300;w=60, "user_failures";q=10;w=900"#)
+        }
+    }
+
     @Test func turnedOffThereAreNoLimitsAndNoHeaders() async throws {
         try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false)) { gateway in
             let app = try await gateway.createApp { $0.rateLimits = ["ip": RateLimitOverride(limit: 1, periodSeconds: 60)] }
