@@ -14,8 +14,10 @@ import NIOCore
 /// sends are limited per number and per client IP (`code_sends_number`,
 /// `code_sends_ip`: a unit is reserved first and given back when no code goes
 /// out) and by the resend delay. An unbound number, when the
-/// app does not sign in unbound numbers, gets the same 202 and no SMS:
-/// nobody pays to text a number that cannot sign in. Every request is
+/// app does not sign in unbound numbers, gets no SMS (nobody pays to text a
+/// number that cannot sign in) and otherwise the same: its code is stored
+/// unsent, the same delay and limits apply, and the answer waits as long as
+/// a delivery takes (``DeliveryTimes``). Every request is
 /// counted under the deployment's `ip` policy, before the app is looked up
 /// when it is not in memory, and leaves one `phone_code.sent` audit row (but
 /// for repeated `ip` refusals, see ``RateLimiter/Outcome/repeatsRefusal``).
@@ -27,6 +29,7 @@ struct PhoneCodeController: Sendable {
     let codes: PhoneCodes
     let repository: PhoneCodeRepository
     let sender: SMSSender
+    let deliveryTimes: DeliveryTimes
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
         router.post(RouterPath(stringLiteral: Self.path)) { request, context in try await respond(request, context) }
@@ -131,11 +134,9 @@ struct PhoneCodeController: Sendable {
         do {
             let binding = try await repository.binding(of: number, in: appID)
             event.userID = binding?.identity.userID
-            guard binding != nil || options.allowUnboundNumbers else {
-                event.detail["sent"] = "false"
-                event.reason = "unbound_number"
-                return answer
-            }
+            // A number that cannot sign in gets all a delivered code gets but the SMS: a stored code
+            // (that nobody learns), the resend delay, the send limits and a delivery's time.
+            let delivers = binding != nil || options.allowUnboundNumbers
             let code = codes.generate(length: options.codeLength)
             if let wait = try await repository.storeUnlessTooSoon(
                 code: codes.mac(code, for: number, in: appID), for: number, in: appID, attempts: options.maximumAttempts,
@@ -146,6 +147,12 @@ struct PhoneCodeController: Sendable {
                 error.headers = [("Retry-After", "\(wait)")]
                 throw error
             }
+            guard delivers else {
+                event.detail["sent"] = "false"
+                event.reason = "unbound_number"
+                try? await Task.sleep(for: deliveryTimes.pause(for: appID))
+                return answer
+            }
             defer {
                 Counter(
                     label: "gateway_sms_sends_total",
@@ -153,9 +160,11 @@ struct PhoneCodeController: Sendable {
                 ).increment()
             }
             do {
+                let started = ContinuousClock.now
                 try await sender.send(
                     SMSMessage(appID: appID, phoneNumber: number, code: code, expiresIn: options.lifetimeSeconds),
                     via: options.sender)
+                deliveryTimes.record(ContinuousClock.now - started, for: appID)
             } catch {
                 event.reason = "sms_delivery_failed"
                 event.detail["delivery"] = error.reason

@@ -61,7 +61,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
         PhoneCodeController(
             services: services, codes: codes,
             repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),
-            sender: SMSSender(addresses: senderAddresses, logger: services.plugin.logger)
+            sender: SMSSender(addresses: senderAddresses, logger: services.plugin.logger), deliveryTimes: DeliveryTimes()
         ).addRoutes(to: router)
     }
 

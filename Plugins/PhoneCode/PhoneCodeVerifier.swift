@@ -19,21 +19,23 @@ struct PhoneCodeVerifier: CredentialVerifier {
         else { throw GatewayError.invalidRequest("credentials.code must be the digits of the code.") }
         let appID = attempt.app.appID
 
-        let identity: VerifiedIdentity
+        let identity: VerifiedIdentity?
         if let binding = try await withDatabaseTimeout(databaseTimeout, { try await repository.binding(of: number, in: appID) }) {
             identity = binding.identity
-        } else if options.allowUnboundNumbers {
-            identity = VerifiedIdentity(userID: number.text)
         } else {
-            return .rejected(reason: "unknown_number")
+            identity = options.allowUnboundNumbers ? VerifiedIdentity(userID: number.text) : nil
         }
-        if let userID = attempt.userID, userID != identity.userID { return .rejected(reason: "user_mismatch") }
+        if let identity, let userID = attempt.userID, userID != identity.userID { return .rejected(reason: "user_mismatch") }
 
-        if let testCode = options.testCode(for: number) {
+        if let testCode = options.testCode(for: number), let identity {
             return ConstantTime.equals(code, testCode) ? .verified(identity) : .rejected(reason: "bad_code")
         }
+        // A number that cannot sign in has an unsent code too (see PhoneCodeController): it is checked, and
+        // spends its tries, like any other, so the attempt costs the same work.
         let mac = codes.mac(code, for: number, in: appID)
-        switch try await withDatabaseTimeout(databaseTimeout, { try await repository.check(mac, for: number, in: appID) }) {
+        let check = try await withDatabaseTimeout(databaseTimeout) { try await repository.check(mac, for: number, in: appID) }
+        guard let identity else { return .rejected(reason: "unknown_number") }
+        switch check {
         case .accepted: return .verified(identity)
         case .wrong(let left): return .rejected(reason: left == 0 ? "bad_code_exhausted" : "bad_code")
         case .noCode: return .rejected(reason: "no_live_code")

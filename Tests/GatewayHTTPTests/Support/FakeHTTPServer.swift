@@ -7,7 +7,8 @@ import Synchronization
 
 /// A local HTTP server standing in for what we do not own (a tenant's
 /// webhook, Twilio): it records every request and answers the statuses it
-/// is given, in order (then 200); a 3xx carries `Location: location`.
+/// is given, in order (then 200); a 3xx carries `Location: location`. Each
+/// answer leaves `latency` after its request arrived, like a provider's.
 final class FakeHTTPServer: Sendable {
     struct Recorded: Sendable {
         let method: String
@@ -23,13 +24,14 @@ final class FakeHTTPServer: Sendable {
 
     /// Runs `body` with the server's base URL (`http://127.0.0.1:<port>`).
     static func with<Result: Sendable>(
-        statuses: [Int] = [], location: String = "/", _ body: @Sendable (_ baseURL: String, _ server: FakeHTTPServer) async throws -> Result
+        statuses: [Int] = [], location: String = "/", latency: Duration = .zero, _ body: @Sendable (_ baseURL: String, _ server: FakeHTTPServer) async throws -> Result
     ) async throws -> Result {
         let server = FakeHTTPServer()
         server.state.withLock { $0.statuses = statuses }
         let router = Router()
         @Sendable func record(_ request: Request) async throws -> Response {
             let bytes = try await request.body.collect(upTo: 1 << 20)
+            if latency > .zero { try await Task.sleep(for: latency) }
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
             let status = server.state.withLock { state -> Int in

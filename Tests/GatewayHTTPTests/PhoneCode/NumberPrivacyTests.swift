@@ -1,0 +1,160 @@
+import Foundation
+import GatewayCore
+import GatewayTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import PostgresNIO
+import Testing
+
+/// Whether a number has an account must not show in any answer: a bound
+/// and an unbound number put through the same requests get the same
+/// statuses, bodies and headers, and take as long as a delivery.
+@Suite struct NumberPrivacyTests {
+    /// What a client can do to one number.
+    enum Step: CaseIterable, CustomStringConvertible {
+        /// `POST /v1/phone_codes`.
+        case requestCode
+        /// The resend delay passes (the number's code is made older in the table).
+        case waitOutResendDelay
+        /// A sign-in with a code that is not the number's.
+        case signInWithAWrongCode
+
+        var description: String {
+            switch self {
+            case .requestCode: "request"
+            case .waitOutResendDelay: "wait"
+            case .signInWithAWrongCode: "wrong-code"
+            }
+        }
+    }
+
+    /// Everything a client sees of an answer but what differs on every request (its id, the date), with
+    /// the seconds of `Retry-After` and `RateLimit`'s `t` apart: two requests made a moment apart may be
+    /// told one second more or less.
+    struct Seen: Equatable, CustomStringConvertible {
+        let status: Int
+        let body: String
+        let headers: [String]
+        let seconds: [Int]
+
+        init(_ response: TestResponse) {
+            status = Int(response.status.code)
+            let skipped: Set<String> = ["date", "x-request-id", "retry-after", "content-length"]
+            var headers: [String] = []
+            var seconds: [Int] = []
+            for field in response.headers where !skipped.contains(field.name.canonicalName) {
+                if field.name.canonicalName == "ratelimit", let range = field.value.range(of: ";t=") {
+                    headers.append("ratelimit: " + field.value[..<range.lowerBound])
+                    seconds.append(Int(field.value[range.upperBound...]) ?? -1)
+                } else {
+                    headers.append("\(field.name.canonicalName): \(field.value)")
+                }
+            }
+            if let retryAfter = response.headers[.retryAfter] { seconds.append(Int(retryAfter) ?? -1) }
+            self.headers = headers.sorted()
+            self.seconds = seconds
+            // The body less its request id; its message may quote a wait in seconds too.
+            var object = (try? JSONSerialization.jsonObject(with: Data(text(response).utf8))) as? [String: Any] ?? [:]
+            object["request_id"] = nil
+            let json = (try? JSONSerialization.data(withJSONObject: object, options: .sortedKeys)) ?? Data()
+            body = String(String(decoding: json, as: UTF8.self).map { $0.isNumber ? "#" : $0 })
+        }
+
+        static func == (a: Seen, b: Seen) -> Bool {
+            a.status == b.status && a.body == b.body && a.headers == b.headers && a.seconds.count == b.seconds.count
+                && zip(a.seconds, b.seconds).allSatisfy { abs($0 - $1) <= 1 }
+        }
+
+        var description: String { "\(status) \(headers) \(seconds) \(body)" }
+    }
+
+    @Test func boundAndUnboundNumbersGetTheSameAnswersWhateverTheRequests() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { gateway in
+                // Per-client limits are shared by both numbers of a pair, so they are made roomy enough never to
+                // be the limit a RateLimit header reports; the send limit per number is tight enough to reach.
+                let app = try await gateway.createPhoneApp(
+                    webhook: base,
+                    rateLimits: [
+                        "code_sends_ip": RateLimitOverride(limit: 100_000, periodSeconds: 3600),
+                        "code_sends_number": RateLimitOverride(limit: 3, periodSeconds: 3600),
+                        "phone_failures": RateLimitOverride(limit: 4, periodSeconds: 900),
+                    ])
+                let token = try await gateway.adminToken(.operator)
+                let seed = UInt64.random(in: 0...UInt64.max)
+                var random = SplitMix64(seed: seed)
+                for round in 0..<10 {
+                    let steps = (0..<Int.random(in: 4...10, using: &random)).map { _ in
+                        Step.allCases.randomElement(using: &random)!
+                    }
+                    let bound = "+4917\(String(format: "%08d", 10_000_000 + round))"
+                    let unbound = "+4917\(String(format: "%08d", 20_000_000 + round))"
+                    let binding = try await gateway.admin(
+                        .put, "/admin/v1/apps/\(app.appID)/phone_numbers/\(bound.replacingOccurrences(of: "+", with: "%2B"))",
+                        token: token, json: ["user_id": "user-\(round)"])
+                    #expect(binding.status == .created)
+                    for (index, step) in steps.enumerated() {
+                        // Each step for both numbers at once, so both see the same clock to the second.
+                        let seenBound = try await Self.take(step, number: bound, app: app, gateway: gateway)
+                        let seenUnbound = try await Self.take(step, number: unbound, app: app, gateway: gateway)
+                        #expect(
+                            seenBound == seenUnbound,
+                            "seed \(seed), round \(round), step \(index + 1) of \(steps): bound \(seenBound), unbound \(seenUnbound)")
+                    }
+                }
+                // Only bound numbers were texted; the unbound ones' codes were stored and never sent.
+                #expect(webhook.requests.allSatisfy { ($0.json["phone_number"] as? String)?.hasPrefix("+49171") == true })
+            }
+        }
+    }
+
+    /// Takes `step` for `number`; nil for a step that asks the gateway nothing.
+    private static func take(_ step: Step, number: String, app: AppSettings, gateway: TestGateway) async throws -> Seen? {
+        switch step {
+        case .requestCode:
+            return Seen(try await gateway.requestCode(app, number: number))
+        case .waitOutResendDelay:
+            try await gateway.client.query(
+                "UPDATE phone_codes SET sent_at = sent_at - interval '2 minutes' WHERE phone_number = \(number)",
+                logger: TestDatabase.logger)
+            return nil
+        case .signInWithAWrongCode:
+            return Seen(try await gateway.signIn(app, number: number, code: "000000"))
+        }
+    }
+
+    /// An unbound number's answer waits as long as the app's deliveries take, so its timing does not tell it
+    /// apart. (A lower bound only: a sleep is never shorter than asked, however loaded the machine.)
+    @Test func anUnboundNumberIsAnsweredNoSoonerThanADeliveryTakes() async throws {
+        let latency = Duration.milliseconds(300)
+        try await FakeHTTPServer.with(latency: latency) { base, webhook in
+            try await TestGateway.with { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base)
+                #expect(try await gateway.requestCode(app).status == .accepted)
+                #expect(webhook.requests.count == 1)
+                for index in 0..<3 {
+                    let started = ContinuousClock.now
+                    let unbound = try await gateway.requestCode(app, number: "+49151000000\(index)")
+                    #expect(unbound.status == .accepted)
+                    #expect(ContinuousClock.now - started >= latency, "answered before a delivery could have been")
+                }
+                #expect(webhook.requests.count == 1)
+            }
+        }
+    }
+}
+
+/// A small seeded generator (SplitMix64), so a failing sequence can be replayed from its seed.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
