@@ -123,6 +123,33 @@ import Testing
         }
     }
 
+    /// Many simultaneous requests for one number, spread over two instances on one database: a bound and an
+    /// unbound number get the same count of each status (one code, the rest told to wait).
+    @Test func parallelRequestsOverTwoReplicasAnswerBoundAndUnboundNumbersAlike() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with { first in
+                try await first.withReplica { second in
+                    let app = try await first.createPhoneApp(
+                        webhook: base, rateLimits: ["code_sends_ip": RateLimitOverride(limit: 100_000, periodSeconds: 3600)])
+                    var tallies: [[Int: Int]] = []
+                    for number in [ada, "+4915199999999"] {
+                        let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                            for index in 0..<100 {
+                                let gateway = index % 2 == 0 ? first : second
+                                group.addTask { Int(try await gateway.requestCode(app, number: number).status.code) }
+                            }
+                            return try await group.reduce(into: [Int: Int]()) { $0[$1, default: 0] += 1 }
+                        }
+                        tallies.append(statuses)
+                    }
+                    #expect(tallies[0] == [202: 1, 429: 99])
+                    #expect(tallies[1] == tallies[0])
+                    #expect(webhook.requests.count == 1)
+                }
+            }
+        }
+    }
+
     /// An unbound number's answer waits as long as the app's deliveries take, so its timing does not tell it
     /// apart. (A lower bound only: a sleep is never shorter than asked, however loaded the machine.)
     @Test func anUnboundNumberIsAnsweredNoSoonerThanADeliveryTakes() async throws {
