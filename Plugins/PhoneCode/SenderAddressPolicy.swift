@@ -24,10 +24,17 @@ public struct SenderAddressPolicy: Sendable {
     /// inside the operator's own network, and for tests.
     public let allowsPrivateAddresses: Bool
     private let resolve: Resolver
+    /// What counts as not public; tests narrow it to stay on loopback.
+    private let blockedRanges: [CIDR]
 
     public init(allowsPrivateAddresses: Bool, resolve: Resolver? = nil) {
+        self.init(allowsPrivateAddresses: allowsPrivateAddresses, resolve: resolve, blockedRanges: Self.nonPublicRanges)
+    }
+
+    init(allowsPrivateAddresses: Bool, resolve: Resolver?, blockedRanges: [CIDR]) {
         self.allowsPrivateAddresses = allowsPrivateAddresses
         self.resolve = resolve ?? { host in try await NIOThreadPool.singleton.runIfActive { try Self.systemResolve(host) } }
+        self.blockedRanges = blockedRanges
     }
 
     /// Ranges that are not public destinations (RFC 6890 and its updates).
@@ -40,6 +47,10 @@ public struct SenderAddressPolicy: Sendable {
 
     static func isPublic(_ address: IPAddress) -> Bool {
         !nonPublicRanges.contains { $0.contains(address) }
+    }
+
+    private func mayReach(_ address: IPAddress) -> Bool {
+        allowsPrivateAddresses || !blockedRanges.contains { $0.contains(address) }
     }
 
     /// Whether `host` reads as an IPv4 number in some resolver's eyes (its
@@ -72,7 +83,7 @@ public struct SenderAddressPolicy: Sendable {
             throw SMSDeliveryFailure(reason: "the sender host \(host) is a number but not a canonical address")
         }
         if let literal = IPAddress(host) {
-            guard allowsPrivateAddresses || Self.isPublic(literal) else {
+            guard mayReach(literal) else {
                 throw SMSDeliveryFailure(
                     reason: "the sender host \(host) is not a public address (sms.allow_private_addresses is off)")
             }
@@ -85,7 +96,7 @@ public struct SenderAddressPolicy: Sendable {
         } catch {
             throw SMSDeliveryFailure(reason: "the sender host \(host) did not resolve")
         }
-        guard let first = addresses.first, addresses.allSatisfy(Self.isPublic) else {
+        guard let first = addresses.first, addresses.allSatisfy(mayReach) else {
             throw SMSDeliveryFailure(reason: "the sender host \(host) is not a public address (sms.allow_private_addresses is off)")
         }
         return first

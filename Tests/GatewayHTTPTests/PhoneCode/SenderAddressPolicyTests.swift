@@ -55,20 +55,24 @@ import Testing
         _ = try PhoneCodeOptions(options, environment: .production)
     }
 
-    /// DNS rebinding: the name resolves to a public address when checked and
-    /// to loopback afterwards. The delivery connects to the address checked,
-    /// so the loopback server hears nothing.
+    /// DNS rebinding: the name resolves to an allowed address when checked
+    /// and to a forbidden one afterwards. The delivery connects to the address
+    /// checked, so the server on the forbidden address hears nothing. To stay
+    /// on this machine, only 127.0.0.1 is forbidden here and 127.0.0.2 plays
+    /// the public address (nothing listens there).
     @Test func theDeliveryConnectsToTheAddressItChecked() async throws {
         try await FakeHTTPServer.with { base, loopback in
             let port = try #require(URL(string: base)?.port)
             let answers = Mutex(0)
-            let rebinding = SenderAddressPolicy(allowsPrivateAddresses: false) { _ in
-                let call = answers.withLock { count in
-                    count += 1
-                    return count
-                }
-                return [try #require(IPAddress(call == 1 ? "93.184.216.34" : "127.0.0.1"))]
-            }
+            let rebinding = SenderAddressPolicy(
+                allowsPrivateAddresses: false,
+                resolve: { _ in
+                    let call = answers.withLock { count in
+                        count += 1
+                        return count
+                    }
+                    return [try #require(IPAddress(call == 1 ? "127.0.0.2" : "127.0.0.1"))]
+                }, blockedRanges: [try #require(CIDR("127.0.0.1/32"))])
             let sender = SMSSender(addresses: rebinding, logger: Logger(label: "test"))
             let message = SMSMessage(
                 appID: AppID(uuid: UUID()), phoneNumber: try PhoneNumber.parse("+4915112345678", field: "n"), code: "123456",
