@@ -12,14 +12,14 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
     public let isConfidential: Bool
     /// The URL with the password masked, fit for logs.
     public let description: String
+    /// How long a connection may sit unused before the pool closes it.
+    public static let connectionIdleTimeout = Duration.seconds(10)
 
     /// - Parameters:
-    ///   - minimumConnections: connections kept open even when idle. Up to
-    ///     this many, a returned connection schedules no idle-timeout timer.
     ///   - keepAliveSeconds: how often an idle connection runs `SELECT 1`; 0 never.
     ///   - applicationName: what the connections announce to PostgreSQL (`pg_stat_activity`).
     public init(
-        _ text: String, maximumConnections: Int = 20, minimumConnections: Int = 0, keepAliveSeconds: Int = 30,
+        _ text: String, maximumConnections: Int = 20, keepAliveSeconds: Int = 30,
         applicationName: String = "identity-gateway"
     ) throws {
         guard let components = URLComponents(string: text),
@@ -57,7 +57,13 @@ public struct DatabaseURL: Sendable, CustomStringConvertible {
         }
         isConfidential = query["host"]?.hasPrefix("/") == true || query["sslmode"] == "require"
         configuration.options.maximumConnections = maximumConnections
-        configuration.options.minimumConnections = min(minimumConnections, maximumConnections)
+        // No connections kept open at all times: PostgresNIO 1.33's pool asserts that the kept ones are always
+        // there, and a connection that closes (PostgreSQL restarted or failed over, a backend terminated) while
+        // a request waits for one breaks that and stops the process. Every returned connection then arms an
+        // idle timer, and a cancelled timer holds memory until it would have fired: a short idle timeout keeps
+        // that small.
+        configuration.options.minimumConnections = 0
+        configuration.options.connectionIdleTimeout = Self.connectionIdleTimeout
         configuration.options.keepAliveBehavior = keepAliveSeconds > 0 ? .init(frequency: .seconds(keepAliveSeconds)) : nil
         // Every commit on disk before it is acknowledged, whatever the server's default
         // (see DurabilityCheck): an answered token's audit row must survive a crash.

@@ -33,8 +33,6 @@ struct GatewayConfiguration: Sendable {
     /// `nil` serves it on the main port.
     var metricsPort: Int?
     var databaseMaxConnections: Int = 20
-    /// Connections kept open when idle (see README: each idle-timeout timer costs memory until it expires).
-    var databaseMinConnections: Int = 10
     /// `SELECT 1` on idle connections this often; 0 never.
     var databaseKeepAliveSeconds: Int = 0
     /// Seeds one operator token on a database that has none.
@@ -125,13 +123,10 @@ struct GatewayConfiguration: Sendable {
         databaseMaxConnections = Self.integer(
             reader, "database.max_connections", env: "GATEWAY_DATABASE_MAX_CONNECTIONS", in: 1...1000, default: 20,
             &problems)
-        databaseMinConnections = Self.integer(
-            reader, "database.min_connections", env: "GATEWAY_DATABASE_MIN_CONNECTIONS", in: 0...1000,
-            default: min(10, databaseMaxConnections), &problems)
-        if databaseMinConnections > databaseMaxConnections {
+        if reader.string(forKey: "database.min_connections") != nil {
             problems.append(
-                "database.min_connections (GATEWAY_DATABASE_MIN_CONNECTIONS): \(databaseMinConnections) is more than "
-                    + "database.max_connections (\(databaseMaxConnections))")
+                "database.min_connections (GATEWAY_DATABASE_MIN_CONNECTIONS) is no longer read: connections open on "
+                    + "demand (see DatabaseURL); remove it")
         }
         databaseKeepAliveSeconds = Self.integer(
             reader, "database.keepalive_seconds", env: "GATEWAY_DATABASE_KEEPALIVE_SECONDS", in: 0...3600, default: 0,

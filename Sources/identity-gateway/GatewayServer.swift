@@ -25,7 +25,6 @@ struct GatewayServer {
         let masterKey = try configuration.requiredMasterKey()
         let databaseURL = try DatabaseURL(
             configuration.databaseURL, maximumConnections: configuration.databaseMaxConnections,
-            minimumConnections: configuration.databaseMinConnections,
             keepAliveSeconds: configuration.databaseKeepAliveSeconds, applicationName: DatabaseConnectionGauge.applicationName)
         let client = PostgresClient(configuration: databaseURL.configuration, backgroundLogger: logger)
         if configuration.mode == .production && !databaseURL.isConfidential {

@@ -35,7 +35,7 @@ import FoundationNetworking
             "password.hash_queue_limit (GATEWAY_PASSWORD_HASH_QUEUE_LIMIT): 'lots' is not a whole number",
             "log.format (GATEWAY_LOG_FORMAT): 'xml' is not json or text",
             "shutdown.grace_seconds (GATEWAY_SHUTDOWN_GRACE_SECONDS): '0' is not a whole number in 1...3600",
-            "database.min_connections (GATEWAY_DATABASE_MIN_CONNECTIONS): 8 is more than database.max_connections (5)",
+            "database.min_connections (GATEWAY_DATABASE_MIN_CONNECTIONS) is no longer read",
             "database.keepalive_seconds (GATEWAY_DATABASE_KEEPALIVE_SECONDS): 'often' is not a whole number in 0...3600",
             "master_key_previous (GATEWAY_MASTER_KEY_PREVIOUS): the master key must be 32 random bytes",
             "http.idle_timeout_seconds (GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS): '0' is not a whole number in 1...3600",

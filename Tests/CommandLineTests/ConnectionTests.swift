@@ -60,7 +60,6 @@ import Testing
             let bootstrap = AdminTokenSecret.generate().text
             var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
             environment["GATEWAY_DATABASE_MAX_CONNECTIONS"] = "3"
-            environment["GATEWAY_DATABASE_MIN_CONNECTIONS"] = "0"
             let server = try await GatewayProcess.start(["serve"], environment: environment)
             let base = "http://127.0.0.1:\(server.port)"
             let appID = try await ResilienceTests.createApp(base: base, token: bootstrap)
