@@ -45,12 +45,12 @@ public struct SenderAddressPolicy: Sendable {
         "fc00::/7", "fe80::/10", "ff00::/8",
     ].map { CIDR($0)! }
 
-    static func isPublic(_ address: IPAddress) -> Bool {
-        !nonPublicRanges.contains { $0.contains(address) }
+    static func isPublic(_ address: IPAddress, notIn ranges: [CIDR] = nonPublicRanges) -> Bool {
+        !ranges.contains { $0.contains(address) }
     }
 
     private func mayReach(_ address: IPAddress) -> Bool {
-        allowsPrivateAddresses || !blockedRanges.contains { $0.contains(address) }
+        allowsPrivateAddresses || Self.isPublic(address, notIn: blockedRanges)
     }
 
     /// Whether `host` reads as an IPv4 number in some resolver's eyes (its
