@@ -126,7 +126,7 @@ struct GatewayConfiguration: Sendable {
         if reader.string(forKey: "database.min_connections") != nil {
             problems.append(
                 "database.min_connections (GATEWAY_DATABASE_MIN_CONNECTIONS) is no longer read: connections open on "
-                    + "demand (see DatabaseURL); remove it")
+                    + "demand, as the README's database.max_connections says; remove it")
         }
         databaseKeepAliveSeconds = Self.integer(
             reader, "database.keepalive_seconds", env: "GATEWAY_DATABASE_KEEPALIVE_SECONDS", in: 0...3600, default: 0,
