@@ -13,9 +13,15 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "identity-gateway", targets: ["identity-gateway"]),
-        // For the microbenchmarks in Benchmarks/micro, a package of its own so
-        // that ordo-one/benchmark stays out of this build graph.
-        .library(name: "GatewayLibraries", targets: ["GatewayCore", "GatewayHTTP", "OpenSSLSigner", "Argon2"]),
+        // For the microbenchmarks in Benchmarks/micro and the fuzz targets in
+        // Fuzz/, packages of their own so that their tools and build flags
+        // stay out of this build graph.
+        .library(
+            name: "GatewayLibraries",
+            targets: [
+                "GatewayCore", "GatewayHTTP", "OpenSSLSigner", "Argon2", "StaticUsersPlugin", "PasswordPlugin",
+                "PhoneCodePlugin",
+            ]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),

@@ -44,6 +44,8 @@ struct PasswordHash: Sendable, Equatable {
         guard bytes.count == 60, bytes[0] == UInt8(ascii: "$"), bytes[1] == UInt8(ascii: "2"),
             [UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "y")].contains(bytes[2]),
             bytes[3] == UInt8(ascii: "$"), bytes[6] == UInt8(ascii: "$"),
+            // Two decimal digits, as the bcrypt library reads them (Int would also take "+9").
+            bytes[4...5].allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
             let cost = Int(String(decoding: bytes[4...5], as: UTF8.self)), bcryptCosts.contains(cost)
         else { return false }
         return bytes[7...].allSatisfy { byte in

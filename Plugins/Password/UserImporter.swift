@@ -113,23 +113,39 @@ struct UserImporter {
     private func parse(_ bytes: ArraySlice<UInt8>, line: Int, summary: inout Summary) -> Pending? {
         guard bytes.contains(where: { !Self.whitespace.contains($0) }) else { return nil }
         summary.lines += 1
+        do throws(LineFailure) {
+            let (userID, input) = try Self.user(fromLine: bytes, policy: options.policy)
+            return Pending(line: line, userID: userID, input: input)
+        } catch {
+            summary.fail(line: line, userID: error.userID, error.error)
+            return nil
+        }
+    }
+
+    /// Why a line is not a user: the 400, and the user id when the line named one.
+    struct LineFailure: Error {
+        let userID: String?
+        let error: GatewayError
+    }
+
+    /// Reads one non-blank line of an import: a JSON object with a valid
+    /// `user_id` and a password or password hash.
+    static func user(fromLine bytes: ArraySlice<UInt8>, policy: PasswordPolicy) throws(LineFailure) -> (String, UserInput) {
         let json: JSONInput
         do {
             json = try JSONInput.parse(Array(bytes), subject: "line")
         } catch {
-            summary.fail(line: line, userID: nil, error)
-            return nil
+            throw LineFailure(userID: nil, error: error)
         }
         let userID = json.members["user_id"]?.stringValue
         do throws(GatewayError) {
             guard let userID else { throw .invalidRequest("user_id is required, as a string.") }
             _ = try TokenRequest.validatedUserID(userID)
-            let input = try UserInput(json, policy: options.policy, extraFields: ["user_id"])
+            let input = try UserInput(json, policy: policy, extraFields: ["user_id"])
             guard input.password != nil else { throw .invalidRequest("password or password_hash is required.") }
-            return Pending(line: line, userID: userID, input: input)
+            return (userID, input)
         } catch {
-            summary.fail(line: line, userID: userID, error)
-            return nil
+            throw LineFailure(userID: userID, error: error)
         }
     }
 

@@ -28,27 +28,36 @@ public struct Argon2PHCString: Sendable, Equatable {
         var values: [Substring: Int] = [:]
         for pair in parts[3].split(separator: ",", omittingEmptySubsequences: false) {
             let keyValue = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard keyValue.count == 2, let value = Int(keyValue[1]), values[keyValue[0]] == nil,
-                keyValue[1].allSatisfy(\.isASCII)
+            // Decimal digits without a leading zero, as libsodium reads them (Int would also take a sign).
+            guard keyValue.count == 2, (1...10).contains(keyValue[1].utf8.count),
+                keyValue[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                keyValue[1].utf8.count == 1 || keyValue[1].utf8.first != UInt8(ascii: "0"),
+                let value = Int(keyValue[1]), values[keyValue[0]] == nil
             else { return nil }
             values[keyValue[0]] = value
         }
         guard values.count == 3, let memory = values["m"], let iterations = values["t"], let lanes = values["p"],
             Self.acceptedMemoryKiB.contains(memory), Self.acceptedIterations.contains(iterations),
             Self.acceptedParallelism.contains(lanes), memory >= 8 * lanes,
-            Self.isBase64(parts[4], minimumLength: 11), Self.isBase64(parts[5], minimumLength: 16)
+            Self.isBase64(parts[4], minimumLength: 11), Self.isBase64(parts[5], minimumLength: 22)
         else { return nil }
         self.variant = variant
         self.parameters = Argon2Parameters(memoryKiB: memory, iterations: iterations, parallelism: lanes)
     }
 
-    /// Unpadded standard base64 of at least `minimumLength` characters (8 and 12 bytes).
+    /// Unpadded standard base64 of at least `minimumLength` characters (a
+    /// salt of 8 bytes, a hash of 16: libsodium's minimums), canonical as libsodium requires: the bits of the last
+    /// character past the last whole byte are zero.
     private static func isBase64(_ text: Substring, minimumLength: Int) -> Bool {
-        text.utf8.count >= minimumLength && text.utf8.count % 4 != 1
-            && text.utf8.allSatisfy { byte in
-                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "+")
-                    || byte == UInt8(ascii: "/")
-            }
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        let count = text.utf8.count
+        guard count >= minimumLength, count % 4 != 1, text.utf8.allSatisfy(alphabet.contains),
+            let last = text.utf8.last, let value = alphabet.firstIndex(of: last)
+        else { return false }
+        switch count % 4 {
+        case 2: return value & 0x0F == 0
+        case 3: return value & 0x03 == 0
+        default: return true
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Argon2
 import CArgon2Oracle
+import CSodium
 import Testing
 
 @Suite("Argon2 wrapper over libsodium")
@@ -89,10 +90,28 @@ struct Argon2Tests {
             "$argon2id$v=19$m=4096,t=3,p=1$c29tZXNhbHQ$qLml5cbq!AO6YxVHhrSBHP0UWdxrIxkNcM8aMX3blzU",
             "$argon2id$v=19$m=4096,t=3,p=1$c29tZXNhbHQ$qLml5cbqFAO6YxVHhrSBHP0UWdxrIxkNcM8aMX3blzU$",
             "$2b$10$abcdefghijklmnopqrstuu5EBvOsLNNIatkqGh1AC0.8mVWHyQoBe",
+            // Found by scripts/fuzz (password-hash): forms libsodium refuses, which an import
+            // accepted and no login could then verify. Non-canonical base64 (the unused bits of
+            // the last character set), a leading zero, a sign.
+            "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmazObG",
+            "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHR$RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
+            "$argon2id$v=19$m=09728,t=2,p=1$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
+            "$argon2id$v=19$m=+19456,t=2,p=1$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
+            // A 12-byte hash: libsodium's shortest is 16 bytes.
+            "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$Rdub+b+dWRWJTJaa",
         ])
     func malformed(hash: String) {
         #expect(Argon2PHCString(hash) == nil)
         #expect(throws: Argon2Error.malformedHash) { try Argon2.verify("password", against: hash) }
+    }
+
+    @Test("every PHC string the parser accepts is one libsodium reads", arguments: [
+        "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
+        "$argon2i$v=19$m=4096,t=3,p=1$c29tZXNhbHQ$qLml5cbqFAO6YxVHhrSBHP0UWdxrIxkNcM8aMX3blzU",
+    ])
+    func acceptedStringsAreReadByLibsodium(hash: String) throws {
+        #expect(Argon2PHCString(hash) != nil)
+        #expect(hash.withCString { crypto_pwhash_str_needs_rehash($0, 1, 8192) } != -1)
     }
 
     @Test("a hash needs rehashing unless it is argon2id with exactly the given parameters")

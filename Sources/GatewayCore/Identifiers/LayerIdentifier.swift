@@ -26,12 +26,13 @@ extension LayerIdentifier {
         // the work before looking at hostile input.
         guard text.utf8.count <= 80 else { return nil }
         if text.utf8.count == 36 { return UUID(canonicalText: text) }
-        let scheme = "layer:///"
-        guard text.count > scheme.count, text.prefix(scheme.count).lowercased() == scheme else { return nil }
-        let path = text.dropFirst(scheme.count)
-        for prefix in uriPrefixes where path.count == prefix.count + 36 {
-            if path.prefix(prefix.count).lowercased() == prefix {
-                return UUID(canonicalText: path.dropFirst(prefix.count))
+        // Bytes, with only ASCII letters folded: Unicode case mapping would
+        // read "\u{212A}eys/" (Kelvin sign) as "keys/".
+        let bytes = Array(text.utf8).map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        for prefix in uriPrefixes {
+            let expected = Array(("layer:///" + prefix).utf8)
+            if bytes.count == expected.count + 36, bytes.starts(with: expected) {
+                return UUID(canonicalText: String(decoding: bytes.suffix(36), as: UTF8.self))
             }
         }
         return nil

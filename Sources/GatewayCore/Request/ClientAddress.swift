@@ -36,7 +36,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     public init?(_ text: some StringProtocol) {
         var text = String(text)
-        if text.hasPrefix("["), let end = text.firstIndex(of: "]") { text = String(text[text.index(after: text.startIndex)..<end]) }
+        if text.hasPrefix("["), text.hasSuffix("]"), text.count >= 2 { text = String(text.dropFirst().dropLast()) }
         if let v4 = Self.parseIPv4(text) {
             bytes = v4
         } else if let v6 = Self.parseIPv6(text) {
@@ -45,6 +45,11 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         } else {
             return nil
         }
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
     }
 
     public var description: String {
@@ -86,7 +91,10 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         guard parts.count == 4 else { return nil }
         var bytes: [UInt8] = []
         for part in parts {
-            guard (1...3).contains(part.count), part.allSatisfy(\.isASCII), let value = UInt8(part) else { return nil }
+            // Decimal digits only, no leading zero: what inet_pton reads, and no octal ambiguity.
+            guard (1...3).contains(part.utf8.count), part.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                part.utf8.count == 1 || part.utf8.first != UInt8(ascii: "0"), let value = UInt8(part)
+            else { return nil }
             bytes.append(value)
         }
         return bytes
@@ -96,23 +104,26 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         guard text.contains(":"), text.count <= 45 else { return nil }
         let halves = text.components(separatedBy: "::")
         guard halves.count <= 2 else { return nil }
-        func groups(_ part: String) -> [UInt8]? {
+        /// The groups of one side of "::"; a dotted quad may only end the whole address.
+        func groups(_ part: String, endsAddress: Bool) -> [UInt8]? {
             if part.isEmpty { return [] }
             var bytes: [UInt8] = []
             let pieces = part.split(separator: ":", omittingEmptySubsequences: false)
             for (index, piece) in pieces.enumerated() {
-                if index == pieces.count - 1, piece.contains("."), let v4 = parseIPv4(String(piece)) {
+                if endsAddress, index == pieces.count - 1, piece.contains("."), let v4 = parseIPv4(String(piece)) {
                     bytes += v4
                 } else {
-                    guard (1...4).contains(piece.count), let value = UInt16(piece, radix: 16) else { return nil }
+                    guard (1...4).contains(piece.utf8.count), piece.utf8.allSatisfy(Self.isHexDigit),
+                        let value = UInt16(piece, radix: 16)
+                    else { return nil }
                     bytes += [UInt8(value >> 8), UInt8(value & 0xFF)]
                 }
             }
             return bytes
         }
-        guard let head = groups(halves[0]) else { return nil }
+        guard let head = groups(halves[0], endsAddress: halves.count == 1) else { return nil }
         if halves.count == 1 { return head.count == 16 ? head : nil }
-        guard let tail = groups(halves[1]), head.count + tail.count < 16 else { return nil }
+        guard let tail = groups(halves[1], endsAddress: true), head.count + tail.count < 16 else { return nil }
         return head + Array(repeating: 0, count: 16 - head.count - tail.count) + tail
     }
 }
@@ -123,11 +134,14 @@ public struct CIDR: Sendable, Hashable, CustomStringConvertible {
     public let prefixLength: Int
 
     public init?(_ text: some StringProtocol) {
-        let parts = text.split(separator: "/", maxSplits: 1)
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let network = IPAddress(parts[0]) else { return nil }
         let maximum = network.bytes.count * 8
         if parts.count == 2 {
-            guard let length = Int(parts[1]), (0...maximum).contains(length) else { return nil }
+            guard (1...3).contains(parts[1].utf8.count),
+                parts[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                let length = Int(parts[1]), (0...maximum).contains(length)
+            else { return nil }
             prefixLength = length
         } else {
             prefixLength = maximum

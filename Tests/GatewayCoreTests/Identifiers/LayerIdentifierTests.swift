@@ -24,6 +24,8 @@ import Testing
         "layer:///keys/\(uuid)", "layer:///apps/staging/\(uuid)x", " \(uuid)", "\(uuid) ",
         "4d3e1f60-2b1a-4c9e-9f3a-7d5c8b6a1e2", "not-a-uuid-at-all-not-a-uuid-at-all!",
         "layer:///apps/staging/" + String(repeating: "a", count: 500),
+        // Only ASCII case is ignored: Unicode case mapping reads U+212A (Kelvin) as k, U+0130 as i.
+        "layer:///\u{212A}eys/\(uuid)", "layer:///apps/stag\u{0130}ng/\(uuid)",
     ])
     func malformedAppIDsAreRefused(_ text: String) {
         #expect(AppID(text) == nil)

@@ -153,6 +153,10 @@ import Testing
         (["password": "analytical engine", "password_hash": "$2b$04$x"], "not both"),
         (["password_hash": "md5:5f4dcc3b5aa765d61d8327deb882cf99"], "password_hash must be"),
         (["password_hash": "$2b$31$abcdefghijklmnopqrstuuabcdefghijklmnopqrstuvwxyz01234"], "password_hash must be"),
+        // A signed cost, which the bcrypt library does not read: no login could ever verify it.
+        (["password_hash": "$2b$+9$abcdefghijklmnopqrstuuabcdefghijklmnopqrstuvwxyz01234"], "password_hash must be"),
+        // Non-canonical base64 (found by scripts/fuzz): libsodium refuses it at every login.
+        (["password_hash": "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmazObG"], "password_hash must be"),
         (["first_name": "Ada"], "password or password_hash is required"),
         (["password": "analytical engine", "avatar_url": "javascript:alert(1)"], "avatar_url"),
         (["password": "analytical engine", "avatar_url": "/relative.png"], "avatar_url"),
