@@ -29,6 +29,7 @@ import Testing
         let response = try await gateway.test { try await $0.postJSON(["identity_token": token], to: "/v1/identity_tokens/validate") }
         #expect(response.status == .ok)
         let body = try jsonObject(response)
+        #expect(Set(body.keys) == ["valid", "app_id", "problems", "header", "claims"], "every member, app_id null when no key")
         let codes = (body["problems"] as? [[String: Any]] ?? []).compactMap { $0["code"] as? String }
         return (try #require(body["valid"] as? Bool), codes)
     }
