@@ -4,6 +4,7 @@ import GatewayTestSupport
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import Synchronization
 import Testing
 
 /// Clients that misuse their connection: a connection that sends nothing, or
@@ -150,6 +151,145 @@ import Testing
             #expect(old.first.map { !$0.contains("100 Continue") && $0.contains(#""error":"unknown_app""#) } == true, "\(old)")
             #expect(await server.stop() == 0)
         }
+    }
+
+    /// Hundreds of connections that open and say nothing: others are served
+    /// meanwhile, the server closes every one within the idle timeout, and
+    /// its memory grows by less than 64 MiB for them.
+    @Test func manyIdleConnectionsAreFreedAndDoNotStopOthers() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            environment["GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS"] = "3"
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            let before = try Self.residentBytes(of: server.pid)
+            var idle: [any Channel] = []
+            for _ in 0..<400 { idle.append(try await Self.connect(port: server.port)) }
+            #expect(try await HTTPCall.send("GET", "http://127.0.0.1:\(server.port)/readyz").status == 200)
+            let during = try Self.residentBytes(of: server.pid)
+            #expect(during - before < 64 << 20, "\((during - before) >> 20) MiB for 400 idle connections")
+            var closed = 0
+            for channel in idle where await Self.closedByTheServer(channel, within: .seconds(60)) { closed += 1 }
+            #expect(closed == idle.count)
+            #expect(try await HTTPCall.send("GET", "http://127.0.0.1:\(server.port)/healthz").status == 200)
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    /// Requests sent back to back in one write are each answered, in order.
+    @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let server = try await GatewayProcess.start(
+                ["serve"], environment: ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text))
+            let pipelined = "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n"
+                + "POST /v1/identity_tokens HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+                + "GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n"
+            let answers = try await Self.converse(port: server.port, [(pipelined, until: #"{"status":"ready"}"#)])
+            let text = try #require(answers.first)
+            // Each status line, wherever it starts (right after the previous body).
+            let statuses = text.components(separatedBy: "HTTP/1.1 ").dropFirst()
+                .map { "HTTP/1.1 " + ($0.components(separatedBy: "\r\n").first ?? "") }
+            #expect(statuses == ["HTTP/1.1 200 OK", "HTTP/1.1 404 Not Found", "HTTP/1.1 400 Bad Request", "HTTP/1.1 200 OK"], "\(text)")
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    /// A client that sends its request and then closes its sending side
+    /// still gets the answer; one that closes it mid-request is let go at
+    /// once, not after the idle timeout.
+    @Test func aHalfClosedConnectionIsAnsweredOrLetGo() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            environment["GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS"] = "600"
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+
+            let whole = try await Self.connectReading(port: server.port, halfClosing: true)
+            try await whole.channel.writeAndFlush(ByteBuffer(string: "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"))
+            try await whole.channel.close(mode: .output)
+            #expect(await Self.closedByTheServer(whole.channel, within: .seconds(30)))
+            #expect(whole.received().hasPrefix("HTTP/1.1 200 OK"), "\(whole.received())")
+
+            let partial = try await Self.connectReading(port: server.port, halfClosing: true)
+            try await partial.channel.writeAndFlush(ByteBuffer(string: "POST /v1/identity_tokens HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\n{"))
+            try await partial.channel.close(mode: .output)
+            #expect(await Self.closedByTheServer(partial.channel, within: .seconds(30)))
+            #expect(!partial.received().contains("HTTP/1.1 5"), "\(partial.received())")
+            #expect(try await HTTPCall.send("GET", "http://127.0.0.1:\(server.port)/healthz").status == 200)
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    /// A 64 KiB user import written one byte a write is read whole.
+    @Test func aBodySentOneByteAtATimeIsReadWhole() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let bootstrap = AdminTokenSecret.generate().text
+            let server = try await GatewayProcess.start(["serve"], environment: ResilienceTests.environment(url, bootstrap: bootstrap))
+            let base = "http://127.0.0.1:\(server.port)"
+            let appID = UUID().lowercasedText
+            let created = try await HTTPCall.send(
+                "POST", "\(base)/admin/v1/apps", token: bootstrap,
+                json: [
+                    "app_id": appID, "name": "bytes", "environment": "development", "provider_id": UUID().uuidString,
+                    "credential_types": ["password"],
+                ])
+            #expect(created.status == 201, "\(created.text)")
+            let hash = "$argon2id$v=19$m=19456,t=2,p=1$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG"
+            var body = ""
+            var users = 0
+            while body.utf8.count < 65_536 - 200 {
+                body += #"{"user_id":"user-\#(users)","password_hash":"\#(hash)"}"# + "\n"
+                users += 1
+            }
+            body += String(repeating: " ", count: 65_535 - body.utf8.count) + "\n"
+            #expect(body.utf8.count == 65_536)
+            let head = "POST /admin/v1/apps/\(appID)/users:import HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer \(bootstrap)\r\n"
+                + "Content-Type: application/x-ndjson\r\nContent-Length: 65536\r\nConnection: close\r\n\r\n"
+            let connection = try await Self.connectReading(port: server.port, noDelay: true)
+            try await connection.channel.writeAndFlush(ByteBuffer(string: head))
+            for byte in body.utf8 { try await connection.channel.writeAndFlush(ByteBuffer(bytes: [byte])) }
+            #expect(await Self.closedByTheServer(connection.channel, within: .seconds(60)))
+            let answer = connection.received()
+            #expect(answer.hasPrefix("HTTP/1.1 200 OK"), "\(answer.prefix(300))")
+            #expect(answer.contains(#""created":\#(users)"#) && answer.contains(#""failed":0"#), "\(answer.suffix(300))")
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    /// The resident memory of a process, from /proc.
+    private static func residentBytes(of pid: Int32) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
+        return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])) * 1024
+    }
+
+    /// A connection that keeps everything it receives, for a client that
+    /// half-closes or writes byte by byte and reads the answer afterwards.
+    private struct ReadingConnection {
+        let channel: any Channel
+        let collector: Collector
+        func received() -> String { collector.text.withLock { $0 } }
+    }
+
+    private final class Collector: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let text = Mutex("")
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let chunk = String(buffer: unwrapInboundIn(data))
+            text.withLock { $0 += chunk }
+        }
+    }
+
+    /// With `halfClosing`, the connection stays open for reading after the client closes its sending side.
+    private static func connectReading(port: Int, halfClosing: Bool = false, noDelay: Bool = false) async throws
+        -> ReadingConnection
+    {
+        let collector = Collector()
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.allowRemoteHalfClosure, value: halfClosing)
+            .channelOption(.socketOption(.tcp_nodelay), value: noDelay ? 1 : 0)
+            .channelInitializer { $0.pipeline.addHandler(collector) }
+            .connect(host: "127.0.0.1", port: port).get()
+        return ReadingConnection(channel: channel, collector: collector)
     }
 
     /// Talks HTTP by hand on one connection: each step sends its text, then

@@ -24,6 +24,8 @@ public final class GatewayProcess: Sendable {
     /// The first server's port; ``ports`` has every one that was waited for.
     public let port: Int
     public let ports: [Int]
+    /// The child's process id, for reading its resource use in /proc.
+    public var pid: Int32 { child.pid }
 
     public static func binary() throws -> URL {
         guard let path = ProcessInfo.processInfo.environment["GATEWAY_TEST_BINARY"], !path.isEmpty else {
@@ -37,11 +39,18 @@ public final class GatewayProcess: Sendable {
     /// Output is collected in a file, not a pipe: a command that starts a
     /// daemon (`local-postgres start`) would leave the pipe open forever.
     public static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Exit {
+        try await runProgram(try binary().path, arguments, environment: childEnvironment(environment))
+    }
+
+    /// Runs any program to completion with exactly `environment`, and
+    /// returns its exit status and everything it printed.
+    public static func runProgram(_ executable: String, _ arguments: [String], environment: [String: String]) async throws
+        -> Exit
+    {
         let outputURL = FileManager.default.temporaryDirectory.appending(path: "gateway-output-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: outputURL) }
         let child = try SpawnedChild(
-            executable: try binary().path, arguments: arguments, environment: childEnvironment(environment),
-            output: .file(outputURL.path))
+            executable: executable, arguments: arguments, environment: environment, output: .file(outputURL.path))
         let status = await child.exitStatus()
         let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
         return Exit(status: status, output: text)
