@@ -100,7 +100,8 @@ import Testing
     @Test func withoutProxiesThePeerComesOutInItsCanonicalForm() {
         let cases = [
             ("203.0.113.7", "203.0.113.7"), ("0.0.0.0", "0.0.0.0"), ("255.255.255.255", "255.255.255.255"),
-            ("010.0.0.1", "10.0.0.1"), ("::ffff:192.0.2.1", "192.0.2.1"), ("2001:DB8::5", "2001:db8:0:0:0:0:0:5"),
+            // A leading zero is no address to inet_pton (nor here): kept as text, never read as octal or decimal.
+            ("010.0.0.1", "010.0.0.1"), ("::ffff:192.0.2.1", "192.0.2.1"), ("2001:DB8::5", "2001:db8:0:0:0:0:0:5"),
             ("256.1.1.1", "256.1.1.1"), ("not-an-ip", "not-an-ip"),
         ]
         for (peer, client) in cases {
