@@ -45,11 +45,14 @@ public struct Argon2PHCString: Sendable, Equatable {
         self.parameters = Argon2Parameters(memoryKiB: memory, iterations: iterations, parallelism: lanes)
     }
 
+    private static let base64Alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
     /// Unpadded standard base64 of at least `minimumLength` characters (a
-    /// salt of 8 bytes, a hash of 16: libsodium's minimums), canonical as libsodium requires: the bits of the last
-    /// character past the last whole byte are zero.
+    /// salt of 8 bytes, a hash of 16: libsodium's minimums), canonical as
+    /// libsodium requires: the bits of the last character past the last
+    /// whole byte are zero.
     private static func isBase64(_ text: Substring, minimumLength: Int) -> Bool {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        let alphabet = base64Alphabet
         let count = text.utf8.count
         guard count >= minimumLength, count % 4 != 1, text.utf8.allSatisfy(alphabet.contains),
             let last = text.utf8.last, let value = alphabet.firstIndex(of: last)

@@ -48,7 +48,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+        isDecimalDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
             || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
     }
 
@@ -92,7 +92,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         var bytes: [UInt8] = []
         for part in parts {
             // Decimal digits only, no leading zero: what inet_pton reads, and no octal ambiguity.
-            guard (1...3).contains(part.utf8.count), part.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            guard (1...3).contains(part.utf8.count), part.utf8.allSatisfy(isDecimalDigit),
                 part.utf8.count == 1 || part.utf8.first != UInt8(ascii: "0"), let value = UInt8(part)
             else { return nil }
             bytes.append(value)
@@ -138,8 +138,7 @@ public struct CIDR: Sendable, Hashable, CustomStringConvertible {
         guard let network = IPAddress(parts[0]) else { return nil }
         let maximum = network.bytes.count * 8
         if parts.count == 2 {
-            guard (1...3).contains(parts[1].utf8.count),
-                parts[1].utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            guard (1...3).contains(parts[1].utf8.count), parts[1].utf8.allSatisfy(isDecimalDigit),
                 let length = Int(parts[1]), (0...maximum).contains(length)
             else { return nil }
             prefixLength = length
@@ -175,4 +174,9 @@ public struct CIDR: Sendable, Hashable, CustomStringConvertible {
         self.network = IPAddress(bytes: bytes)
         self.prefixLength = length
     }
+}
+
+/// `0` to `9` and nothing else: Swift's integer parsing would also take a sign.
+private func isDecimalDigit(_ byte: UInt8) -> Bool {
+    byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
 }
