@@ -62,6 +62,10 @@ public final class GatewayProcess: Sendable {
     public static func start(
         _ arguments: [String], environment: [String: String], listeners: Int = 1
     ) async throws -> GatewayProcess {
+        // The "listening" line is logged at info: above that this would wait forever.
+        if let level = environment["GATEWAY_LOG_LEVEL"], ["warning", "error", "critical"].contains(level) {
+            throw Failure(description: "GATEWAY_LOG_LEVEL=\(level) hides the line start() waits for; use info or lower")
+        }
         // A socket pair rather than a pipe, because both ends can be made
         // close-on-exec at birth (Glibc's module does not offer pipe2): no
         // process another test spawns meanwhile can inherit the write end and
