@@ -65,7 +65,7 @@ extension GatewayError {
     public static let unavailable = GatewayError(
         .unavailable, status: 503, "The service is temporarily unavailable; retry shortly.")
 
-    /// 503 `busy`: too much CPU-heavy work (password hashing) is queued
+    /// 503 `busy`: too much CPU-heavy work (password hashing, key generation) is queued
     /// already; answered at once rather than after a long wait.
     public static var busy: GatewayError {
         var error = GatewayError(.busy, status: 503, "The server is busy; retry in a moment.")

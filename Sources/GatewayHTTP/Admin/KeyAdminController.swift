@@ -2,7 +2,6 @@ import Foundation
 import GatewayCore
 import GatewayPostgres
 import Hummingbird
-import NIOPosix
 
 /// `/admin/v1/apps/{app_id}/keys`: import or generate signing keys, rotate
 /// them, delete them. Private keys go in and are sealed; they never come out.
@@ -11,6 +10,7 @@ struct KeyAdminController: Sendable {
     let keys: AppKeyRepository
     let masterKey: MasterKey
     let transactions: AuditedTransaction
+    let generator: KeyGenerator
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("apps/{app_id}/keys") { request, context in try await create(request, context) }
@@ -21,7 +21,7 @@ struct KeyAdminController: Sendable {
     }
 
     /// `{key_id, private_key_pem}` imports the key Layer's dashboard gave;
-    /// `{generate: {bits}}` makes one (off the cooperative threads). An app's
+    /// `{generate: {bits}}` makes one (off the cooperative threads, one at a time). An app's
     /// first key becomes active at once; later ones wait as `next`.
     private func create(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
@@ -49,18 +49,31 @@ struct KeyAdminController: Sendable {
             guard RSAKeyPair.generatableBits.contains(bits) else {
                 throw GatewayError.invalidRequest("generate.bits must be 2048, 3072 or 4096.")
             }
-            pair = try await NIOThreadPool.singleton.runIfActive { try RSAKeyPair.generate(bits: bits) }
+            pair = try await generator.generate(bits: bits)
         default:
             throw GatewayError.invalidRequest("Send either private_key_pem (with key_id) or generate, not both.")
         }
 
-        let hasActive = try await keys.activeKey(of: appID) != nil
-        let stored = try StoredKey(
-            appID: appID, keyID: keyID, status: hasActive ? .next : .active, pair: pair, masterKey: masterKey)
-        let event = AuditEvent(
-            appID: appID, event: "admin.key.created", outcome: .success, keyID: keyID, requestID: context.requestID,
-            actor: admin.id, detail: ["status": stored.status.rawValue, "bits": "\(pair.bits)"])
-        try await transactions.run(recording: event) { connection in try await keys.insert(stored, on: connection) }
+        let masterKey = masterKey
+        let keys = keys
+        _ = try await transactions.run({ connection in
+            guard let keySet = try await keys.lockKeySet(of: appID, on: connection) else {
+                throw AdminErrors.appNotFound(appID)
+            }
+            guard keySet.count < StoredKey.maximumPerApp else {
+                throw GatewayError(
+                    .conflict, status: 409,
+                    "The app holds \(StoredKey.maximumPerApp) keys, the most it may; delete a retired one first.")
+            }
+            let stored = try StoredKey(
+                appID: appID, keyID: keyID, status: keySet.hasActive ? .next : .active, pair: pair, masterKey: masterKey)
+            try await keys.insert(stored, on: connection)
+            return stored
+        }, recording: { stored in
+            AuditEvent(
+                appID: appID, event: "admin.key.created", outcome: .success, keyID: keyID, requestID: context.requestID,
+                actor: admin.id, detail: ["status": stored.status.rawValue, "bits": "\(pair.bits)"])
+        })
         return try AdminResponses.json(AdminResponses.Key(try await existing(keyID, of: appID)), status: .created)
     }
 

@@ -88,7 +88,8 @@ public enum GatewayRouter {
                 masterKey: dependencies.masterKey),
             transactions: transactions
         ).addRoutes(to: admin)
-        KeyAdminController(apps: apps, keys: keys, masterKey: dependencies.masterKey, transactions: transactions)
+        KeyAdminController(
+            apps: apps, keys: keys, masterKey: dependencies.masterKey, transactions: transactions, generator: KeyGenerator())
             .addRoutes(to: admin)
         AdminTokenController(tokens: adminTokens, apps: apps, transactions: transactions).addRoutes(to: admin)
         AuditEventController(events: AuditEventRepository(client: client, logger: logger)).addRoutes(to: admin)

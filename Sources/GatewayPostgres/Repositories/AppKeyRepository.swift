@@ -36,6 +36,30 @@ public struct AppKeyRepository: Sendable {
         try await notify(key.appID, on: connection)
     }
 
+    /// Locks the app's key set until the caller's transaction ends (its
+    /// `apps` row, `FOR UPDATE`) and counts it, so that two keys added at
+    /// once cannot both pass a limit or both become active. `nil` when the
+    /// app does not exist. The count is a statement after the lock: under
+    /// READ COMMITTED it sees every key the previous holder committed.
+    public func lockKeySet(of appID: AppID, on connection: PostgresConnection) async throws
+        -> (count: Int, hasActive: Bool)?
+    {
+        let locked = try await connection.query(
+            "SELECT 1 FROM apps WHERE app_id = \(appID.uuid) FOR UPDATE", logger: logger)
+        var exists = false
+        for try await _ in locked.decode(Int.self) { exists = true }
+        guard exists else { return nil }
+        let counted = try await connection.query(
+            """
+            SELECT count(*)::int8, count(*) FILTER (WHERE status = 'active')::int8
+            FROM app_keys WHERE app_id = \(appID.uuid)
+            """, logger: logger)
+        for try await (count, active) in counted.decode((Int, Int).self) {
+            return (count, active > 0)
+        }
+        return (0, false)
+    }
+
     /// Makes `keyID` the app's signing key and retires the one it replaces, in
     /// the caller's transaction. `false` when the app has no such key.
     public func activate(_ keyID: KeyID, of appID: AppID, on connection: PostgresConnection) async throws -> Bool {

@@ -4,6 +4,11 @@ public import GatewayCore
 /// A tenant key as stored: its public half in clear, its private half sealed
 /// under the master key.
 public struct StoredKey: Sendable, Equatable {
+    /// Keys an app may hold, whatever their state. Every one is in the app's
+    /// JWKS and in each replica's memory, so an app admin must not be able
+    /// to grow them without bound; rotation needs two or three.
+    public static let maximumPerApp = 20
+
     public var appID: AppID
     public var keyID: KeyID
     public var status: KeyStatus
