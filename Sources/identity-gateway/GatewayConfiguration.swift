@@ -18,6 +18,9 @@ struct GatewayConfiguration: Sendable {
     /// A connection that sends no request part for this long is closed: idle
     /// keep-alive, or a request head trickled in (slowloris).
     var httpIdleTimeoutSeconds: Int = 75
+    /// The slowest request body accepted, after a grace; 0 turns the rule off.
+    var httpMinimumBodyBytesPerSecond: Int = 240
+    var httpMinimumBodyRateGraceSeconds: Int = 5
     /// Native TLS on the HTTP port; `nil` serves plain HTTP (behind a terminating proxy).
     var tls: TLSConfiguration?
     /// Required by `serve`; `migrate` needs none.
@@ -108,6 +111,12 @@ struct GatewayConfiguration: Sendable {
         httpIdleTimeoutSeconds = Self.integer(
             reader, "http.idle_timeout_seconds", env: "GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS", in: 1...3600, default: 75,
             &problems)
+        httpMinimumBodyBytesPerSecond = Self.integer(
+            reader, "http.min_body_bytes_per_second", env: "GATEWAY_HTTP_MIN_BODY_BYTES_PER_SECOND", in: 0...1_000_000,
+            default: 240, &problems)
+        httpMinimumBodyRateGraceSeconds = Self.integer(
+            reader, "http.min_body_rate_grace_seconds", env: "GATEWAY_HTTP_MIN_BODY_RATE_GRACE_SECONDS", in: 1...300,
+            default: 5, &problems)
         switch (reader.string(forKey: "http.tls.certificate_file"), reader.string(forKey: "http.tls.key_file")) {
         case (nil, nil):
             break

@@ -67,7 +67,14 @@ struct GatewayServer {
 
         let http1 = HTTPServerBuilder.http1(
             configuration: .init(
-                additionalChannelHandlers: [HTTP1VersionHandlerInstaller()],
+                additionalChannelHandlers: [
+                    HTTP1HandlersInstaller(
+                        bodyRate: configuration.httpMinimumBodyBytesPerSecond == 0
+                            ? nil
+                            : RequestBodyRateGuard.Rule(
+                                bytesPerSecond: configuration.httpMinimumBodyBytesPerSecond,
+                                grace: .seconds(Int64(configuration.httpMinimumBodyRateGraceSeconds))))
+                ],
                 idleTimeout: .seconds(Int64(configuration.httpIdleTimeoutSeconds))))
         var app = Application(
             router: router,

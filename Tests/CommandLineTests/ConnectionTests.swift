@@ -9,7 +9,8 @@ import Testing
 
 /// Clients that misuse their connection: a connection that sends nothing, or
 /// never finishes its request head (slowloris), is closed after
-/// `http.idle_timeout_seconds`; a body cut off by the client is its doing.
+/// `http.idle_timeout_seconds`; a body trickled under
+/// `http.min_body_bytes_per_second` is cut; a body cut off by the client is its doing.
 @Suite struct ConnectionTests {
     @Test func silentAndTricklingConnectionsAreClosedAfterTheIdleTimeout() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
@@ -250,6 +251,32 @@ import Testing
             let answer = connection.received()
             #expect(answer.hasPrefix("HTTP/1.1 200 OK"), "\(answer.prefix(300))")
             #expect(answer.contains(#""created":\#(users)"#) && answer.contains(#""failed":0"#), "\(answer.suffix(300))")
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    /// A body trickled slower than `http.min_body_bytes_per_second` is cut
+    /// once the grace is over, however long the idle timeout: each byte
+    /// restarts the idle timer, so that alone never would.
+    @Test func aBodyTrickledBelowTheMinimumRateIsCut() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            environment["GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS"] = "600"
+            environment["GATEWAY_HTTP_MIN_BODY_BYTES_PER_SECOND"] = "100"
+            environment["GATEWAY_HTTP_MIN_BODY_RATE_GRACE_SECONDS"] = "1"
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            let trickling = try await Self.connect(port: server.port)
+            try await trickling.writeAndFlush(ByteBuffer(
+                string: "POST /v1/identity_tokens HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"))
+            // The client's own pace, four bytes a second, until the server closes.
+            let trickle = Task {
+                while !Task.isCancelled, (try? await trickling.writeAndFlush(ByteBuffer(string: " "))) != nil {
+                    try? await Task.sleep(for: .milliseconds(250))
+                }
+            }
+            #expect(await Self.closedByTheServer(trickling, within: .seconds(30)))
+            trickle.cancel()
+            #expect(try await HTTPCall.send("GET", "http://127.0.0.1:\(server.port)/healthz").status == 200)
             #expect(await server.stop() == 0)
         }
     }

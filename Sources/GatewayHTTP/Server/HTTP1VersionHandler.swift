@@ -3,7 +3,7 @@ public import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
 /// What the request's HTTP version decides and Hummingbird's codec to HTTP
-/// types forgets, so it sits in front of that codec (``HTTP1VersionHandlerInstaller``
+/// types forgets, so it sits in front of that codec (``HTTP1HandlersInstaller``
 /// puts it there; one handler a connection):
 ///
 /// - **Persistence** (RFC 9112 §9.3): an HTTP/1.0 connection closes after
@@ -62,26 +62,5 @@ public final class HTTP1VersionHandler: ChannelDuplexHandler, RemovableChannelHa
         guard unanswered.first == true else { return }
         unanswered[unanswered.startIndex] = false
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .continue))), promise: nil)
-    }
-}
-
-/// What Hummingbird's `additionalChannelHandlers` can hold: they go after its
-/// codec from HTTP/1 parts to HTTP types, where a request's version is gone.
-/// When added, this puts an ``HTTP1VersionHandler`` in front of that codec
-/// and removes itself.
-public final class HTTP1VersionHandlerInstaller: ChannelInboundHandler, RemovableChannelHandler {
-    public typealias InboundIn = NIOAny
-
-    public init() {}
-
-    public func handlerAdded(context: ChannelHandlerContext) {
-        let pipeline = context.pipeline.syncOperations
-        do {
-            let codec = try pipeline.handler(type: HTTP1ToHTTPServerCodec.self)
-            try pipeline.addHandler(HTTP1VersionHandler(), position: .before(codec))
-        } catch {
-            context.fireErrorCaught(error)
-        }
-        pipeline.removeHandler(context: context, promise: nil)
     }
 }

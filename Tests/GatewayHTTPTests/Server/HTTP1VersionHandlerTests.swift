@@ -102,15 +102,16 @@ import Testing
     }
 
     /// The installer, added after the codec as Hummingbird adds extra
-    /// handlers, leaves the handler in front of the codec and itself nowhere.
-    @Test func theInstallerPutsTheHandlerInFrontOfTheCodec() throws {
+    /// handlers, leaves the handlers in front of the codec and itself nowhere.
+    @Test func theInstallerPutsTheHandlersInFrontOfTheCodec() throws {
         let channel = EmbeddedChannel()
         let codec = HTTP1ToHTTPServerCodec(secure: false)
         try channel.pipeline.syncOperations.addHandler(codec)
-        try channel.pipeline.syncOperations.addHandler(HTTP1VersionHandlerInstaller())
+        try channel.pipeline.syncOperations.addHandler(HTTP1HandlersInstaller(bodyRate: .init()))
         _ = try channel.pipeline.syncOperations.handler(type: HTTP1VersionHandler.self)
+        _ = try channel.pipeline.syncOperations.handler(type: RequestBodyRateGuard.self)
         #expect(throws: ChannelPipelineError.self) {
-            try channel.pipeline.syncOperations.handler(type: HTTP1VersionHandlerInstaller.self)
+            try channel.pipeline.syncOperations.handler(type: HTTP1HandlersInstaller.self)
         }
         // An HTTP/1 head meets the handler first, then the codec turns it into HTTP types.
         try channel.writeInbound(Self.head())
