@@ -22,5 +22,6 @@ install_packages() {
 GATEWAY_RUNTIME_PACKAGES=(postgresql pkg-config libsodium-dev libssl-dev)
 # What the test suite needs on top: openssl verifies token signatures
 # independently; libargon2 (the reference argon2) checks the hashes made
-# through libsodium; python3 runs the OpenAPI validator from PyPI.
-GATEWAY_TEST_PACKAGES=(openssl libargon2-dev python3 python3-venv)
+# through libsodium; python3 runs the OpenAPI validator from PyPI; haproxy
+# checks deploy/patroni/haproxy.cfg.
+GATEWAY_TEST_PACKAGES=(openssl libargon2-dev python3 python3-venv haproxy)
