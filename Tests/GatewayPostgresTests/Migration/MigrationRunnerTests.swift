@@ -35,6 +35,26 @@ import Testing
         }
     }
 
+    /// An UNLOGGED table is emptied by a crash and missing on every standby:
+    /// rate-limit counters were, and each failover gave every client a fresh
+    /// budget (Benchmarks/ha/run). Nothing the gateway stores may be.
+    @Test func noTableIsUnloggedSoAFailoverKeepsEveryRow() async throws {
+        try await TestDatabase.with(migrations: []) { client, _ in
+            _ = try await MigrationRunner(client: client, logger: logger).run(Migration.core)
+            let rows = try await client.query(
+                """
+                SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = current_schema() AND c.relpersistence = 'u'
+                """, logger: logger)
+            var unlogged: [String] = []
+            for try await name in rows.decode(String.self) { unlogged.append(name) }
+            #expect(unlogged == [])
+            let counters = try await client.query(
+                "SELECT relpersistence::text FROM pg_class WHERE relname = 'rate_limit_counters'", logger: logger)
+            for try await persistence in counters.decode(String.self) { #expect(persistence == "p") }
+        }
+    }
+
     @Test func refusesAnAppliedFileThatWasEdited() async throws {
         try await TestDatabase.with(migrations: []) { client, _ in
             let runner = MigrationRunner(client: client, logger: logger)
