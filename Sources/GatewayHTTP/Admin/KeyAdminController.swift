@@ -54,8 +54,6 @@ struct KeyAdminController: Sendable {
             throw GatewayError.invalidRequest("Send either private_key_pem (with key_id) or generate, not both.")
         }
 
-        let masterKey = masterKey
-        let keys = keys
         _ = try await transactions.run({ connection in
             guard let keySet = try await keys.lockKeySet(of: appID, on: connection) else {
                 throw AdminErrors.appNotFound(appID)
