@@ -4,9 +4,10 @@
 - Audit exports are NDJSON: every line of a streamed answer is checked
   against the AuditEvent schema; the first then goes through schemathesis's
   own checks. An empty stream has no line to check.
-- The admin token the run authenticates with (GATEWAY_ST_OWN_TOKEN_ID) and
-  the app it was seeded with (GATEWAY_ST_KEPT_APP_ID) are never deleted by
-  the run, or every later call would only test the 401 or the 404.
+- The admin tokens the runs authenticate with (GATEWAY_ST_KEPT_TOKEN_IDS,
+  comma-separated: the operator's and the app admin's runs go at once) and
+  the app they were seeded with (GATEWAY_ST_KEPT_APP_ID) are never deleted,
+  or every later call would only test the 401 or the 404.
 """
 
 import json
@@ -41,15 +42,15 @@ def audit_event_lines(ctx, response):
 
 @schemathesis.hook
 def filter_case(context, case):
-    """The run's own admin token and its seeded app stay: revoking or
+    """The runs' admin tokens and their seeded app stay: revoking or
     deleting them would leave every later call only a 401 or a 404."""
     parameters = {name: str(value).lower() for name, value in (case.path_parameters or {}).items()}
-    own_token = os.environ.get("GATEWAY_ST_OWN_TOKEN_ID", "").lower()
+    kept_tokens = {token for token in os.environ.get("GATEWAY_ST_KEPT_TOKEN_IDS", "").lower().split(",") if token}
     kept_app = os.environ.get("GATEWAY_ST_KEPT_APP_ID", "").lower()
     if case.method.upper() != "DELETE":
         return True
-    if own_token and case.operation.path == "/admin/v1/admin_tokens/{token_id}":
-        return parameters.get("token_id") != own_token
+    if case.operation.path == "/admin/v1/admin_tokens/{token_id}":
+        return parameters.get("token_id") not in kept_tokens
     if kept_app and case.operation.path == "/admin/v1/apps/{app_id}":
         return not parameters.get("app_id", "").endswith(kept_app)
     return True

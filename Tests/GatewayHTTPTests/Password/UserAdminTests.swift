@@ -21,9 +21,12 @@ import Testing
             #expect(body["first_name"] as? String == "Ada")
             #expect(body["disabled"] as? Bool == false)
             #expect(body["password_scheme"] as? String == "argon2id")
-            let replaced = try await gateway.admin(.put, path, token: token, json: ["password": "difference engine"])
+            // An empty profile field means none (openapi.yaml says so).
+            let replaced = try await gateway.admin(
+                .put, path, token: token, json: ["password": "difference engine", "first_name": " ", "avatar_url": ""])
             #expect(replaced.status == .ok)
             #expect(try jsonObject(replaced)["first_name"] == nil)
+            #expect(try jsonObject(replaced)["avatar_url"] == nil)
             let read = try await gateway.admin(.get, path, token: token)
             let list = try await gateway.admin(.get, "/admin/v1/apps/\(app.appID)/users", token: token)
             for response in [created, replaced, read, list] {
@@ -160,6 +163,7 @@ import Testing
         (["first_name": "Ada"], "password or password_hash is required"),
         (["password": "analytical engine", "avatar_url": "javascript:alert(1)"], "avatar_url"),
         (["password": "analytical engine", "avatar_url": "/relative.png"], "avatar_url"),
+        (["password": "analytical engine", "avatar_url": "https://example.com/" + String(repeating: "a", count: 2029)], "2048 bytes"),
         (["password": "analytical engine", "first_name": String(repeating: "a", count: 257)], "256 bytes"),
         (["password": "analytical engine", "admin": true], "admin is not a field"),
         (["password": "analytical engine", "disabled": "yes"], "disabled must be true or false"),
