@@ -1,7 +1,8 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-/// Upcoming language features every target opts into (see DESIGN.md, "Style").
+/// Upcoming language features every target opts into: existential `any` spelled
+/// out, imports visible only where they are written, and internal by default.
 let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
@@ -67,8 +68,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
-            exclude: ["Migrations"],
             swiftSettings: upcomingFeatures,
+            // The core schema, from the top-level Migrations/ folder.
             plugins: ["EmbedMigrations"]
         ),
         .target(

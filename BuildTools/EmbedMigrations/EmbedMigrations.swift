@@ -1,13 +1,17 @@
 import Foundation
 import PackagePlugin
 
-/// Embeds the `.sql` files of a target's `Migrations/` folder into that target
-/// as Swift source (`embeddedMigrations`), so a deployed binary carries its
-/// schema and never needs the source tree or a resource bundle beside it.
+/// Embeds `.sql` files into a target as Swift source (`embeddedMigrations`),
+/// so a deployed binary carries its schema and never needs the source tree or
+/// a resource bundle beside it. A plugin's files are in its own `Migrations/`
+/// folder; the target without one (GatewayPostgres) gets the core schema, the
+/// package's top-level `Migrations/`.
 @main
 struct EmbedMigrations: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
-        let folder = target.directoryURL.appending(path: "Migrations")
+        let own = target.directoryURL.appending(path: "Migrations")
+        let folder = FileManager.default.fileExists(atPath: own.path)
+            ? own : context.package.directoryURL.appending(path: "Migrations")
         let entries = (try? FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)) ?? []
         let sqlFiles = entries
             .filter { $0.pathExtension == "sql" }

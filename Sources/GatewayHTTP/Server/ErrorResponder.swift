@@ -5,7 +5,6 @@ import HTTPTypes
 public import Logging
 import NIOCore
 import NIOHTTP1
-import PostgresNIO
 
 /// Turns any error into the gateway's JSON error body:
 /// `{"error", "message", "status", "request_id"}`. Unexpected errors are
@@ -33,28 +32,19 @@ public enum ErrorResponder {
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// The gateway error `error` is answered as (a 413 for an oversized body, 503 for a lost database, ...).
+    /// The gateway error `error` is answered as (a 413 for an oversized body,
+    /// what the database layer says for its own errors, ...).
     public static func translate(_ error: any Error, logger: Logger) -> GatewayError {
         switch error {
         case let error as GatewayError:
             return error
-        case let error as PostgresTransactionError:
-            // What went wrong inside the transaction is what matters to the caller.
-            let cause: (any Error)? = error.closureError ?? error.beginError ?? error.commitError
-            return cause.map { translate($0, logger: logger) } ?? .unavailable
-        case let error as PSQLError:
-            switch error.serverInfo?[.sqlState] {
-            case "23505", "23503":
-                return GatewayError(.conflict, status: 409, "That conflicts with what is stored (the id is taken or the parent is gone).")
-            case "22021", "22P05":
-                // A character PostgreSQL cannot store (NUL) can only have come with the request.
-                return .invalidRequest("A value in the request holds a character that cannot be stored (NUL).")
-            case nil:
-                logger.error("database unreachable", metadata: ["error": "\(String(reflecting: error))"])
-                return .unavailable
-            default:
-                logger.error("database error", metadata: ["error": "\(String(reflecting: error))"])
-                return .internalError
+        case let error as any GatewayErrorConvertible:
+            switch error.gatewayAnswer {
+            case .answer(let answer, let log):
+                if let log { logger.error("\(log.message)", metadata: ["error": "\(log.detail)"]) }
+                return answer
+            case .sameAs(let cause):
+                return translate(cause, logger: logger)
             }
         case is HTTPParserError:
             // The client sent broken HTTP or hung up in the middle of its body: its doing, not ours.

@@ -62,7 +62,10 @@ public enum GatewayRouter {
         let router = Router(context: GatewayRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestIDMiddleware(
             trustedProxies: dependencies.rateLimits.trustedProxies, logsRequests: dependencies.logsRequests))
-        HealthController(readiness: dependencies.readiness, client: client, writer: dependencies.writer).addRoutes(to: router)
+        HealthController(
+            readiness: dependencies.readiness,
+            storage: PostgresStorageHealth(client: client, writer: dependencies.writer, logger: logger)
+        ).addRoutes(to: router)
         if let exposition = dependencies.metricsExposition {
             MetricsController(exposition: exposition).addRoutes(to: router)
         }

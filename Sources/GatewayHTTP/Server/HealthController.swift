@@ -1,8 +1,6 @@
-import GatewayCore
+public import GatewayCore
 public import Hummingbird
 import NIOCore
-public import GatewayPostgres
-public import PostgresNIO
 
 /// `GET /healthz`: the process answers. `GET /readyz`: this replica should
 /// get traffic (see ``Readiness``), the database answers within a second,
@@ -14,35 +12,29 @@ public struct HealthController: Sendable {
     public static let databaseTimeout = Duration.seconds(1)
 
     private let readiness: Readiness
-    private let client: PostgresClient
-    private let writer: GroupCommitWriter
+    private let storage: any StorageHealth
     private let staleBacklogAfter: Duration
 
-    public init(
-        readiness: Readiness, client: PostgresClient, writer: GroupCommitWriter, staleBacklogAfter: Duration = .seconds(30)
-    ) {
+    public init(readiness: Readiness, storage: any StorageHealth, staleBacklogAfter: Duration = .seconds(30)) {
         self.readiness = readiness
-        self.client = client
-        self.writer = writer
+        self.storage = storage
         self.staleBacklogAfter = staleBacklogAfter
     }
 
     public func addRoutes(to router: Router<GatewayRequestContext>) {
         router.get("/healthz") { _, _ in Self.answer(.ok, #"{"status":"ok"}"#) }
-        router.get("/readyz") { _, context in await ready(context) }
+        router.get("/readyz") { _, _ in await ready() }
     }
 
-    private func ready(_ context: GatewayRequestContext) async -> Response {
+    private func ready() async -> Response {
         if let problem = readiness.problem { return Self.unavailable(problem) }
-        if let age = writer.oldestKeptRowAge, age > staleBacklogAfter {
+        if let kept = storage.keptAuditRows, kept.oldestAge > staleBacklogAfter {
             return Self.unavailable(
-                "audit rows kept in memory have waited \(age.components.seconds) s to be written (\(writer.keptCount) rows)")
+                "audit rows kept in memory have waited \(kept.oldestAge.components.seconds) s to be written (\(kept.count) rows)")
         }
-        let client = self.client
+        let storage = self.storage
         do {
-            _ = try await withTimeout(Self.databaseTimeout) {
-                try await client.query("SELECT 1", logger: context.logger)
-            }
+            try await withTimeout(Self.databaseTimeout) { try await storage.ping() }
         } catch {
             return Self.unavailable("the database does not answer")
         }

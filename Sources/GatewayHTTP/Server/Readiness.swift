@@ -24,8 +24,6 @@ public final class Readiness: Sendable {
     /// Shutdown began: from now on the load balancer should send nothing new.
     public func markDraining() { state.withLock { $0.draining = true } }
 
-    public var isDraining: Bool { state.withLock { $0.draining } }
-
     /// Why the replica is not ready, or `nil`.
     public var problem: String? {
         state.withLock { state in

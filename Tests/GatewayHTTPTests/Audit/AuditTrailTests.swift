@@ -96,7 +96,8 @@ import Testing
             gateway.dependencies.readiness.setListening(true)
             let router = Router(context: GatewayRequestContext.self)
             HealthController(
-                readiness: gateway.dependencies.readiness, client: gateway.client, writer: gateway.dependencies.writer,
+                readiness: gateway.dependencies.readiness,
+                storage: PostgresStorageHealth(client: gateway.client, writer: gateway.dependencies.writer, logger: gateway.dependencies.logger),
                 staleBacklogAfter: .zero
             ).addRoutes(to: router)
             let health = Application(router: router)

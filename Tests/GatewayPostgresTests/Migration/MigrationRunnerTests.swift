@@ -35,6 +35,35 @@ import Testing
         }
     }
 
+    /// What databases in the field recorded in `schema_migrations` for the core
+    /// schema (names and SHA-256 of the files, as of build 7b45d37, before the
+    /// files moved to the top-level `Migrations/`). The runner refuses a
+    /// database whose recorded file changed or vanished, so these must stay
+    /// exactly as they are; new files only add to the end.
+    static let recordedCoreMigrations = [
+        "0001_initial.sql e46b14a50fdf671575ae5fc80418c455051b46d864077b9ad8bd7a82ba55fb79",
+        "0002_admin.sql 799b0f822e1edfb1d27184f1c7d8f0adcabc8cb2195d36d2df48e798a93e885d",
+        "0003_rate_limits_and_partitioned_audit.sql c38298bb2018609a046c936235281cae10658967d64b63f5fd658d265081ccf6",
+        "0004_rate_limit_reservations.sql b5bfd41ebea4b39ea09961d2e1fb37180d66e2186960c545f14c79be412e4c75",
+        "0005_logged_rate_limit_counters.sql f66ee4f3bc9dfdeaadf211932b7aa701d5f18040d2a450f80dca92fcc3d0b634",
+    ]
+
+    @Test func aDatabaseMigratedByAnEarlierBuildMigratesOnUnchanged() async throws {
+        let embedded = Migration.core.map { "\($0.name) \($0.checksum)" }
+        #expect(Array(embedded.prefix(Self.recordedCoreMigrations.count)) == Self.recordedCoreMigrations)
+        try await TestDatabase.with(migrations: []) { client, _ in
+            let runner = MigrationRunner(client: client, logger: logger)
+            // This build records what earlier builds recorded, row for row.
+            _ = try await runner.run(Migration.core)
+            let rows = try await client.query(
+                "SELECT name || ' ' || checksum FROM schema_migrations WHERE source = 'core' ORDER BY name", logger: logger)
+            var recorded: [String] = []
+            for try await row in rows.decode(String.self) { recorded.append(row) }
+            #expect(Array(recorded.prefix(Self.recordedCoreMigrations.count)) == Self.recordedCoreMigrations)
+            #expect(try await runner.pending(Migration.core).isEmpty)
+        }
+    }
+
     /// An UNLOGGED table is emptied by a crash and missing on every standby:
     /// rate-limit counters were, and each failover gave every client a fresh
     /// budget (Benchmarks/ha/run). Nothing the gateway stores may be.
