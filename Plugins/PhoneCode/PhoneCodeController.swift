@@ -50,13 +50,13 @@ struct PhoneCodeController: Sendable {
             // No code went out (too soon, delivery failed, storage away): its send units are given
             // back. A refusal gave them back already.
             if limits.refusal == nil { try? await services.rateLimiter.release(limits) }
-            if !limits.repeatsRefusal { await services.writer.recordOrKeep(event) }
+            if !limits.repeatsRefusal { await services.ledger.recordEventually(event) }
             throw error
         }
         // An unbound number is answered alike but audited as not sent. The code has left by now, so the
         // answer does not wait on the row: while PostgreSQL is away it is kept and written later.
         if event.reason == nil { event.outcome = .success }
-        await services.writer.recordOrKeep(event)
+        await services.ledger.recordEventually(event)
         return try AdminResponses.json(answer, status: .accepted)
     }
 

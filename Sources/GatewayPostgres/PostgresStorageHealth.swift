@@ -5,12 +5,12 @@ public import PostgresNIO
 /// ``StorageHealth`` of the PostgreSQL the gateway writes to.
 public struct PostgresStorageHealth: StorageHealth {
     private let client: PostgresClient
-    private let writer: GroupCommitWriter
+    private let ledger: PostgresRequestLedger
     private let logger: Logger
 
-    public init(client: PostgresClient, writer: GroupCommitWriter, logger: Logger) {
+    public init(client: PostgresClient, ledger: PostgresRequestLedger, logger: Logger) {
         self.client = client
-        self.writer = writer
+        self.ledger = ledger
         self.logger = logger
     }
 
@@ -19,6 +19,6 @@ public struct PostgresStorageHealth: StorageHealth {
     }
 
     public var keptAuditRows: (oldestAge: Duration, count: Int)? {
-        writer.oldestKeptRowAge.map { ($0, writer.keptCount) }
+        ledger.oldestKeptRowAge.map { ($0, ledger.keptCount) }
     }
 }

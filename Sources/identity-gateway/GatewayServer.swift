@@ -36,7 +36,7 @@ struct GatewayServer {
         let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)
         let tenants = TenantDirectory(
             client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: databaseTimeout)
-        let writer = GroupCommitWriter(
+        let ledger = PostgresRequestLedger(
             client: client, logger: logger, timeout: databaseTimeout, writesAudit: configuration.auditEnabled)
         if !configuration.auditEnabled {
             logger.critical("GATEWAY_AUDIT_ENABLED=false: tokens are issued WITHOUT audit rows (benchmarking only)")
@@ -55,7 +55,8 @@ struct GatewayServer {
         let router = GatewayRouter.make(
             GatewayDependencies(
                 client: client, tenants: tenants, plugins: plugins, masterKey: masterKey,
-                rateLimits: configuration.rateLimits, writer: writer,
+                rateLimits: configuration.rateLimits, ledger: ledger,
+                storageHealth: PostgresStorageHealth(client: client, ledger: ledger, logger: logger),
                 databaseTimeout: databaseTimeout, readiness: readiness, logsRequests: configuration.logRequests,
                 metricsExposition: metricsOnMainPort, logger: logger))
         let changeListener = AppChangeListener(
@@ -123,7 +124,7 @@ struct GatewayServer {
         // in-flight requests), flush counters and audit rows, close the pool.
         let drain = DrainOnShutdown(readiness: readiness, drainTime: .seconds(configuration.shutdownDrainSeconds))
         let services: [any Service] =
-            [client, changeListener, maintenance, writer] + metricsServer + [app, drain]
+            [client, changeListener, maintenance, ledger] + metricsServer + [app, drain]
         var group = ServiceGroupConfiguration(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -25,13 +25,13 @@ import Testing
 
     @Test func aRefusedRowDoesNotFailTheRowsBatchedWithIt() async throws {
         try await TestDatabase.with { client, _ in
-            let writer = GroupCommitWriter(client: client, logger: TestDatabase.logger, timeout: .seconds(10), concurrency: 1)
+            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: .seconds(10), concurrency: 1)
             let prefix = UUID().lowercasedText
             try await withThrowingTaskGroup(of: Void.self) { requests in
                 for index in 0..<30 {
                     requests.addTask { try await writer.record(Self.event("\(prefix)-\(index)")) }
                 }
-                requests.addTask { await writer.recordOrKeep(Self.event("\(prefix)-poison", credentialType: "st\u{0}atic")) }
+                requests.addTask { await writer.recordEventually(Self.event("\(prefix)-poison", credentialType: "st\u{0}atic")) }
                 // All queued before the writer runs: they go to PostgreSQL as one batch.
                 while writer.queuedCount < 31 { await Task.yield() }
                 requests.addTask { try await writer.run() }

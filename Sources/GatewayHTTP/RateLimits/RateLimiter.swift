@@ -1,6 +1,5 @@
 public import Foundation
 public import GatewayCore
-public import GatewayPostgres
 import CoreMetrics
 
 /// Applies the rate-limit policies to one request: every policy's counter is
@@ -29,13 +28,13 @@ public struct RateLimiter: Sendable {
         /// What that policy counted: a user id, a phone number, a client address or IPv6 range.
         public let refusedSubject: String?
         /// The units this request reserved, to give back unless its attempt fails.
-        public let reservations: [GroupCommitWriter.Touch]
+        public let reservations: [CounterTouch]
         /// The refusal came from the deployment's `ip` counter, which had
         /// refused this client's previous request too: the audit trail holds
         /// the first refusal of such a run, not each (a flood stays bounded).
         public let repeatsRefusal: Bool
 
-        init(touches: [GroupCommitWriter.Touch], counts: [GroupCommitWriter.Counts]) {
+        init(touches: [CounterTouch], counts: [CounterReading]) {
             let pairs = Array(zip(touches, counts))
             self.verdicts = pairs.map { touch, count in
                 (touch.window.policy, touch.window.verdict(current: count.current, previous: count.previous, allowed: count.allowed))
@@ -127,15 +126,15 @@ public struct RateLimiter: Sendable {
         case verified
     }
 
-    private let writer: GroupCommitWriter
+    private let ledger: any RequestLedger
     private let settings: RateLimitSettings
     private let now: @Sendable () -> Double
 
     public init(
-        writer: GroupCommitWriter, settings: RateLimitSettings,
+        ledger: any RequestLedger, settings: RateLimitSettings,
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
     ) {
-        self.writer = writer
+        self.ledger = ledger
         self.settings = settings
         self.now = now
     }
@@ -148,7 +147,7 @@ public struct RateLimiter: Sendable {
     /// ``check(_:app:phase:clientCounted:)`` of the same request.
     public func countClient(_ clientIP: String) async throws -> Outcome {
         guard settings.isEnabled, let touch = deploymentTouch(clientIP, now: now()) else { return .unlimited }
-        let counts = try await writer.touch([touch])
+        let counts = try await ledger.count([touch])
         return Outcome(touches: [touch], counts: counts)
     }
 
@@ -179,7 +178,7 @@ public struct RateLimiter: Sendable {
     ) async throws -> Outcome {
         guard settings.isEnabled else { return .unlimited }
         let touches = touches(for: subjects, app: app, phase: phase, clientCounted: clientCounted)
-        let outcome = Outcome(touches: touches, counts: try await writer.touch(touches))
+        let outcome = Outcome(touches: touches, counts: try await ledger.count(touches))
         // Should the release fail, the units stay taken until their window
         // passes: a limit may refuse early, never let more through.
         if outcome.refusal != nil { try? await release(outcome) }
@@ -195,11 +194,11 @@ public struct RateLimiter: Sendable {
         _ subjects: [String: String], app: AppSettings, clientCounted: Bool = false, recording event: AuditEvent
     ) async throws -> Outcome {
         guard settings.isEnabled else {
-            try await writer.record(event)
+            try await ledger.record(event)
             return .unlimited
         }
         let touches = touches(for: subjects, app: app, phase: .verified, clientCounted: clientCounted)
-        let admission = try await writer.admit(touches, recording: event)
+        let admission = try await ledger.countAndRecord(touches, ifAllowed: event)
         return Outcome(touches: touches, counts: admission.counts)
     }
 
@@ -219,20 +218,20 @@ public struct RateLimiter: Sendable {
     /// Gives back the outcome's reservations and records `event` in the same
     /// statement: how a verified attempt's token row is written.
     public func release(_ outcome: Outcome, recording event: AuditEvent) async throws {
-        guard !outcome.reservations.isEmpty else { return try await writer.record(event) }
-        _ = try await writer.admit(outcome.reservations.map(\.release), recording: event)
+        guard !outcome.reservations.isEmpty else { return try await ledger.record(event) }
+        _ = try await ledger.countAndRecord(outcome.reservations.map(\.release), ifAllowed: event)
     }
 
     /// Gives back the outcome's reservations.
     public func release(_ outcome: Outcome) async throws {
-        _ = try await writer.touch(outcome.reservations.map(\.release))
+        _ = try await ledger.count(outcome.reservations.map(\.release))
     }
 
     private func touches(
         for subjects: [String: String], app: AppSettings, phase: Phase, clientCounted: Bool
-    ) -> [GroupCommitWriter.Touch] {
+    ) -> [CounterTouch] {
         let now = now()
-        var touches: [GroupCommitWriter.Touch] = []
+        var touches: [CounterTouch] = []
         for name in subjects.keys.sorted() {
             let subject =
                 RateLimitSettings.clientAddressPolicies.contains(name)
@@ -242,7 +241,7 @@ public struct RateLimiter: Sendable {
                 guard app.rateLimits[name] != nil else { continue }
             }
             guard let policy = settings.policy(name, for: app) else { continue }
-            let mode: GroupCommitWriter.Touch.Mode =
+            let mode: CounterTouch.Mode =
                 switch (policy.counting, phase) {
                 case (.everyRequest, _): .count
                 case (.failures, .beforeVerifying), (.sends, _): .reserve
@@ -254,7 +253,7 @@ public struct RateLimiter: Sendable {
     }
 
     /// The deployment's `ip` counter for a client, shared by every app.
-    private func deploymentTouch(_ clientIP: String, now: Double) -> GroupCommitWriter.Touch? {
+    private func deploymentTouch(_ clientIP: String, now: Double) -> CounterTouch? {
         guard let policy = settings.policies[RateLimitPolicy.clientIP.name] else { return nil }
         return .init(
             appID: AppID(uuid: AuditEvent.noApp), window: SlidingWindow(policy: policy, now: now),

@@ -1,5 +1,5 @@
 public import GatewayCore
-public import GatewayPostgres
+import GatewayPostgres
 public import Hummingbird
 public import Logging
 public import PostgresNIO
@@ -11,8 +11,10 @@ public struct GatewayDependencies: Sendable {
     public let plugins: PluginRegistry
     public let masterKey: MasterKey
     public let rateLimits: RateLimitSettings
-    /// Rate-limit counters and audit rows of token requests, group-committed.
-    public let writer: GroupCommitWriter
+    /// Rate-limit counters and audit rows of requests on the public routes.
+    public let ledger: any RequestLedger
+    /// What `/readyz` asks of storage.
+    public let storageHealth: any StorageHealth
     /// How long a token request waits for the database before answering 503.
     public let databaseTimeout: Duration
     /// What `/readyz` reports besides the database.
@@ -26,7 +28,7 @@ public struct GatewayDependencies: Sendable {
 
     public init(
         client: PostgresClient, tenants: TenantDirectory, plugins: PluginRegistry, masterKey: MasterKey,
-        rateLimits: RateLimitSettings, writer: GroupCommitWriter,
+        rateLimits: RateLimitSettings, ledger: any RequestLedger, storageHealth: any StorageHealth,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
         metricsExposition: (@Sendable () async -> [UInt8])? = { [] }, logger: Logger
     ) {
@@ -35,7 +37,8 @@ public struct GatewayDependencies: Sendable {
         self.plugins = plugins
         self.masterKey = masterKey
         self.rateLimits = rateLimits
-        self.writer = writer
+        self.ledger = ledger
+        self.storageHealth = storageHealth
         self.databaseTimeout = databaseTimeout
         self.readiness = readiness
         self.logsRequests = logsRequests
@@ -62,21 +65,18 @@ public enum GatewayRouter {
         let router = Router(context: GatewayRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestIDMiddleware(
             trustedProxies: dependencies.rateLimits.trustedProxies, logsRequests: dependencies.logsRequests))
-        HealthController(
-            readiness: dependencies.readiness,
-            storage: PostgresStorageHealth(client: client, writer: dependencies.writer, logger: logger)
-        ).addRoutes(to: router)
+        HealthController(readiness: dependencies.readiness, storage: dependencies.storageHealth).addRoutes(to: router)
         if let exposition = dependencies.metricsExposition {
             MetricsController(exposition: exposition).addRoutes(to: router)
         }
-        let rateLimiter = RateLimiter(writer: dependencies.writer, settings: dependencies.rateLimits)
+        let rateLimiter = RateLimiter(ledger: dependencies.ledger, settings: dependencies.rateLimits)
         IdentityTokenController(
-            tenants: dependencies.tenants, writer: dependencies.writer, rateLimiter: rateLimiter,
+            tenants: dependencies.tenants, ledger: dependencies.ledger, rateLimiter: rateLimiter,
             databaseTimeout: dependencies.databaseTimeout
         ).addRoutes(to: router)
         let publicServices = PublicRouteServices(
             plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter,
-            writer: dependencies.writer)
+            ledger: dependencies.ledger)
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: publicServices)
         }

@@ -1,6 +1,5 @@
 public import Foundation
-import GatewayCore
-public import GatewayPostgres
+public import GatewayCore
 public import Hummingbird
 import HTTPTypes
 import Logging
@@ -11,7 +10,7 @@ import CoreMetrics
 /// answers a Layer identity token. Every request, issued or denied, leaves one
 /// audit row; a token is answered only after its row is committed, and a
 /// denial's row is kept in memory while PostgreSQL is away
-/// (``GroupCommitWriter/recordOrKeep(_:)``).
+/// (``RequestLedger/recordEventually(_:)``).
 ///
 /// Limits come before the credential check (``RateLimiter``: failure
 /// policies reserve their unit then, and a verified attempt gives it back in
@@ -27,17 +26,17 @@ public struct IdentityTokenController: Sendable {
     public static let paths: [RouterPath] = ["/v1/identity_tokens", "/identity_tokens", "/authenticate"]
 
     private let tenants: TenantDirectory
-    private let writer: GroupCommitWriter
+    private let ledger: any RequestLedger
     private let rateLimiter: RateLimiter
     private let databaseTimeout: Duration
     private let now: @Sendable () -> Date
 
     public init(
-        tenants: TenantDirectory, writer: GroupCommitWriter, rateLimiter: RateLimiter, databaseTimeout: Duration,
+        tenants: TenantDirectory, ledger: any RequestLedger, rateLimiter: RateLimiter, databaseTimeout: Duration,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.tenants = tenants
-        self.writer = writer
+        self.ledger = ledger
         self.rateLimiter = rateLimiter
         self.databaseTimeout = databaseTimeout
         self.now = now
@@ -94,7 +93,7 @@ public struct IdentityTokenController: Sendable {
             response.headers.set(limits.headers)
             return response
         case .failure(var error):
-            if !limits.repeatsRefusal { await writer.recordOrKeep(event) }
+            if !limits.repeatsRefusal { await ledger.recordEventually(event) }
             if error.headers.isEmpty { error.headers = limits.headers }
             throw error
         }

@@ -118,14 +118,14 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
         SELECT current, previous, allowed FROM verdicts ORDER BY position
         """
 
-    /// One counter touch (see ``GroupCommitWriter/Touch/Mode``), with what its verdict needs.
-    struct CounterTouch {
+    /// One counter touch (see ``GatewayCore/CounterTouch``), with what its verdict needs.
+    struct TouchRow {
         let appID: AppID
         let policy: String
         let subject: String
         let windowStart: Int64
         let periodSeconds: Int64
-        let mode: GroupCommitWriter.Touch.Mode
+        let mode: CounterTouch.Mode
         /// The request this touch decides for: its place in the batch, from 1.
         let request: Int64
         let previousWeight: Double
@@ -138,7 +138,7 @@ struct AuditAndCounterWrite: PostgresPreparedStatement {
         let admittedBy: Int64
     }
 
-    var touches: [CounterTouch] = []
+    var touches: [TouchRow] = []
     var rows: [AuditRow] = []
 
     init() {}

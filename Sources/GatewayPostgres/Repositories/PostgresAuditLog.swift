@@ -4,7 +4,7 @@ public import PostgresNIO
 
 /// Writes single audit events to `audit_events`. ``record(_:on:)`` writes in
 /// the caller's transaction, so admin changes commit with their row; token
-/// requests go through ``GroupCommitWriter``, which batches. Both use
+/// requests go through ``PostgresRequestLedger``, which batches. Both use
 /// ``AuditAndCounterWrite``.
 public struct PostgresAuditLog: Sendable {
     private let client: PostgresClient

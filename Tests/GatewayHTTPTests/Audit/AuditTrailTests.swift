@@ -31,7 +31,7 @@ import Testing
             #expect(rows.count == 200)
             #expect(Set(rows.map(\.requestID)) == requestIDs)
             #expect(rows.allSatisfy { $0.event == "token.issued" })
-            let statistics = gateway.dependencies.writer.statistics
+            let statistics = gateway.ledger.statistics
             #expect(statistics.events == 200)
             #expect(statistics.batches < 200, "group commit wrote \(statistics.batches) batches for 200 events")
         }
@@ -64,11 +64,11 @@ import Testing
         try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(1)) { gateway in
             let app = try await gateway.createPasswordApp()
             try await gateway.putUser("ada", in: app, token: try await gateway.adminToken(.operator), ["password": "analytical engine"])
-            let writer = gateway.dependencies.writer
+            let ledger = gateway.ledger
 
             let request = passwordRequest(app, user: "ada", password: "analytical engine")
             let (response, kept) = try await gateway.whileAuditWritesWait {
-                (try await gateway.test { try await $0.postJSON(request) }, writer.keptCount)
+                (try await gateway.test { try await $0.postJSON(request) }, ledger.keptCount)
             }
             #expect(response.status == .serviceUnavailable)
             #expect(try errorBody(response)["error"] as? String == "unavailable")
@@ -81,8 +81,8 @@ import Testing
             // Once, unless the kept row's write raced the first attempt as both waited for the lock.
             #expect((1...2).contains(denials.count))
             #expect(denials.allSatisfy { $0.reason == "unavailable" && $0.userID == "ada" })
-            #expect(writer.keptCount == 0)
-            #expect(writer.statistics.lost == 0)
+            #expect(ledger.keptCount == 0)
+            #expect(ledger.statistics.lost == 0)
         }
     }
 
@@ -97,7 +97,7 @@ import Testing
             let router = Router(context: GatewayRequestContext.self)
             HealthController(
                 readiness: gateway.dependencies.readiness,
-                storage: PostgresStorageHealth(client: gateway.client, writer: gateway.dependencies.writer, logger: gateway.dependencies.logger),
+                storage: PostgresStorageHealth(client: gateway.client, ledger: gateway.ledger, logger: gateway.dependencies.logger),
                 staleBacklogAfter: .zero
             ).addRoutes(to: router)
             let health = Application(router: router)
@@ -113,12 +113,12 @@ import Testing
                                            "credentials": ["type": "static", "password": "guess"]])
                 }
                 #expect(wrong.status == .unauthorized)
-                #expect(gateway.dependencies.writer.keptCount == 1)
+                #expect(gateway.ledger.keptCount == 1)
                 return try await readiness()
             }
             #expect(status == .serviceUnavailable)
             #expect(body.contains("audit rows kept in memory"))
-            while gateway.dependencies.writer.keptCount > 0 { try await Task.sleep(for: .milliseconds(20)) }  // the backlog's own retry schedule
+            while gateway.ledger.keptCount > 0 { try await Task.sleep(for: .milliseconds(20)) }  // the backlog's own retry schedule
             // Drained, the backlog no longer keeps the replica out (on a loaded machine `SELECT 1` may, briefly).
             #expect(try await !readiness().1.contains("audit rows kept"))
         }

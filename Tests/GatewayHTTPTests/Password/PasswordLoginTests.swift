@@ -234,7 +234,7 @@ import Testing
                 #expect(statuses == [.serviceUnavailable, .tooManyRequests])
             }
             // Counted before the hash, audited after: no admission for a verifier that does I/O.
-            #expect(gateway.dependencies.writer.statistics.admissions == 0)
+            #expect(gateway.ledger.statistics.admissions == 0)
         }
     }
 

@@ -357,7 +357,7 @@ import Testing
             try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(1)) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base + "/sms")
                 let (sent, kept) = try await gateway.whileAuditWritesWait {
-                    (try await gateway.requestCode(app), gateway.dependencies.writer.keptCount)
+                    (try await gateway.requestCode(app), gateway.ledger.keptCount)
                 }
                 #expect(sent.status == .accepted)
                 #expect(webhook.requests.count == 1)

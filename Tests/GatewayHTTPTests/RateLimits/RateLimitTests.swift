@@ -84,13 +84,13 @@ import Testing
             let app = try await gateway.createApp { $0.rateLimits = ["ip": RateLimitOverride(limit: 2, periodSeconds: 60)] }
             // In memory already: an app not yet loaded costs its client's `ip` count on its own first.
             _ = try await gateway.dependencies.tenants.tenant(for: app.appID)
-            let before = gateway.dependencies.writer.statistics
+            let before = gateway.ledger.statistics
             var statuses: [Int] = []
             for _ in 0..<3 {
                 statuses.append(try await gateway.test { try await $0.postJSON(aliceRequest(app)) }.status.code)
             }
             #expect(statuses == [200, 200, 429])
-            let after = gateway.dependencies.writer.statistics
+            let after = gateway.ledger.statistics
             // One statement a token; the refusal's own, then its denial row's.
             #expect(after.batches - before.batches == 4)
             #expect(after.admissions - before.admissions == 3)

@@ -27,6 +27,8 @@ struct TestGateway: Sendable {
     let masterKey: MasterKey
     let tenants: TenantDirectory
     let dependencies: GatewayDependencies
+    /// The request ledger the router writes to, for its statistics and backlog.
+    let ledger: PostgresRequestLedger
     let application: Application<RouterResponder<GatewayRequestContext>>
     /// The test database, for a second instance (``withReplica(_:)``).
     let databaseURL: String
@@ -66,15 +68,16 @@ struct TestGateway: Sendable {
         let timeout = Duration.seconds(10)
         let tenants = TenantDirectory(
             client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: timeout)
-        let writer = GroupCommitWriter(client: client, logger: logger, timeout: auditWriteTimeout)
+        let ledger = PostgresRequestLedger(client: client, logger: logger, timeout: auditWriteTimeout)
         let dependencies = GatewayDependencies(
             client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, rateLimits: rateLimits,
-            writer: writer, databaseTimeout: timeout, logger: logger)
+            ledger: ledger, storageHealth: PostgresStorageHealth(client: client, ledger: ledger, logger: logger),
+            databaseTimeout: timeout, logger: logger)
         let gateway = TestGateway(
-            client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies,
+            client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies, ledger: ledger,
             application: Application(router: GatewayRouter.make(dependencies), logger: logger), databaseURL: databaseURL)
         try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await writer.run() }
+            group.addTask { try await ledger.run() }
             defer { group.cancelAll() }
             try await body(gateway)
         }
@@ -144,14 +147,14 @@ struct TestGateway: Sendable {
         }
     }
 
-    /// The rows of one request, once the writer keeps none in memory and one of them is `event`.
+    /// The rows of one request, once the ledger keeps none in memory and one of them is `event`.
     func auditRowsOnceWritten(
         requestID: String, event: String
     ) async throws -> [(requestID: String, event: String, reason: String?, userID: String?, text: String)] {
         let deadline = ContinuousClock.now + .seconds(15)
         while true {
             let rows = try await auditRows().filter { $0.requestID == requestID }
-            let done = dependencies.writer.keptCount == 0 && rows.contains { $0.event == event }
+            let done = ledger.keptCount == 0 && rows.contains { $0.event == event }
             if done || ContinuousClock.now > deadline { return rows }
             try await Task.sleep(for: .milliseconds(50))  // polling: the kept rows are retried on their own schedule
         }

@@ -54,7 +54,7 @@ import Testing
                 }
                 try await group.waitForAll()
             }
-            #expect(gateway.dependencies.writer.keptCount == 0)
+            #expect(gateway.ledger.keptCount == 0)
             let rows = try await gateway.auditRows()
             #expect(rows.count == hostile.count + 50)
             #expect(rows.filter { $0.userID == "bob" }.count == 10)

@@ -8,20 +8,20 @@ import Testing
 /// Batched counter touches read as if the requests had run one by one, audit
 /// rows batched with them are written, and an admission's row only when its
 /// counters allow.
-@Suite struct GroupCommitWriterTests {
+@Suite struct PostgresRequestLedgerTests {
     @Test func concurrentTouchesOfOneCounterEachSeeTheirOwnCount() async throws {
         try await TestDatabase.with { client, _ in
-            let counters = GroupCommitWriter(client: client, logger: TestDatabase.logger)
+            let counters = PostgresRequestLedger(client: client, logger: TestDatabase.logger)
             let policy = RateLimitPolicy(name: "ip", limit: 1000, periodSeconds: 60, counting: .everyRequest)
             let failures = RateLimitPolicy(name: "user_failures", limit: 5, periodSeconds: 60, counting: .failures)
             let appID = AppID(uuid: UUID())
             let now = Date().timeIntervalSince1970
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await counters.run() }
-                let seen = try await withThrowingTaskGroup(of: [GroupCommitWriter.Counts].self) { touches in
+                let seen = try await withThrowingTaskGroup(of: [CounterReading].self) { touches in
                     for _ in 0..<60 {
                         touches.addTask {
-                            try await counters.touch(
+                            try await counters.count(
                                 [
                                     .init(appID: appID, window: SlidingWindow(policy: policy, now: now), subject: "10.0.0.1", mode: .count),
                                     .init(appID: appID, window: SlidingWindow(policy: failures, now: now), subject: "alice", mode: .read),
@@ -35,7 +35,7 @@ import Testing
                 // The read-only counter was never added to.
                 #expect(seen.allSatisfy { $0[1].current == 0 })
                 // Another app's counter is its own.
-                let other = try await counters.touch(
+                let other = try await counters.count(
                     [.init(appID: AppID(uuid: UUID()), window: SlidingWindow(policy: policy, now: now), subject: "10.0.0.1", mode: .count)])
                 #expect(other.map(\.current) == [1])
                 group.cancelAll()
@@ -45,7 +45,7 @@ import Testing
 
     @Test func auditRowsAndCounterTouchesShareBatches() async throws {
         try await TestDatabase.with { client, _ in
-            let writer = GroupCommitWriter(client: client, logger: TestDatabase.logger)
+            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger)
             let policy = RateLimitPolicy(name: "app", limit: 1000, periodSeconds: 60, counting: .everyRequest)
             let appID = AppID(uuid: UUID())
             let now = Date().timeIntervalSince1970
@@ -55,7 +55,7 @@ import Testing
                 try await withThrowingTaskGroup(of: Void.self) { requests in
                     for index in 0..<50 {
                         requests.addTask {
-                            _ = try await writer.touch(
+                            _ = try await writer.count(
                                 [.init(appID: appID, window: SlidingWindow(policy: policy, now: now), subject: "*", mode: .count)])
                             try await writer.record(
                                 AuditEvent(
@@ -89,7 +89,7 @@ import Testing
 
     @Test func anAdmissionRecordsItsEventOnlyWhenEveryCounterAllows() async throws {
         try await TestDatabase.with { client, _ in
-            let writer = GroupCommitWriter(client: client, logger: TestDatabase.logger)
+            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger)
             let perApp = RateLimitPolicy(name: "app", limit: 3, periodSeconds: 60, counting: .everyRequest)
             let failures = RateLimitPolicy(name: "user_failures", limit: 2, periodSeconds: 900, counting: .failures)
             let appID = AppID(uuid: UUID())
@@ -98,7 +98,7 @@ import Testing
             func event(_ name: String) -> AuditEvent {
                 AuditEvent(appID: appID, event: "token.issued", outcome: .success, requestID: "\(prefix)-\(name)")
             }
-            func touches(user: String) -> [GroupCommitWriter.Touch] {
+            func touches(user: String) -> [CounterTouch] {
                 [
                     .init(appID: appID, window: SlidingWindow(policy: perApp, now: now), subject: "*", mode: .count),
                     .init(appID: appID, window: SlidingWindow(policy: failures, now: now), subject: user, mode: .read),
@@ -107,10 +107,10 @@ import Testing
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await writer.run() }
                 // Two failures already counted for mallory: her next attempt is refused whatever the app's room.
-                let reservation = GroupCommitWriter.Touch(
+                let reservation = CounterTouch(
                     appID: appID, window: SlidingWindow(policy: failures, now: now), subject: "mallory", mode: .reserve)
-                _ = try await writer.touch([reservation, reservation])
-                let mallory = try await writer.admit(touches(user: "mallory"), recording: event("mallory"))
+                _ = try await writer.count([reservation, reservation])
+                let mallory = try await writer.countAndRecord(touches(user: "mallory"), ifAllowed: event("mallory"))
                 #expect(!mallory.admitted)
                 #expect(mallory.counts.map(\.current) == [1, 2])
                 #expect(mallory.counts.map(\.previous) == [0, 0])
@@ -120,8 +120,8 @@ import Testing
                 let admitted = try await withThrowingTaskGroup(of: (String, Bool).self) { requests in
                     for index in 0..<6 {
                         requests.addTask {
-                            let admission = try await writer.admit(
-                                touches(user: "user\(index)"), recording: event("admit-\(index)"))
+                            let admission = try await writer.countAndRecord(
+                                touches(user: "user\(index)"), ifAllowed: event("admit-\(index)"))
                             #expect(admission.admitted == (admission.counts[0].current <= 3))
                             return ("admit-\(index)", admission.admitted)
                         }
@@ -150,21 +150,21 @@ import Testing
 
     @Test func reservationsNeverGrantMoreThanTheLimitAndReleasesGiveRoomBack() async throws {
         try await TestDatabase.with { client, _ in
-            let writer = GroupCommitWriter(client: client, logger: TestDatabase.logger)
+            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger)
             let failures = RateLimitPolicy(name: "user_failures", limit: 10, periodSeconds: 60, counting: .failures)
             let appID = AppID(uuid: UUID())
             // A window long past, so the test's clock cannot cross its edge.
             let previousStart = (Date().timeIntervalSince1970 / 60).rounded(.down) * 60 - 600
             let previous = SlidingWindow(policy: failures, now: previousStart + 1)
             let halfway = SlidingWindow(policy: failures, now: previousStart + 90)
-            func reservation(_ window: SlidingWindow) -> GroupCommitWriter.Touch {
+            func reservation(_ window: SlidingWindow) -> CounterTouch {
                 .init(appID: appID, window: window, subject: "alice", mode: .reserve)
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await writer.run() }
-                func reserveInParallel(_ count: Int, in window: SlidingWindow) async throws -> [GroupCommitWriter.Counts] {
-                    try await withThrowingTaskGroup(of: GroupCommitWriter.Counts.self) { requests in
-                        for _ in 0..<count { requests.addTask { try await writer.touch([reservation(window)])[0] } }
+                func reserveInParallel(_ count: Int, in window: SlidingWindow) async throws -> [CounterReading] {
+                    try await withThrowingTaskGroup(of: CounterReading.self) { requests in
+                        for _ in 0..<count { requests.addTask { try await writer.count([reservation(window)])[0] } }
                         return try await requests.reduce(into: []) { $0.append($1) }
                     }
                 }
@@ -174,7 +174,7 @@ import Testing
                 #expect(first.filter { !$0.allowed }.allSatisfy { $0.current == 10 })
 
                 // Three released: three more granted, not one beyond.
-                for _ in 0..<3 { _ = try await writer.touch([reservation(previous).release]) }
+                for _ in 0..<3 { _ = try await writer.count([reservation(previous).release]) }
                 let second = try await reserveInParallel(20, in: previous)
                 #expect(second.filter(\.allowed).count == 3)
 
@@ -184,9 +184,9 @@ import Testing
                 #expect(third.allSatisfy { $0.previous == 10 })
 
                 // A release never takes a counter below zero.
-                let other = GroupCommitWriter.Touch(appID: appID, window: halfway, subject: "bob", mode: .release)
-                #expect(try await writer.touch([other, other]).map(\.current) == [0, 0])
-                let bob = try await writer.touch([.init(appID: appID, window: halfway, subject: "bob", mode: .reserve)])
+                let other = CounterTouch(appID: appID, window: halfway, subject: "bob", mode: .release)
+                #expect(try await writer.count([other, other]).map(\.current) == [0, 0])
+                let bob = try await writer.count([.init(appID: appID, window: halfway, subject: "bob", mode: .reserve)])
                 #expect(bob == [.init(current: 1, previous: 0, allowed: true)])
                 group.cancelAll()
             }

@@ -6,78 +6,25 @@ public import PostgresNIO
 public import ServiceLifecycle
 import Synchronization
 
-/// What token requests write to Postgres: rate-limit counter touches and
+/// The ``RequestLedger`` in PostgreSQL: rate-limit counter touches and
 /// audit rows, with group commit (see ``GroupCommitQueue``). Whatever
 /// concurrent requests submit while one batch runs goes into the next, and a
 /// batch is one prepared statement (``AuditAndCounterWrite``) holding both
 /// kinds. A token whose credential was verified before its limits were
-/// counted costs a share of one batch (``admit(_:recording:)``);
-/// otherwise a share of two (``touch(_:)`` before the credential,
+/// counted costs a share of one batch (``countAndRecord(_:ifAllowed:)``);
+/// otherwise a share of two (``count(_:)`` before the credential,
 /// ``record(_:)`` after). Each call returns only once its batch has
 /// committed. Run it as a service.
 ///
 /// Rows whose request is answered whatever becomes of them (denials, codes
-/// already sent) go through ``recordOrKeep(_:)``: while PostgreSQL is away
+/// already sent) go through ``recordEventually(_:)``: while PostgreSQL is away
 /// they are kept in memory (``AuditBacklog``) and written once it is back.
 ///
 /// Should a batch that timed out still commit later, the trail holds an
 /// `issued` row for a token that was never sent: it may over-report, never
 /// under-report. That request's 503 also leaves a `token.denied` row
 /// (reason `unavailable`) with the same request id.
-public final class GroupCommitWriter: Service, Sendable {
-    /// One counter to touch: a policy's window for one subject, in one app
-    /// (``AuditEvent/noApp`` for the deployment's own counters).
-    public struct Touch: Sendable {
-        /// What the touch does to the counter.
-        public enum Mode: String, Sendable {
-            /// Adds 1 whatever the verdict: the event happened.
-            case count
-            /// Adds 1 only if it fits the limit; allowed exactly when it was added.
-            case reserve
-            /// Takes back 1 an earlier reservation added to this window (never below 0).
-            case release
-            /// Adds nothing; allowed when one more would fit.
-            case read
-        }
-
-        public let appID: AppID
-        public let window: SlidingWindow
-        public let subject: String
-        public let mode: Mode
-
-        public init(appID: AppID, window: SlidingWindow, subject: String, mode: Mode) {
-            self.appID = appID
-            self.window = window
-            self.subject = subject
-            self.mode = mode
-        }
-
-        /// This touch's undo: a release of the unit it reserved, in the same window.
-        public var release: Touch { Touch(appID: appID, window: window, subject: subject, mode: .release) }
-    }
-
-    /// A counter after a touch: the current window (including what this
-    /// touch added) and the previous window, and PostgreSQL's verdict.
-    public struct Counts: Sendable, Equatable {
-        public let current: Int
-        public let previous: Int
-        public let allowed: Bool
-
-        public init(current: Int, previous: Int, allowed: Bool) {
-            self.current = current
-            self.previous = previous
-            self.allowed = allowed
-        }
-    }
-
-    /// What ``admit(_:recording:)`` found.
-    public struct Admission: Sendable, Equatable {
-        /// In the order of the touches.
-        public let counts: [Counts]
-        /// Every touch's verdict allowed, so the event was recorded.
-        public let admitted: Bool
-    }
-
+public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
     public struct Statistics: Sendable, Equatable {
         /// Audit events written.
         public var events = 0
@@ -96,7 +43,7 @@ public final class GroupCommitWriter: Service, Sendable {
     private enum Work: Sendable, CustomStringConvertible {
         case audit(AuditEvent)
         /// Touches, and an event recorded only if they all allow (`nil`: only the touches).
-        case touch([Touch], recording: AuditEvent?)
+        case touch([CounterTouch], recording: AuditEvent?)
 
         /// The same work with its audit row made storable; nil when it has no row.
         var storable: Work? {
@@ -128,7 +75,7 @@ public final class GroupCommitWriter: Service, Sendable {
     ///   - concurrency: batches in flight at once, each on its own connection.
     ///   - writesAudit: `false` drops audit events and returns at once. Only
     ///     for measuring what the audit trail costs; never in production.
-    ///   - backlogCapacity: rows ``recordOrKeep(_:)`` keeps in memory while
+    ///   - backlogCapacity: rows ``recordEventually(_:)`` keeps in memory while
     ///     PostgreSQL is away; `backlogRetry` is how often it tries them.
     public init(
         client: PostgresClient, logger: Logger, timeout: Duration = .seconds(2), maximumBatch: Int = 500,
@@ -171,20 +118,16 @@ public final class GroupCommitWriter: Service, Sendable {
         backlog.oldestKeptAt.map { .milliseconds(Int64(max(0, Date().timeIntervalSince($0)) * 1000)) }
     }
 
-    /// Returns once the event is committed; throws 503 `unavailable` when it
-    /// cannot be, and the caller must then not act as if it were.
     public func record(_ event: AuditEvent) async throws {
         guard writesAudit else { return }
         _ = try await queue.submit(.audit(event)).get()
         committedEvents.add(1, ordering: .relaxed)
     }
 
-    /// Records an event whose request is answered whatever becomes of its
-    /// row: waits for its commit like ``record(_:)`` while PostgreSQL
-    /// answers; when it cannot be written, or rows already wait, keeps it in
-    /// memory to be written, with its time, once PostgreSQL is back. Never
-    /// throws; a row the full backlog cannot take is counted as lost.
-    public func recordOrKeep(_ event: AuditEvent) async {
+    /// Kept in memory (with the event's time) when it cannot be written, or
+    /// when rows already wait; a row the full backlog cannot take is counted
+    /// as lost.
+    public func recordEventually(_ event: AuditEvent) async {
         guard writesAudit else { return }
         let occurredAt = Date()
         if backlog.count == 0 {
@@ -203,18 +146,15 @@ public final class GroupCommitWriter: Service, Sendable {
         backlog.keep(event, occurredAt: occurredAt)
     }
 
-    /// Applies the touches and reads every counter; the answer is in the order of `touches`.
-    public func touch(_ touches: [Touch]) async throws -> [Counts] {
+    public func count(_ touches: [CounterTouch]) async throws -> [CounterReading] {
         guard !touches.isEmpty else { return [] }
         let counts = try await queue.submit(.touch(touches, recording: nil)).get().counts
         committedTouches.add(1, ordering: .relaxed)
         return counts
     }
 
-    /// Does what ``touch(_:)`` does and, in the same statement, records
-    /// `event` if every touch's verdict allows. Without audit (`writesAudit`
-    /// false) only the verdicts are made.
-    public func admit(_ touches: [Touch], recording event: AuditEvent) async throws -> Admission {
+    /// One statement. Without audit (`writesAudit` false) only the verdicts are made.
+    public func countAndRecord(_ touches: [CounterTouch], ifAllowed event: AuditEvent) async throws -> Admission {
         let admission = try await queue.submit(.touch(touches, recording: writesAudit ? event : nil)).get()
         committedTouches.add(1, ordering: .relaxed)
         committedAdmissions.add(1, ordering: .relaxed)
@@ -306,10 +246,10 @@ public final class GroupCommitWriter: Service, Sendable {
                 if let event { statement.rows.append(.init(event: event, admittedBy: request)) }
             }
         }
-        var counts: [Counts] = []
+        var counts: [CounterReading] = []
         counts.reserveCapacity(statement.touches.count)
         for try await (current, previous, allowed) in try await client.execute(statement, logger: logger) {
-            counts.append(Counts(current: Int(current), previous: Int(previous), allowed: allowed))
+            counts.append(CounterReading(current: Int(current), previous: Int(previous), allowed: allowed))
         }
         // A row stream cut short (a cancelled wait, a connection lost mid-answer) fails the batch; it must
         // never be read as verdicts.
@@ -339,8 +279,8 @@ public final class GroupCommitWriter: Service, Sendable {
         var description: String { "the batch's answer ended after \(received) of \(expected) counter rows" }
     }
 
-    private static func counterTouch(_ touch: Touch, request: Int64) -> AuditAndCounterWrite.CounterTouch {
-        AuditAndCounterWrite.CounterTouch(
+    private static func counterTouch(_ touch: CounterTouch, request: Int64) -> AuditAndCounterWrite.TouchRow {
+        AuditAndCounterWrite.TouchRow(
             appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject,
             windowStart: touch.window.windowStart, periodSeconds: Int64(touch.window.policy.periodSeconds),
             mode: touch.mode, request: request, previousWeight: touch.window.previousWeight,
