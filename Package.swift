@@ -20,8 +20,8 @@ let package = Package(
         .library(
             name: "GatewayLibraries",
             targets: [
-                "GatewayCore", "GatewayHTTP", "OpenSSLSigner", "Argon2", "StaticUsersPlugin", "PasswordPlugin",
-                "PhoneCodePlugin",
+                "GatewayCore", "GatewayPostgres", "GatewayHTTP", "OpenSSLSigner", "Argon2", "StaticUsersPlugin",
+                "PasswordPlugin", "PhoneCodePlugin",
             ]),
     ],
     dependencies: [
@@ -77,7 +77,6 @@ let package = Package(
             dependencies: [
                 "GatewayCore",
                 "GatewayPostgres",
-                "OpenSSLSigner",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -167,6 +166,7 @@ let package = Package(
                 "GatewayCore",
                 "GatewayPostgres",
                 "GatewayHTTP",
+                "OpenSSLSigner",
                 "StaticUsersPlugin",
                 "PasswordPlugin",
                 "PhoneCodePlugin",
@@ -249,6 +249,7 @@ let package = Package(
             name: "GatewayHTTPTests",
             dependencies: [
                 "GatewayHTTP",
+                "OpenSSLSigner",
                 "StaticUsersPlugin",
                 "PasswordPlugin",
                 "PhoneCodePlugin",

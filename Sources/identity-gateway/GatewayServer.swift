@@ -6,6 +6,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
+import OpenSSLSigner
 import PostgresNIO
 import Prometheus
 import ServiceLifecycle
@@ -35,7 +36,10 @@ struct GatewayServer {
         let plugins = installedPlugins(configuration)
         let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)
         let tenants = TenantDirectory(
-            client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: databaseTimeout)
+            store: PostgresTenantStore(client: client, logger: logger), makeSigner: { try OpenSSLRS256Signer($0) },
+            plugins: plugins,
+            pluginServices: PluginServices(client: client, logger: logger, databaseTimeout: databaseTimeout),
+            masterKey: masterKey, logger: logger)
         let ledger = PostgresRequestLedger(
             client: client, logger: logger, timeout: databaseTimeout, writesAudit: configuration.auditEnabled)
         if !configuration.auditEnabled {

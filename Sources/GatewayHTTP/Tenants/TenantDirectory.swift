@@ -1,11 +1,8 @@
 public import GatewayCore
-import GatewayPostgres
-import OpenSSLSigner
 public import Logging
-public import PostgresNIO
 import Synchronization
 
-/// Finds the tenant for an app id. Each app is read from Postgres once, its
+/// Finds the tenant for an app id. Each app is read from storage once, its
 /// key opened and parsed once, its verifiers built once; later requests are
 /// served from memory until ``invalidate(_:)``. An unknown app id is also
 /// remembered, for ``unknownAppMemory``, so a flood of made-up ids does not
@@ -13,8 +10,8 @@ import Synchronization
 /// expired ones are swept whenever the cache has doubled since the last
 /// sweep, so such a flood holds memory for seconds, not until the next reload.
 public final class TenantDirectory: Sendable {
-    private let apps: AppRepository
-    private let keys: AppKeyRepository
+    private let store: any TenantStore
+    private let makeSigner: @Sendable (RSAKeyPair) throws -> any RS256Signer
     private let plugins: PluginRegistry
     private let pluginServices: PluginServices
     private let masterKey: MasterKey
@@ -46,14 +43,18 @@ public final class TenantDirectory: Sendable {
     }
     private let cache = Mutex(Cache())
 
+    /// - Parameters:
+    ///   - makeSigner: the signer for an app's active key, built once per load
+    ///     (the executable passes OpenSSL's).
+    ///   - pluginServices: what the app's verifiers are built with.
     public init(
-        client: PostgresClient, plugins: PluginRegistry, masterKey: MasterKey, logger: Logger,
-        databaseTimeout: Duration = .seconds(2)
+        store: any TenantStore, makeSigner: @escaping @Sendable (RSAKeyPair) throws -> any RS256Signer,
+        plugins: PluginRegistry, pluginServices: PluginServices, masterKey: MasterKey, logger: Logger
     ) {
-        self.apps = AppRepository(client: client, logger: logger)
-        self.keys = AppKeyRepository(client: client, logger: logger)
+        self.store = store
+        self.makeSigner = makeSigner
         self.plugins = plugins
-        self.pluginServices = PluginServices(client: client, logger: logger, databaseTimeout: databaseTimeout)
+        self.pluginServices = pluginServices
         self.masterKey = masterKey
         self.logger = logger
     }
@@ -140,12 +141,12 @@ public final class TenantDirectory: Sendable {
     }
 
     private func load(_ appID: AppID) async throws -> Tenant? {
-        guard let settings = try await apps.find(appID)?.settings else { return nil }
-        let stored = try await keys.keys(of: appID)
+        guard let settings = try await store.app(appID)?.settings else { return nil }
+        let stored = try await store.keys(of: appID)
         var signingKey: TokenSigningKey?
         if let active = stored.first(where: { $0.status == .active }) {
             let pair = try active.open(with: masterKey)
-            signingKey = TokenSigningKey(keyID: active.keyID, signer: try OpenSSLRS256Signer(pair))
+            signingKey = TokenSigningKey(keyID: active.keyID, signer: try makeSigner(pair))
         }
         let keySet = stored.compactMap { PublicJWK(publicKeyPEM: $0.publicKeyPEM, keyID: $0.keyID) }
         // Plugins read their secrets opened; the tenant keeps the settings as stored.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import GatewayCore
 public import Logging
 public import PostgresNIO
@@ -110,11 +110,4 @@ public struct AppRepository: Sendable {
         encoder.outputFormatting = .sortedKeys
         return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
-}
-
-/// An app's settings with the times the database keeps for it.
-public struct StoredApp: Sendable, Equatable {
-    public var settings: AppSettings
-    public var createdAt: Date
-    public var updatedAt: Date
 }

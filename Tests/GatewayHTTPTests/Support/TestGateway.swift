@@ -7,6 +7,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import OpenSSLSigner
 import PostgresNIO
 import PasswordPlugin
 import PhoneCodePlugin
@@ -67,7 +68,9 @@ struct TestGateway: Sendable {
         // purpose shorten only those.
         let timeout = Duration.seconds(10)
         let tenants = TenantDirectory(
-            client: client, plugins: plugins, masterKey: masterKey, logger: logger, databaseTimeout: timeout)
+            store: PostgresTenantStore(client: client, logger: logger), makeSigner: { try OpenSSLRS256Signer($0) },
+            plugins: plugins, pluginServices: PluginServices(client: client, logger: logger, databaseTimeout: timeout),
+            masterKey: masterKey, logger: logger)
         let ledger = PostgresRequestLedger(client: client, logger: logger, timeout: auditWriteTimeout)
         let dependencies = GatewayDependencies(
             client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, rateLimits: rateLimits,

@@ -3,6 +3,7 @@ import Benchmark
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPostgres
 import Logging
 import OpenSSLSigner
 import PostgresNIO
@@ -62,8 +63,10 @@ let benchmarks: @Sendable () -> Void = {
     let client = PostgresClient(
         configuration: .init(host: "127.0.0.1", username: "nobody", password: nil, database: nil, tls: .disable))
     let directory = TenantDirectory(
-        client: client, plugins: PluginRegistry([]), masterKey: try! MasterKey(base64: MasterKey.generateBase64()),
-        logger: Logger(label: "benchmark"))
+        store: PostgresTenantStore(client: client, logger: Logger(label: "benchmark")),
+        makeSigner: { try OpenSSLRS256Signer($0) }, plugins: PluginRegistry([]),
+        pluginServices: PluginServices(client: client, logger: Logger(label: "benchmark")),
+        masterKey: try! MasterKey(base64: MasterKey.generateBase64()), logger: Logger(label: "benchmark"))
     let appIDs = (0..<10_000).map { _ in AppID(uuid: UUID()) }
     for appID in appIDs {
         let settings = AppSettings(

@@ -1,5 +1,4 @@
 public import Foundation
-public import GatewayCore
 
 /// A tenant key as stored: its public half in clear, its private half sealed
 /// under the master key.
