@@ -1,6 +1,6 @@
 public import GatewayCore
 public import GatewayHTTP
-public import GatewayPostgres
+import GatewayPostgres
 public import Hummingbird
 
 /// `credentials.type = "password"`: each app's own user directory in

@@ -1,7 +1,7 @@
 import Crypto
 public import GatewayCore
 public import GatewayHTTP
-public import GatewayPostgres
+import GatewayPostgres
 public import Hummingbird
 
 /// `credentials.type = "phone_code"`: one-time codes sent by SMS.

@@ -92,9 +92,9 @@ struct GatewayServer {
         app.beforeServerStarts {
             let runner = MigrationRunner(client: client, logger: logger)
             if migrateOnStart {
-                try await runner.run(plugins.migrations)
+                try await runner.run(Migration.core + plugins.migrations)
             } else {
-                let pending = try await runner.pending(plugins.migrations)
+                let pending = try await runner.pending(Migration.core + plugins.migrations)
                 guard pending.isEmpty else {
                     throw ConfigurationProblems([
                         "the database schema is behind by \(pending.count) migration(s); run `identity-gateway migrate` "

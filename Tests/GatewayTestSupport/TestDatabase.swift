@@ -1,4 +1,5 @@
 import Foundation
+public import GatewayCore
 public import GatewayPostgres
 public import Logging
 public import PostgresNIO

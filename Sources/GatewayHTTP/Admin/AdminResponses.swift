@@ -1,6 +1,5 @@
 public import Foundation
 import GatewayCore
-import GatewayPostgres
 public import Hummingbird
 import NIOCore
 

@@ -1,5 +1,4 @@
 public import GatewayCore
-public import GatewayPostgres
 public import Hummingbird
 
 /// The seam every credential plugin implements: one folder under `Plugins/`

@@ -1,5 +1,4 @@
 public import GatewayCore
-public import GatewayPostgres
 
 /// The credential plugins of this deployment, by credential type.
 public struct PluginRegistry: Sendable {
@@ -81,9 +80,10 @@ public struct PluginRegistry: Sendable {
     /// The plugins in registration order.
     public var all: [any CredentialPlugin] { order.map { plugins[$0]! } }
 
-    /// The core migrations, then each plugin's, in registration order.
+    /// Each plugin's migrations, in registration order (they apply after
+    /// the core schema, `Migration.core`).
     public var migrations: [Migration] {
-        Migration.core + order.flatMap { plugins[$0]!.migrations }
+        order.flatMap { plugins[$0]!.migrations }
     }
 
     /// One verifier per credential type the app accepts; a type no plugin

@@ -1,6 +1,5 @@
 import Foundation
 import GatewayCore
-import GatewayPostgres
 import Hummingbird
 
 /// `GET /v1/apps/{app_id}/jwks.json`: the app's public keys (next, active and

@@ -1,3 +1,5 @@
+import GatewayCore
+
 /// Why the migration runner refused to go on.
 public struct MigrationError: Error, CustomStringConvertible {
     public let description: String

@@ -1,3 +1,4 @@
+public import GatewayCore
 public import Logging
 public import PostgresNIO
 

@@ -40,7 +40,7 @@ struct TestGateway: Sendable {
         logger: Logger = TestDatabase.logger, auditWriteTimeout: Duration = .seconds(10),
         _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
-        try await TestDatabase.with(migrations: plugins.migrations) { client, url in
+        try await TestDatabase.with(migrations: Migration.core + plugins.migrations) { client, url in
             let masterKey = try MasterKey(base64: MasterKey.generateBase64())
             try await run(
                 client: client, databaseURL: url, masterKey: masterKey, rateLimits: rateLimits, plugins: plugins,

@@ -1,3 +1,4 @@
+import GatewayCore
 import GatewayPostgres
 import GatewayTestSupport
 import Logging

@@ -1,3 +1,4 @@
+import GatewayCore
 @testable import GatewayPostgres
 import Testing
 

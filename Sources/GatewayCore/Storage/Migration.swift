@@ -1,8 +1,9 @@
 import Crypto
 import Foundation
 
-/// One schema change: a `.sql` file from a target's `Migrations/` folder,
-/// embedded in the binary at build time.
+/// One schema change: a `.sql` file from `Migrations/` (the core schema) or
+/// a plugin's own `Migrations/` folder, embedded in the binary at build time
+/// and applied by `GatewayPostgres`'s `MigrationRunner`.
 public struct Migration: Sendable, Equatable {
     /// Who owns the file: `core`, or a plugin's credential type.
     public let source: String
@@ -19,10 +20,5 @@ public struct Migration: Sendable, Equatable {
     /// SHA-256 of the SQL text, hex: an applied file must never change.
     public var checksum: String {
         SHA256.hash(data: Data(sql.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
-
-    /// The gateway's own schema.
-    public static let core: [Migration] = embeddedMigrations.map {
-        Migration(source: "core", name: $0.name, sql: $0.sql)
     }
 }
