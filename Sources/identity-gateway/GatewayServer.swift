@@ -35,13 +35,13 @@ struct GatewayServer {
         }
         let plugins = installedPlugins(configuration)
         let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)
-        let tenants = TenantDirectory(
-            store: PostgresTenantStore(client: client, logger: logger), makeSigner: { try OpenSSLRS256Signer($0) },
-            plugins: plugins,
-            pluginServices: PluginServices(client: client, logger: logger, databaseTimeout: databaseTimeout),
-            masterKey: masterKey, logger: logger)
         let ledger = PostgresRequestLedger(
             client: client, logger: logger, timeout: databaseTimeout, writesAudit: configuration.auditEnabled)
+        let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger)
+        let pluginServices = PluginServices(client: client, logger: logger, databaseTimeout: databaseTimeout)
+        let tenants = TenantDirectory(
+            store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
+            pluginServices: pluginServices, masterKey: masterKey, logger: logger)
         if !configuration.auditEnabled {
             logger.critical("GATEWAY_AUDIT_ENABLED=false: tokens are issued WITHOUT audit rows (benchmarking only)")
         }
@@ -58,9 +58,8 @@ struct GatewayServer {
         let metricsOnMainPort = configuration.metricsPort == nil ? exposition : nil
         let router = GatewayRouter.make(
             GatewayDependencies(
-                client: client, tenants: tenants, plugins: plugins, masterKey: masterKey,
-                rateLimits: configuration.rateLimits, ledger: ledger,
-                storageHealth: PostgresStorageHealth(client: client, ledger: ledger, logger: logger),
+                stores: stores, tenants: tenants, plugins: plugins, pluginServices: pluginServices, masterKey: masterKey,
+                rateLimits: configuration.rateLimits,
                 databaseTimeout: databaseTimeout, readiness: readiness, logsRequests: configuration.logRequests,
                 metricsExposition: metricsOnMainPort, logger: logger))
         let changeListener = AppChangeListener(

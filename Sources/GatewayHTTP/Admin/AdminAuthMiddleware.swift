@@ -1,6 +1,5 @@
 import Foundation
 public import GatewayCore
-public import GatewayPostgres
 public import Hummingbird
 import HTTPTypes
 import Logging
@@ -12,12 +11,12 @@ import Logging
 public struct AdminAuthMiddleware: RouterMiddleware {
     public typealias Context = GatewayRequestContext
 
-    private let tokens: AdminTokenRepository
+    private let tokens: any AdminTokenStore
     private let databaseTimeout: Duration
 
     /// - Parameter databaseTimeout: how long the token lookup may wait for
     ///   the database before the call is answered 503.
-    public init(tokens: AdminTokenRepository, databaseTimeout: Duration) {
+    public init(tokens: any AdminTokenStore, databaseTimeout: Duration) {
         self.tokens = tokens
         self.databaseTimeout = databaseTimeout
     }

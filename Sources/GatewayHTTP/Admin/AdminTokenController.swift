@@ -1,14 +1,12 @@
 import Foundation
 import GatewayCore
-import GatewayPostgres
 import Hummingbird
 
 /// `/admin/v1/admin_tokens`: operators create, list and revoke admin tokens.
 /// A token's secret is shown once, in the answer that creates it.
 struct AdminTokenController: Sendable {
-    let tokens: AdminTokenRepository
-    let apps: AppRepository
-    let transactions: AuditedTransaction
+    let tokens: any AdminTokenStore
+    let apps: any AppStore
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("admin_tokens") { request, context in try await create(request, context) }
@@ -33,9 +31,7 @@ struct AdminTokenController: Sendable {
 
         let record = AdminTokenRecord(name: name, scope: scope, expiresAt: expiresAt)
         let secret = AdminTokenSecret.generate()
-        try await transactions.run(recording: Self.event("admin.token.created", record, context, actor: admin)) { connection in
-            try await tokens.insert(record, secret: secret, on: connection)
-        }
+        try await tokens.create(record, secret: secret, recording: Self.event("admin.token.created", record, context, actor: admin))
         return try AdminResponses.json(AdminResponses.AdminToken(record, secret: secret), status: .created)
     }
 
@@ -53,12 +49,7 @@ struct AdminTokenController: Sendable {
             throw GatewayError(.notFound, status: 404, "No such admin token.")
         }
         let record = AdminTokenRecord(id: id, name: "", scope: .operator)
-        let revoked = try await transactions.run(
-            recording: Self.event("admin.token.revoked", record, context, actor: admin), when: { $0 }
-        ) { connection in
-            try await tokens.revoke(id, on: connection)
-        }
-        guard revoked else { throw GatewayError(.notFound, status: 404, "No live admin token has id \(id).") }
+        guard try await tokens.revoke(id, recording: Self.event("admin.token.revoked", record, context, actor: admin)) else { throw GatewayError(.notFound, status: 404, "No live admin token has id \(id).") }
         return AdminResponses.noContent()
     }
 

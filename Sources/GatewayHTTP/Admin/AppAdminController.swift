@@ -1,13 +1,11 @@
 import Foundation
 import GatewayCore
-import GatewayPostgres
 import Hummingbird
 
 /// `/admin/v1/apps`: create, list, read, change and delete tenants.
 struct AppAdminController: Sendable {
-    let apps: AppRepository
+    let apps: any AppStore
     let settingsInput: AppSettingsInput
-    let transactions: AuditedTransaction
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("apps") { request, context in try await create(request, context) }
@@ -23,10 +21,7 @@ struct AppAdminController: Sendable {
         let event = AuditEvent(
             appID: settings.appID, event: "admin.app.created", outcome: .success, requestID: context.requestID,
             actor: admin.id)
-        let created = try await transactions.run(recording: event, when: { $0 }) { connection in
-            try await apps.insert(settings, on: connection)
-        }
-        guard created, let stored = try await apps.find(settings.appID) else {
+        guard try await apps.create(settings, recording: event), let stored = try await apps.find(settings.appID) else {
             throw GatewayError(.conflict, status: 409, "An app with id \(settings.appID) exists already.")
         }
         return try AdminResponses.json(AdminResponses.App(stored, plugins: settingsInput.plugins), status: .created)
@@ -35,7 +30,7 @@ struct AppAdminController: Sendable {
     private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         _ = try context.requireOperator()
         let page = try Pagination(request)
-        let items = try await apps.list(after: try page.afterUUID().map(AppID.init(uuid:)), limit: page.limit)
+        let items = try await apps.list(only: nil, after: try page.afterUUID().map(AppID.init(uuid:)), limit: page.limit)
         return try AdminResponses.json(
             AdminResponses.Page(items: items.map { AdminResponses.App($0, plugins: settingsInput.plugins) }, next_cursor: page.nextCursor(items) { $0.settings.appID.uuid }))
     }
@@ -55,10 +50,7 @@ struct AppAdminController: Sendable {
         let event = AuditEvent(
             appID: appID, event: "admin.app.updated", outcome: .success, requestID: context.requestID, actor: admin.id,
             detail: ["fields": input.members.keys.sorted().joined(separator: ",")])
-        let updated = try await transactions.run(recording: event, when: { $0 }) { connection in
-            try await apps.update(settings, on: connection)
-        }
-        guard updated, let stored = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
+        guard try await apps.update(settings, recording: event), let stored = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
         return try AdminResponses.json(AdminResponses.App(stored, plugins: settingsInput.plugins))
     }
 
@@ -67,10 +59,7 @@ struct AppAdminController: Sendable {
         let admin = try context.requireOperator()
         let event = AuditEvent(
             appID: appID, event: "admin.app.deleted", outcome: .success, requestID: context.requestID, actor: admin.id)
-        let deleted = try await transactions.run(recording: event, when: { $0 }) { connection in
-            try await apps.delete(appID, on: connection)
-        }
-        guard deleted else { throw AdminErrors.appNotFound(appID) }
+        guard try await apps.delete(appID, recording: event) else { throw AdminErrors.appNotFound(appID) }
         return AdminResponses.noContent()
     }
 }

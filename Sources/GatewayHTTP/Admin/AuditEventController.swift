@@ -1,6 +1,5 @@
 import Foundation
 import GatewayCore
-import GatewayPostgres
 import Hummingbird
 import NIOCore
 import Synchronization
@@ -40,7 +39,7 @@ struct AuditEventController: Sendable {
         let actor: String?
         let detail: JSONValue
 
-        init(_ row: AuditEventRepository.Row) {
+        init(_ row: StoredAuditEvent) {
             id = "\(row.position.id)"
             occurred_at = row.occurredAt.formatted(
                 Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt))
@@ -59,7 +58,7 @@ struct AuditEventController: Sendable {
         }
     }
 
-    let events: AuditEventRepository
+    let events: any AuditTrail
     let exports = Exports()
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
@@ -90,7 +89,7 @@ struct AuditEventController: Sendable {
             let body = ResponseBody { writer in
                 defer { exports.running.wrappingSubtract(1, ordering: .relaxed) }
                 let encoder = AdminResponses.encoder()
-                var position: AuditEventRepository.Position?
+                var position: StoredAuditEvent.Position?
                 var pageSize = 0
                 repeat {
                     // The connection goes back to the pool before the client gets a byte of the page.
@@ -115,9 +114,9 @@ struct AuditEventController: Sendable {
         return try AdminResponses.json(AdminResponses.Page(items: rows.map(Event.init), next_cursor: next))
     }
 
-    private static func filter(_ request: Request, appID: AppID?) throws(GatewayError) -> AuditEventRepository.Filter {
+    private static func filter(_ request: Request, appID: AppID?) throws(GatewayError) -> AuditFilter {
         let query = request.uri.queryParameters
-        var filter = AuditEventRepository.Filter()
+        var filter = AuditFilter()
         filter.appID = appID
         func time(_ name: String) throws(GatewayError) -> Date? {
             guard let text = query[name[...]] else { return nil }
@@ -138,11 +137,11 @@ struct AuditEventController: Sendable {
         return filter
     }
 
-    static func cursor(_ position: AuditEventRepository.Position) -> String {
+    static func cursor(_ position: StoredAuditEvent.Position) -> String {
         Base64URL.encode(Data("\(position.micros):\(position.id)".utf8))
     }
 
-    static func position(_ cursor: String) throws(GatewayError) -> AuditEventRepository.Position {
+    static func position(_ cursor: String) throws(GatewayError) -> StoredAuditEvent.Position {
         let parts = Base64URL.decode(cursor).map { String(decoding: $0, as: UTF8.self).split(separator: ":") } ?? []
         guard parts.count == 2, let micros = Int64(parts[0]), let id = Int64(parts[1]) else {
             throw .invalidRequest("cursor is not one this API gave out.")

@@ -1,15 +1,13 @@
 import Foundation
 import GatewayCore
-import GatewayPostgres
 import Hummingbird
 
 /// `/admin/v1/apps/{app_id}/keys`: import or generate signing keys, rotate
 /// them, delete them. Private keys go in and are sealed; they never come out.
 struct KeyAdminController: Sendable {
-    let apps: AppRepository
-    let keys: AppKeyRepository
+    let apps: any AppStore
+    let keys: any KeyStore
     let masterKey: MasterKey
-    let transactions: AuditedTransaction
     let generator: KeyGenerator
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
@@ -54,25 +52,21 @@ struct KeyAdminController: Sendable {
             throw GatewayError.invalidRequest("Send either private_key_pem (with key_id) or generate, not both.")
         }
 
-        _ = try await transactions.run({ connection in
-            guard let keySet = try await keys.lockKeySet(of: appID, on: connection) else {
-                throw AdminErrors.appNotFound(appID)
-            }
-            guard keySet.count < StoredKey.maximumPerApp else {
-                throw GatewayError(
-                    .conflict, status: 409,
-                    "The app holds \(StoredKey.maximumPerApp) keys, the most it may; delete a retired one first.")
-            }
-            let stored = try StoredKey(
-                appID: appID, keyID: keyID, status: keySet.hasActive ? .next : .active, pair: pair, masterKey: masterKey)
-            try await keys.insert(stored, on: connection)
-            return stored
-        }, recording: { stored in
+        let addition = try await keys.add(to: appID) { status in
+            try StoredKey(appID: appID, keyID: keyID, status: status, pair: pair, masterKey: masterKey)
+        } recording: { stored in
             AuditEvent(
                 appID: appID, event: "admin.key.created", outcome: .success, keyID: keyID, requestID: context.requestID,
                 actor: admin.id, detail: ["status": stored.status.rawValue, "bits": "\(pair.bits)"])
-        })
-        return try AdminResponses.json(AdminResponses.Key(try await existing(keyID, of: appID)), status: .created)
+        }
+        switch addition {
+        case .added: return try AdminResponses.json(AdminResponses.Key(try await existing(keyID, of: appID)), status: .created)
+        case .appNotFound: throw AdminErrors.appNotFound(appID)
+        case .full:
+            throw GatewayError(
+                .conflict, status: 409,
+                "The app holds \(StoredKey.maximumPerApp) keys, the most it may; delete a retired one first.")
+        }
     }
 
     private func list(_ context: GatewayRequestContext) async throws -> Response {
@@ -94,10 +88,7 @@ struct KeyAdminController: Sendable {
         let event = AuditEvent(
             appID: appID, event: "admin.key.activated", outcome: .success, keyID: keyID, requestID: context.requestID,
             actor: admin.id)
-        let found = try await transactions.run(recording: event, when: { $0 }) { connection in
-            try await keys.activate(keyID, of: appID, on: connection)
-        }
-        guard found else { throw Self.keyNotFound(keyID) }
+        guard try await keys.activate(keyID, of: appID, recording: event) else { throw Self.keyNotFound(keyID) }
         return try AdminResponses.json(AdminResponses.Key(try await existing(keyID, of: appID)))
     }
 
@@ -107,10 +98,7 @@ struct KeyAdminController: Sendable {
         let event = AuditEvent(
             appID: appID, event: "admin.key.deleted", outcome: .success, keyID: keyID, requestID: context.requestID,
             actor: admin.id)
-        let outcome = try await transactions.run(recording: event, when: { $0 == .deleted }) { connection in
-            try await keys.delete(keyID, of: appID, on: connection)
-        }
-        switch outcome {
+        switch try await keys.delete(keyID, of: appID, recording: event) {
         case .deleted: return AdminResponses.noContent()
         case .notFound: throw Self.keyNotFound(keyID)
         case .refusedActive:

@@ -1,6 +1,5 @@
 import Foundation
 import GatewayCore
-import GatewayPostgres
 import Hummingbird
 
 /// `POST /v1/identity_tokens/validate` `{identity_token}`: the checks Layer's
@@ -33,7 +32,7 @@ struct TokenValidationController: Sendable {
         }
     }
 
-    let keys: AppKeyRepository
+    let keys: any KeyStore
     let databaseTimeout: Duration
 
     func addRoutes(to router: Router<GatewayRequestContext>) {

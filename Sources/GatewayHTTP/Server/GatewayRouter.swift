@@ -1,23 +1,19 @@
 public import GatewayCore
-import GatewayPostgres
 public import Hummingbird
 public import Logging
-public import PostgresNIO
 
 /// What the gateway's routes need, built once at start.
 public struct GatewayDependencies: Sendable {
-    public let client: PostgresClient
+    public let stores: GatewayStores
     public let tenants: TenantDirectory
     public let plugins: PluginRegistry
+    /// What the plugins' verifiers and routes are given.
+    public let pluginServices: PluginServices
     public let masterKey: MasterKey
     public let rateLimits: RateLimitSettings
-    /// Rate-limit counters and audit rows of requests on the public routes.
-    public let ledger: any RequestLedger
-    /// What `/readyz` asks of storage.
-    public let storageHealth: any StorageHealth
     /// How long a token request waits for the database before answering 503.
     public let databaseTimeout: Duration
-    /// What `/readyz` reports besides the database.
+    /// What `/readyz` reports besides storage.
     public let readiness: Readiness
     /// Whether every request gets an access-log line.
     public let logsRequests: Bool
@@ -27,18 +23,17 @@ public struct GatewayDependencies: Sendable {
     public let logger: Logger
 
     public init(
-        client: PostgresClient, tenants: TenantDirectory, plugins: PluginRegistry, masterKey: MasterKey,
-        rateLimits: RateLimitSettings, ledger: any RequestLedger, storageHealth: any StorageHealth,
+        stores: GatewayStores, tenants: TenantDirectory, plugins: PluginRegistry, pluginServices: PluginServices,
+        masterKey: MasterKey, rateLimits: RateLimitSettings,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
         metricsExposition: (@Sendable () async -> [UInt8])? = { [] }, logger: Logger
     ) {
-        self.client = client
+        self.stores = stores
         self.tenants = tenants
         self.plugins = plugins
+        self.pluginServices = pluginServices
         self.masterKey = masterKey
         self.rateLimits = rateLimits
-        self.ledger = ledger
-        self.storageHealth = storageHealth
         self.databaseTimeout = databaseTimeout
         self.readiness = readiness
         self.logsRequests = logsRequests
@@ -53,49 +48,42 @@ public struct GatewayDependencies: Sendable {
 /// known path asked with another method.
 public enum GatewayRouter {
     public static func make(_ dependencies: GatewayDependencies) -> Router<GatewayRequestContext> {
-        let client = dependencies.client
-        let logger = dependencies.logger
-        let apps = AppRepository(client: client, logger: logger)
-        let keys = AppKeyRepository(client: client, logger: logger)
-        let adminTokens = AdminTokenRepository(client: client, logger: logger)
-        let transactions = AuditedTransaction(client: client, logger: logger)
-        let pluginServices = PluginServices(client: client, logger: logger, databaseTimeout: dependencies.databaseTimeout)
+        let stores = dependencies.stores
+        let pluginServices = dependencies.pluginServices
 
         // Every GET also answers HEAD (RFC 9110 asks it of general-purpose servers).
         let router = Router(context: GatewayRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: RequestIDMiddleware(
             trustedProxies: dependencies.rateLimits.trustedProxies, logsRequests: dependencies.logsRequests))
-        HealthController(readiness: dependencies.readiness, storage: dependencies.storageHealth).addRoutes(to: router)
+        HealthController(readiness: dependencies.readiness, storage: stores.health).addRoutes(to: router)
         if let exposition = dependencies.metricsExposition {
             MetricsController(exposition: exposition).addRoutes(to: router)
         }
-        let rateLimiter = RateLimiter(ledger: dependencies.ledger, settings: dependencies.rateLimits)
+        let rateLimiter = RateLimiter(ledger: stores.ledger, settings: dependencies.rateLimits)
         IdentityTokenController(
-            tenants: dependencies.tenants, ledger: dependencies.ledger, rateLimiter: rateLimiter,
+            tenants: dependencies.tenants, ledger: stores.ledger, rateLimiter: rateLimiter,
             databaseTimeout: dependencies.databaseTimeout
         ).addRoutes(to: router)
         let publicServices = PublicRouteServices(
-            plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter,
-            ledger: dependencies.ledger)
+            plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter, ledger: stores.ledger)
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: publicServices)
         }
-        TokenValidationController(keys: keys, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
+        TokenValidationController(keys: stores.keys, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
         JWKSController(tenants: dependencies.tenants, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
 
-        let admin = router.group("/admin/v1").add(middleware: AdminAuthMiddleware(tokens: adminTokens, databaseTimeout: dependencies.databaseTimeout))
+        let admin = router.group("/admin/v1").add(middleware: AdminAuthMiddleware(tokens: stores.adminTokens, databaseTimeout: dependencies.databaseTimeout))
         AppAdminController(
-            apps: apps,
+            apps: stores.apps,
             settingsInput: AppSettingsInput(
                 plugins: dependencies.plugins, pluginServices: pluginServices, rateLimits: dependencies.rateLimits,
-                masterKey: dependencies.masterKey),
-            transactions: transactions
+                masterKey: dependencies.masterKey)
         ).addRoutes(to: admin)
         KeyAdminController(
-            apps: apps, keys: keys, masterKey: dependencies.masterKey, transactions: transactions, generator: KeyGenerator())
+            apps: stores.apps, keys: stores.keys, masterKey: dependencies.masterKey, generator: KeyGenerator())
             .addRoutes(to: admin)
-        AdminTokenController(tokens: adminTokens, apps: apps, transactions: transactions).addRoutes(to: admin)
-        AuditEventController(events: AuditEventRepository(client: client, logger: logger)).addRoutes(to: admin)
+        AdminTokenController(tokens: stores.adminTokens, apps: stores.apps).addRoutes(to: admin)
+        AuditEventController(events: stores.auditTrail).addRoutes(to: admin)
         for plugin in dependencies.plugins.all {
             plugin.addAdminRoutes(to: admin, services: pluginServices)
         }

@@ -5,8 +5,8 @@ public import PostgresNIO
 
 /// The `admin_tokens` table.
 public struct AdminTokenRepository: Sendable {
-    private let client: PostgresClient
-    private let logger: Logger
+    let client: PostgresClient
+    let logger: Logger
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client

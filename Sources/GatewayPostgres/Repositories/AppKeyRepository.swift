@@ -6,15 +6,8 @@ public import PostgresNIO
 /// The `app_keys` table: each tenant's signing keys. Writes take the
 /// connection of the caller's transaction and announce the change.
 public struct AppKeyRepository: Sendable {
-    /// What ``delete(_:of:on:)`` did.
-    public enum Deletion: Sendable {
-        case deleted
-        case notFound
-        case refusedActive
-    }
-
-    private let client: PostgresClient
-    private let logger: Logger
+    let client: PostgresClient
+    let logger: Logger
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -84,7 +77,7 @@ public struct AppKeyRepository: Sendable {
     }
 
     /// Deletes a key that does not sign; the active key is refused.
-    public func delete(_ keyID: KeyID, of appID: AppID, on connection: PostgresConnection) async throws -> Deletion {
+    public func delete(_ keyID: KeyID, of appID: AppID, on connection: PostgresConnection) async throws -> KeyDeletion {
         let rows = try await connection.query(
             """
             DELETE FROM app_keys
@@ -100,15 +93,20 @@ public struct AppKeyRepository: Sendable {
 
     /// The key that signs for `appID`, if it has one.
     public func activeKey(of appID: AppID) async throws -> StoredKey? {
-        try await keys(of: appID, status: .active).first
+        try await select(of: appID, status: .active).first
     }
 
     public func key(_ keyID: KeyID, of appID: AppID) async throws -> StoredKey? {
         try await keys(of: appID).first { $0.keyID == keyID }
     }
 
+    /// The app's keys, newest first.
+    public func keys(of appID: AppID) async throws -> [StoredKey] {
+        try await select(of: appID, status: nil)
+    }
+
     /// The app's keys, newest first, optionally of one status.
-    public func keys(of appID: AppID, status: KeyStatus? = nil) async throws -> [StoredKey] {
+    private func select(of appID: AppID, status: KeyStatus?) async throws -> [StoredKey] {
         let rows = try await client.query(
             """
             SELECT key_id, status, bits, public_key_pem, sealed_private_key, created_at, activated_at, retired_at

@@ -6,8 +6,8 @@ public import PostgresNIO
 /// The `apps` table: one row a tenant. Writes take the connection of the
 /// caller's transaction and announce the change on ``AppChangeNotification``.
 public struct AppRepository: Sendable {
-    private let client: PostgresClient
-    private let logger: Logger
+    let client: PostgresClient
+    let logger: Logger
 
     public init(client: PostgresClient, logger: Logger) {
         self.client = client
@@ -73,11 +73,11 @@ public struct AppRepository: Sendable {
     }
 
     public func find(_ appID: AppID) async throws -> StoredApp? {
-        try await list(where: appID, after: nil, limit: 1).first
+        try await list(only: appID, after: nil, limit: 1).first
     }
 
     /// Apps in app id order, starting after `cursor`; only `appID` when given.
-    public func list(where appID: AppID? = nil, after cursor: AppID?, limit: Int) async throws -> [StoredApp] {
+    public func list(only appID: AppID? = nil, after cursor: AppID?, limit: Int) async throws -> [StoredApp] {
         let rows = try await client.query(
             """
             SELECT app_id, name, environment, provider_id, token_ttl_seconds, enabled,

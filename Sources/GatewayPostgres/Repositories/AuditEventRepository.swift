@@ -1,53 +1,11 @@
-public import Foundation
+import Foundation
 public import GatewayCore
 public import Logging
 public import PostgresNIO
 
 /// Reads the audit trail, newest first, with keyset pagination on
 /// (occurred_at, id) so pages stay stable while new rows arrive.
-public struct AuditEventRepository: Sendable {
-    /// Which events to read; every field narrows.
-    public struct Filter: Sendable {
-        public var appID: AppID?
-        public var from: Date?
-        public var to: Date?
-        public var event: String?
-        public var outcome: String?
-        public var userID: String?
-        public var requestID: String?
-
-        public init() {}
-    }
-
-    /// Where a page ends: the last row's time (microseconds since the epoch) and id.
-    public struct Position: Sendable, Equatable {
-        public let micros: Int64
-        public let id: Int64
-
-        public init(micros: Int64, id: Int64) {
-            self.micros = micros
-            self.id = id
-        }
-    }
-
-    /// An event as stored, with its position.
-    public struct Row: Sendable {
-        public let position: Position
-        public let occurredAt: Date
-        public let appID: UUID
-        public let event: String
-        public let outcome: String
-        public let reason: String?
-        public let userID: String?
-        public let credentialType: String?
-        public let keyID: UUID?
-        public let clientIP: String?
-        public let userAgent: String?
-        public let requestID: String
-        public let actor: UUID?
-        public let detail: String
-    }
-
+public struct AuditEventRepository: AuditTrail {
     private let client: PostgresClient
     private let logger: Logger
 
@@ -56,16 +14,17 @@ public struct AuditEventRepository: Sendable {
         self.logger = logger
     }
 
-    /// One page, newest first, after `position` when given.
-    public func page(_ filter: Filter, after position: Position?, limit: Int) async throws -> [Row] {
-        var rows: [Row] = []
+    public func page(
+        _ filter: AuditFilter, after position: StoredAuditEvent.Position?, limit: Int
+    ) async throws -> [StoredAuditEvent] {
+        var rows: [StoredAuditEvent] = []
         for try await row in try await query(filter, after: position, limit: limit) { rows.append(row) }
         return rows
     }
 
     /// At most `limit` matching rows, newest first, after `position` when given.
-    private func query(_ filter: Filter, after position: Position?, limit: Int) async throws
-        -> some AsyncSequence<Row, any Error>
+    private func query(_ filter: AuditFilter, after position: StoredAuditEvent.Position?, limit: Int) async throws
+        -> some AsyncSequence<StoredAuditEvent, any Error>
     {
         let rows = try await client.query(
             """
@@ -87,8 +46,8 @@ public struct AuditEventRepository: Sendable {
         return rows.decode(
             (Int64, Int64, Date, UUID, String, String, String?, String?, String?, UUID?, String?, String?, String, UUID?, String).self
         ).map { row in
-            Row(
-                position: Position(micros: row.0, id: row.1), occurredAt: row.2, appID: row.3, event: row.4,
+            StoredAuditEvent(
+                position: .init(micros: row.0, id: row.1), occurredAt: row.2, appID: row.3, event: row.4,
                 outcome: row.5, reason: row.6, userID: row.7, credentialType: row.8, keyID: row.9, clientIP: row.10,
                 userAgent: row.11, requestID: row.12, actor: row.13, detail: row.14)
         }

@@ -67,15 +67,15 @@ struct TestGateway: Sendable {
         // tested against a real outage in ResilienceTests). Tests that hold audit writes back on
         // purpose shorten only those.
         let timeout = Duration.seconds(10)
-        let tenants = TenantDirectory(
-            store: PostgresTenantStore(client: client, logger: logger), makeSigner: { try OpenSSLRS256Signer($0) },
-            plugins: plugins, pluginServices: PluginServices(client: client, logger: logger, databaseTimeout: timeout),
-            masterKey: masterKey, logger: logger)
         let ledger = PostgresRequestLedger(client: client, logger: logger, timeout: auditWriteTimeout)
+        let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger)
+        let pluginServices = PluginServices(client: client, logger: logger, databaseTimeout: timeout)
+        let tenants = TenantDirectory(
+            store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
+            pluginServices: pluginServices, masterKey: masterKey, logger: logger)
         let dependencies = GatewayDependencies(
-            client: client, tenants: tenants, plugins: plugins, masterKey: masterKey, rateLimits: rateLimits,
-            ledger: ledger, storageHealth: PostgresStorageHealth(client: client, ledger: ledger, logger: logger),
-            databaseTimeout: timeout, logger: logger)
+            stores: stores, tenants: tenants, plugins: plugins, pluginServices: pluginServices, masterKey: masterKey,
+            rateLimits: rateLimits, databaseTimeout: timeout, logger: logger)
         let gateway = TestGateway(
             client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies, ledger: ledger,
             application: Application(router: GatewayRouter.make(dependencies), logger: logger), databaseURL: databaseURL)

@@ -1,0 +1,27 @@
+/// Everything the gateway keeps, behind the protocols its routes use
+/// (`GatewayPostgres` builds the PostgreSQL set).
+public struct GatewayStores: Sendable {
+    public let apps: any AppStore
+    public let keys: any KeyStore
+    public let adminTokens: any AdminTokenStore
+    public let auditTrail: any AuditTrail
+    /// What the tenant cache reads.
+    public let tenants: any TenantStore
+    /// Rate-limit counters and audit rows of requests on the public routes.
+    public let ledger: any RequestLedger
+    /// What `/readyz` asks.
+    public let health: any StorageHealth
+
+    public init(
+        apps: any AppStore, keys: any KeyStore, adminTokens: any AdminTokenStore, auditTrail: any AuditTrail,
+        tenants: any TenantStore, ledger: any RequestLedger, health: any StorageHealth
+    ) {
+        self.apps = apps
+        self.keys = keys
+        self.adminTokens = adminTokens
+        self.auditTrail = auditTrail
+        self.tenants = tenants
+        self.ledger = ledger
+        self.health = health
+    }
+}
