@@ -13,7 +13,7 @@ public struct GatewayRequestContext: RequestContext {
     public var admin: AdminTokenRecord?
     /// The socket peer's address; `nil` where there is no socket (router tests).
     public let peerAddress: String?
-    /// The client's address after trusted-proxy rules, set by ``RequestIDMiddleware``.
+    /// The client's address after trusted-proxy rules, set by ``ClientAddressMiddleware``.
     public var clientIP: String?
     /// What the request's access-log line reports beyond the request itself;
     /// a reference, so routes deep in the chain can fill it in.

@@ -53,8 +53,13 @@ public enum GatewayRouter {
 
         // Every GET also answers HEAD (RFC 9110 asks it of general-purpose servers).
         let router = Router(context: GatewayRequestContext.self, options: .autoGenerateHeadEndpoints)
-        router.add(middleware: RequestIDMiddleware(
-            trustedProxies: dependencies.rateLimits.trustedProxies, logsRequests: dependencies.logsRequests))
+        // Outermost first: every answer below carries the request id, is
+        // counted and logged, and an error is rendered before they see it.
+        router.add(middleware: RequestIDMiddleware())
+        router.add(middleware: ClientAddressMiddleware(trustedProxies: dependencies.rateLimits.trustedProxies))
+        router.add(middleware: RequestMetricsMiddleware())
+        if dependencies.logsRequests { router.add(middleware: AccessLogMiddleware()) }
+        router.add(middleware: ErrorMiddleware())
         HealthController(readiness: dependencies.readiness, storage: stores.health).addRoutes(to: router)
         if let exposition = dependencies.metricsExposition {
             MetricsController(exposition: exposition).addRoutes(to: router)
