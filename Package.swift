@@ -208,6 +208,9 @@ let package = Package(
                 "GatewayPostgres",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/GatewayTestSupport",
             swiftSettings: upcomingFeatures
@@ -243,6 +246,22 @@ let package = Package(
         .testTarget(
             name: "GatewayPostgresTests",
             dependencies: ["GatewayPostgres", "GatewayTestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
+        // The HTTP layer over in-memory stores: no database needed.
+        .testTarget(
+            name: "GatewayHTTPUnitTests",
+            dependencies: [
+                "GatewayHTTP",
+                "OpenSSLSigner",
+                "StaticUsersPlugin",
+                "GatewayTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

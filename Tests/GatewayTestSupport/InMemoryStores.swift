@@ -1,0 +1,253 @@
+import Foundation
+public import GatewayCore
+import Synchronization
+
+/// The gateway's stores in memory, for tests of the HTTP layer that need no
+/// database: each change and its audit row land together, as in
+/// PostgreSQL, and ``events`` is the audit trail they wrote. ``failing``
+/// makes every call throw 503 `unavailable`, as a lost database does.
+public final class InMemoryStores: Sendable {
+    private struct State {
+        var apps: [AppID: StoredApp] = [:]
+        var keys: [AppID: [StoredKey]] = [:]
+        var tokens: [UUID: (record: AdminTokenRecord, digest: Data)] = [:]
+        var counters: [String: Int] = [:]
+        var events: [AuditEvent] = []
+        var failing = false
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Every audit row written, oldest first.
+    public var events: [AuditEvent] { state.withLock { $0.events } }
+
+    /// While `true`, every store call throws.
+    public var failing: Bool {
+        get { state.withLock { $0.failing } }
+        set { state.withLock { $0.failing = newValue } }
+    }
+
+    /// The set the gateway's routes take.
+    public var stores: GatewayStores {
+        GatewayStores(
+            apps: Apps(memory: self), keys: Keys(memory: self), adminTokens: AdminTokens(memory: self),
+            auditTrail: Trail(), tenants: Tenants(memory: self), ledger: Ledger(memory: self), health: Health(memory: self))
+    }
+
+    /// Runs `body` on the state unless ``failing``.
+    private func change<Result>(_ body: (inout State) throws -> Result) throws -> Result {
+        try state.withLock { state in
+            guard !state.failing else { throw GatewayError.unavailable }
+            return try body(&state)
+        }
+    }
+
+    struct Apps: AppStore {
+        let memory: InMemoryStores
+
+        func find(_ appID: AppID) async throws -> StoredApp? { try memory.change { $0.apps[appID] } }
+
+        func list(only appID: AppID?, after cursor: AppID?, limit: Int) async throws -> [StoredApp] {
+            try memory.change { state in
+                state.apps.values.filter { appID == nil || $0.settings.appID == appID }
+                    .filter { cursor == nil || $0.settings.appID.uuid.uuidString > cursor!.uuid.uuidString }
+                    .sorted { $0.settings.appID.uuid.uuidString < $1.settings.appID.uuid.uuidString }
+                    .prefix(limit).map { $0 }
+            }
+        }
+
+        func create(_ app: AppSettings, recording event: AuditEvent) async throws -> Bool {
+            try memory.change { state in
+                guard state.apps[app.appID] == nil else { return false }
+                state.apps[app.appID] = StoredApp(settings: app, createdAt: Date(), updatedAt: Date())
+                state.events.append(event)
+                return true
+            }
+        }
+
+        func update(_ app: AppSettings, recording event: AuditEvent) async throws -> Bool {
+            try memory.change { state in
+                guard let stored = state.apps[app.appID] else { return false }
+                state.apps[app.appID] = StoredApp(settings: app, createdAt: stored.createdAt, updatedAt: Date())
+                state.events.append(event)
+                return true
+            }
+        }
+
+        func delete(_ appID: AppID, recording event: AuditEvent) async throws -> Bool {
+            try memory.change { state in
+                guard state.apps.removeValue(forKey: appID) != nil else { return false }
+                state.keys[appID] = nil
+                state.events.append(event)
+                return true
+            }
+        }
+    }
+
+    struct Keys: KeyStore {
+        let memory: InMemoryStores
+
+        func key(_ keyID: KeyID, of appID: AppID) async throws -> StoredKey? {
+            try memory.change { $0.keys[appID, default: []].first { $0.keyID == keyID } }
+        }
+
+        func keys(of appID: AppID) async throws -> [StoredKey] { try memory.change { $0.keys[appID, default: []] } }
+
+        func publicKeyPEM(issuer: ProviderID, keyID: KeyID) async throws -> (appID: AppID, pem: String)? {
+            try memory.change { state in
+                guard let app = state.apps.values.first(where: { $0.settings.providerID == issuer })?.settings.appID,
+                    let key = state.keys[app, default: []].first(where: { $0.keyID == keyID })
+                else { return nil }
+                return (app, key.publicKeyPEM)
+            }
+        }
+
+        func add(
+            to appID: AppID, _ seal: @Sendable (KeyStatus) throws -> StoredKey,
+            recording describe: @Sendable (StoredKey) -> AuditEvent
+        ) async throws -> KeyAddition {
+            try memory.change { state in
+                guard state.apps[appID] != nil else { return .appNotFound }
+                let held = state.keys[appID, default: []]
+                guard held.count < StoredKey.maximumPerApp else { return .full }
+                let key = try seal(held.contains { $0.status == .active } ? .next : .active)
+                state.keys[appID, default: []].insert(key, at: 0)
+                state.events.append(describe(key))
+                return .added(key)
+            }
+        }
+
+        func activate(_ keyID: KeyID, of appID: AppID, recording event: AuditEvent) async throws -> Bool {
+            try memory.change { state in
+                guard state.keys[appID, default: []].contains(where: { $0.keyID == keyID }) else { return false }
+                state.keys[appID] = state.keys[appID, default: []].map { key in
+                    var key = key
+                    if key.keyID == keyID { key.status = .active } else if key.status == .active { key.status = .retired }
+                    return key
+                }
+                state.events.append(event)
+                return true
+            }
+        }
+
+        func delete(_ keyID: KeyID, of appID: AppID, recording event: AuditEvent) async throws -> KeyDeletion {
+            try memory.change { state in
+                guard let key = state.keys[appID, default: []].first(where: { $0.keyID == keyID }) else { return .notFound }
+                guard key.status != .active else { return .refusedActive }
+                state.keys[appID, default: []].removeAll { $0.keyID == keyID }
+                state.events.append(event)
+                return .deleted
+            }
+        }
+    }
+
+    struct AdminTokens: AdminTokenStore {
+        let memory: InMemoryStores
+
+        func authenticate(_ secret: AdminTokenSecret) async throws -> AdminTokenRecord? {
+            try memory.change { state in
+                state.tokens.values.first { entry in
+                    entry.digest == secret.digest && entry.record.revokedAt == nil
+                        && (entry.record.expiresAt.map { $0 > Date() } ?? true)
+                }?.record
+            }
+        }
+
+        func list(after cursor: UUID?, limit: Int) async throws -> [AdminTokenRecord] {
+            try memory.change { state in
+                state.tokens.values.map(\.record).sorted { $0.id.uuidString < $1.id.uuidString }
+                    .filter { cursor == nil || $0.id.uuidString > cursor!.uuidString }.prefix(limit).map { $0 }
+            }
+        }
+
+        func create(_ record: AdminTokenRecord, secret: AdminTokenSecret, recording event: AuditEvent) async throws {
+            try memory.change { state in
+                state.tokens[record.id] = (record, secret.digest)
+                state.events.append(event)
+            }
+        }
+
+        func revoke(_ id: UUID, recording event: AuditEvent) async throws -> Bool {
+            try memory.change { state in
+                guard var entry = state.tokens[id], entry.record.revokedAt == nil else { return false }
+                entry.record.revokedAt = Date()
+                state.tokens[id] = entry
+                state.events.append(event)
+                return true
+            }
+        }
+    }
+
+    /// Reading the trail back is PostgreSQL's (its tests are there); here it is empty.
+    struct Trail: AuditTrail {
+        func page(_ filter: AuditFilter, after position: StoredAuditEvent.Position?, limit: Int) async throws
+            -> [StoredAuditEvent]
+        { [] }
+    }
+
+    struct Tenants: TenantStore {
+        let memory: InMemoryStores
+
+        func app(_ appID: AppID) async throws -> StoredApp? { try memory.change { $0.apps[appID] } }
+        func keys(of appID: AppID) async throws -> [StoredKey] { try memory.change { $0.keys[appID, default: []] } }
+    }
+
+    /// Counters by (app, policy, subject, window), with the sliding window's verdict.
+    struct Ledger: RequestLedger {
+        let memory: InMemoryStores
+
+        func count(_ touches: [CounterTouch]) async throws -> [CounterReading] {
+            try memory.change { state in touches.map { Self.apply($0, to: &state.counters) } }
+        }
+
+        func countAndRecord(_ touches: [CounterTouch], ifAllowed event: AuditEvent) async throws -> Admission {
+            try memory.change { state in
+                let readings = touches.map { Self.apply($0, to: &state.counters) }
+                let admitted = readings.allSatisfy(\.allowed)
+                if admitted { state.events.append(event) }
+                return Admission(counts: readings, admitted: admitted)
+            }
+        }
+
+        func record(_ event: AuditEvent) async throws {
+            try memory.change { $0.events.append(event) }
+        }
+
+        func recordEventually(_ event: AuditEvent) async {
+            memory.state.withLock { $0.events.append(event) }
+        }
+
+        private static func apply(_ touch: CounterTouch, to counters: inout [String: Int]) -> CounterReading {
+            func key(_ start: Int64) -> String {
+                "\(touch.appID) \(touch.window.policy.name) \(touch.subject) \(start)"
+            }
+            let previous = counters[key(touch.window.previousWindowStart), default: 0]
+            var current = counters[key(touch.window.windowStart), default: 0]
+            let allowed: Bool
+            switch touch.mode {
+            case .count:
+                current += 1
+                allowed = touch.window.allows(current: current, previous: previous)
+            case .reserve:
+                allowed = touch.window.allows(current: current + 1, previous: previous)
+                if allowed { current += 1 }
+            case .release:
+                current = max(0, current - 1)
+                allowed = true
+            case .read:
+                allowed = touch.window.allows(current: current + 1, previous: previous)
+            }
+            counters[key(touch.window.windowStart)] = current
+            return CounterReading(current: current, previous: previous, allowed: allowed)
+        }
+    }
+
+    struct Health: StorageHealth {
+        let memory: InMemoryStores
+
+        func ping() async throws { try memory.change { _ in () } }
+        var keptAuditRows: (oldestAge: Duration, count: Int)? { nil }
+    }
+}
