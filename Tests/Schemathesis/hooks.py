@@ -8,6 +8,11 @@
   comma-separated: the operator's and the app admin's runs go at once) and
   the app they were seeded with (GATEWAY_ST_KEPT_APP_ID) are never deleted,
   or every later call would only test the 401 or the 404.
+- Fuzzing does not steer toward accepted inputs (schemathesis's `target()`
+  calls are switched off): under Hypothesis 6.170 the target phase's
+  shrinker crashed with an IndexError in most runs, ending that operation's
+  fuzzing. The run also passes `--no-shrink`, so no shrinker crash can hide
+  a check that failed.
 """
 
 import json
@@ -17,6 +22,9 @@ import pathlib
 import jsonschema_rs
 import schemathesis
 import yaml
+from schemathesis.generation import metrics
+
+metrics.maximize = lambda *args, **kwargs: None
 
 _document = yaml.safe_load((pathlib.Path(__file__).parents[2] / "openapi.yaml").read_text())
 _audit_event = jsonschema_rs.Draft202012Validator(_document["components"]["schemas"]["AuditEvent"])
