@@ -20,7 +20,7 @@ let package = Package(
         .library(
             name: "GatewayLibraries",
             targets: [
-                "GatewayCore", "GatewayPostgres", "GatewayHTTP", "OpenSSLSigner", "Argon2", "StaticUsersPlugin",
+                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayHTTP", "OpenSSLSigner", "Argon2", "StaticUsersPlugin",
                 "PasswordPlugin", "PhoneCodePlugin",
             ]),
     ],
@@ -72,8 +72,11 @@ let package = Package(
             // The core schema, from the top-level Migrations/ folder.
             plugins: ["EmbedMigrations"]
         ),
+        // The seam: what a credential plugin builds on (the plugin protocol, the
+        // request context, reading input, answering, rate limits, tenants).
+        // GatewayHTTP builds the gateway's own routes on the same.
         .target(
-            name: "GatewayHTTP",
+            name: "GatewayPluginKit",
             dependencies: [
                 "GatewayCore",
                 "GatewayPostgres",
@@ -82,9 +85,23 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        .target(
+            name: "GatewayHTTP",
+            dependencies: [
+                "GatewayCore",
+                "GatewayPluginKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: upcomingFeatures
@@ -118,7 +135,7 @@ let package = Package(
             dependencies: [
                 "Argon2",
                 "GatewayCore",
-                "GatewayHTTP",
+                "GatewayPluginKit",
                 "GatewayPostgres",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -137,7 +154,7 @@ let package = Package(
             name: "PhoneCodePlugin",
             dependencies: [
                 "GatewayCore",
-                "GatewayHTTP",
+                "GatewayPluginKit",
                 "GatewayPostgres",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -156,7 +173,7 @@ let package = Package(
         ),
         .target(
             name: "StaticUsersPlugin",
-            dependencies: ["GatewayCore", "GatewayHTTP"],
+            dependencies: ["GatewayCore", "GatewayPluginKit"],
             path: "Plugins/StaticUsers",
             swiftSettings: upcomingFeatures
         ),

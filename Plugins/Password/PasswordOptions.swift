@@ -1,6 +1,6 @@
 import Argon2
 import GatewayCore
-import GatewayHTTP
+import GatewayPluginKit
 
 /// An app's options for the password plugin (`plugins.password`), read
 /// strictly: an unknown key or a value out of bounds is a 400 naming it.

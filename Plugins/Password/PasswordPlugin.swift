@@ -1,5 +1,5 @@
 public import GatewayCore
-public import GatewayHTTP
+public import GatewayPluginKit
 import GatewayPostgres
 public import Hummingbird
 
@@ -20,6 +20,22 @@ public struct PasswordPlugin: CredentialPlugin {
         self.hasher = hasher
     }
 
+    /// The hasher's limits come from the `password.*` settings (README, "Configuration").
+    public static func make(_ setup: PluginSetup) -> PasswordPlugin? {
+        let settings = setup.settings
+        let concurrency = settings.integer("password.hash_concurrency", in: 0...256, default: 0)
+        let memoryMiB = settings.integer("password.hash_memory_mib", in: 0...1_048_576, default: 0)
+        let limits = PasswordHasher.Limits(
+            concurrency: concurrency == 0 ? nil : concurrency,
+            queueLimit: settings.integer("password.hash_queue_limit", in: 0...100_000, default: 64),
+            maximumMemoryKiB: settings.integer(
+                "password.max_memory_kib", in: 8_192...1_048_576, default: PasswordHasher.Limits.defaultMaximumMemoryKiB),
+            maximumIterations: settings.integer(
+                "password.max_iterations", in: 1...32, default: PasswordHasher.Limits.defaultMaximumIterations),
+            memoryBudgetKiB: memoryMiB == 0 ? nil : memoryMiB * 1024)
+        return PasswordPlugin(hasher: PasswordHasher(limits: limits))
+    }
+
     public var migrations: [Migration] {
         embeddedMigrations.map { Migration(source: "password", name: $0.name, sql: $0.sql) }
     }
@@ -35,7 +51,7 @@ public struct PasswordPlugin: CredentialPlugin {
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices) {
         UserAdminController(
-            apps: AppRepository(client: services.client, logger: services.logger),
+            apps: services.apps,
             users: PasswordUserRepository(client: services.client, logger: services.logger),
             hasher: hasher, transactions: services.transactions
         ).addRoutes(to: admin)

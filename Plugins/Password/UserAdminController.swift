@@ -1,13 +1,13 @@
 import Foundation
 import GatewayCore
-import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import Hummingbird
 
 /// `/admin/v1/apps/{app_id}/users`: the app's password directory. Answers
 /// never contain a hash; writes commit with their audit row.
 struct UserAdminController: Sendable {
-    let apps: AppRepository
+    let apps: any AppStore
     let users: PasswordUserRepository
     let hasher: PasswordHasher
     let transactions: AuditedTransaction

@@ -1,6 +1,6 @@
 import Foundation
 import GatewayCore
-import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import Hummingbird
 import NIOCore

@@ -1,6 +1,6 @@
 import Foundation
 import GatewayCore
-import GatewayHTTP
+import GatewayPluginKit
 
 /// The fields of a user write (`PUT`, `PATCH`, one line of an import), read
 /// strictly. Absent fields stay `nil`; for `PATCH`, a field sent as `null`

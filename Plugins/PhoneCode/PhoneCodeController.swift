@@ -1,7 +1,7 @@
 import CoreMetrics
 import Foundation
 import GatewayCore
-import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import Hummingbird
 import Logging
@@ -26,6 +26,7 @@ struct PhoneCodeController: Sendable {
     static let maximumBodyBytes = 4 * 1024
 
     let services: PublicRouteServices
+    let appOptions: PhoneCodeAppOptions
     let codes: PhoneCodes
     let repository: PhoneCodeRepository
     let sender: SMSSender
@@ -99,10 +100,11 @@ struct PhoneCodeController: Sendable {
             }
             tenant = try await services.tenants.tenant(for: appID, within: services.plugin.databaseTimeout)
             guard tenant.settings.isEnabled else { throw GatewayError(.appDisabled, status: 403, "This app is disabled.") }
-            guard let verifier = try tenant.verifier(for: "phone_code") as? PhoneCodeVerifier else {
-                throw .internalError
-            }
-            options = verifier.options
+            // The app accepts phone codes, with options that are valid (or the 400/403 that says not),
+            // and those options were recorded when its verifier was built.
+            _ = try tenant.verifier(for: PhoneCodePlugin.type)
+            guard let recorded = appOptions.options(for: appID) else { throw .internalError }
+            options = recorded
             guard options.allows(number) else {
                 throw GatewayError(
                     .phoneNumberNotAllowed, status: 403, "This app does not send codes to numbers in that country.")

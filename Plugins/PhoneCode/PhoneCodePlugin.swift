@@ -1,6 +1,6 @@
 import Crypto
 public import GatewayCore
-public import GatewayHTTP
+public import GatewayPluginKit
 import GatewayPostgres
 public import Hummingbird
 
@@ -12,10 +12,12 @@ public import Hummingbird
 /// of wrong tries. Options (`plugins.phone_code`) are in ``PhoneCodeOptions``
 /// and the README.
 public struct PhoneCodePlugin: CredentialPlugin {
-    public let credentialType = "phone_code"
+    static let type = "phone_code"
+    public let credentialType = type
     private let codes: PhoneCodes
     private let allowsLogSender: Bool
     private let senderAddresses: SenderAddressPolicy
+    private let appOptions = PhoneCodeAppOptions()
 
     /// - Parameters:
     ///   - codeKey: the key code HMACs are made with (``MasterKey/derivedSecret(for:)``).
@@ -35,6 +37,17 @@ public struct PhoneCodePlugin: CredentialPlugin {
     /// The purpose string the code key is derived for.
     public static let keyPurpose = "phone-code-hmac"
 
+    /// Development deployments may let development apps use the `log`
+    /// sender; `sms.allow_private_addresses` lets senders be private addresses.
+    public static func make(_ setup: PluginSetup) -> PhoneCodePlugin? {
+        PhoneCodePlugin(
+            codeKey: setup.derivedSecret(for: keyPurpose), allowsLogSender: setup.isDevelopment,
+            senderAddresses: SenderAddressPolicy(
+                allowsPrivateAddresses: setup.settings.boolean("sms.allow_private_addresses", default: false)))
+    }
+
+    public static let rateLimitPolicies: [RateLimitPolicy] = [.phoneFailures, .codeSendsPerNumber, .codeSendsPerIP]
+
     public var migrations: [Migration] {
         embeddedMigrations.map { Migration(source: "phone_code", name: $0.name, sql: $0.sql) }
     }
@@ -42,8 +55,10 @@ public struct PhoneCodePlugin: CredentialPlugin {
     public func makeVerifier(
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
-        PhoneCodeVerifier(
-            options: try PhoneCodeOptions(options, environment: app.environment, allowsLogSender: allowsLogSender),
+        let options = try PhoneCodeOptions(options, environment: app.environment, allowsLogSender: allowsLogSender)
+        appOptions.record(options, for: app.appID)
+        return PhoneCodeVerifier(
+            options: options,
             codes: codes,
             repository: PhoneCodeRepository(client: services.client, logger: services.logger),
             databaseTimeout: services.databaseTimeout)
@@ -51,7 +66,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices) {
         PhoneNumberAdminController(
-            apps: AppRepository(client: services.client, logger: services.logger),
+            apps: services.apps,
             repository: PhoneCodeRepository(client: services.client, logger: services.logger),
             transactions: services.transactions
         ).addRoutes(to: admin)
@@ -59,7 +74,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices) {
         PhoneCodeController(
-            services: services, codes: codes,
+            services: services, appOptions: appOptions, codes: codes,
             repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),
             sender: SMSSender(addresses: senderAddresses, logger: services.plugin.logger), deliveryTimes: DeliveryTimes()
         ).addRoutes(to: router)

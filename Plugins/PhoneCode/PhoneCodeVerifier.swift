@@ -12,6 +12,11 @@ struct PhoneCodeVerifier: CredentialVerifier {
     let repository: PhoneCodeRepository
     let databaseTimeout: Duration
 
+    /// Failures count per number too, so guessing one number's code from many user ids is held.
+    func rateLimitSubjects(for credentials: Credentials) -> [String: String] {
+        credentials.fields["phone_number"].map { [RateLimitPolicy.phoneFailures.name: $0] } ?? [:]
+    }
+
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         let number = try PhoneNumber.parse(attempt.credentials.fields["phone_number"], field: "credentials.phone_number")
         guard let code = attempt.credentials.fields["code"], code.count <= 16, code.allSatisfy(\.isASCII),

@@ -1,13 +1,13 @@
 import Foundation
 import GatewayCore
-import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import Hummingbird
 
 /// `/admin/v1/apps/{app_id}/phone_numbers`: binds numbers to user ids, with
 /// optional profile fields for the token's claims.
 struct PhoneNumberAdminController: Sendable {
-    let apps: AppRepository
+    let apps: any AppStore
     let repository: PhoneCodeRepository
     let transactions: AuditedTransaction
 

@@ -1,6 +1,6 @@
 import Foundation
 import GatewayCore
-import GatewayHTTP
+import GatewayPluginKit
 
 /// The static plugin's options, read strictly: an unknown key or a badly
 /// typed value is a 400 that names it.

@@ -1,5 +1,5 @@
 public import GatewayCore
-public import GatewayHTTP
+public import GatewayPluginKit
 
 /// `credentials.type = "static"`: fixed test users written into a development
 /// app's options, for trying the flow before a real user directory exists.
@@ -14,6 +14,11 @@ public struct StaticUsersPlugin: CredentialPlugin {
     public let credentialType = "static"
 
     public init() {}
+
+    /// Offered only where the deployment is in development mode.
+    public static func make(_ setup: PluginSetup) -> StaticUsersPlugin? {
+        setup.isDevelopment ? StaticUsersPlugin() : nil
+    }
 
     /// Each listed user's password (`users.<index>.password`).
     public func mapSecrets(

@@ -1,7 +1,8 @@
 /// A failure the gateway reports to its caller: a stable code, an HTTP status
 /// and a sentence for humans. The message never carries a secret.
 public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Stable, snake_case identifiers clients may switch on.
+    /// Stable, snake_case identifiers clients may switch on. Plugins add
+    /// their own in extensions.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
@@ -25,8 +26,6 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
         public static let unavailable = Code(rawValue: "unavailable")
         public static let busy = Code(rawValue: "busy")
-        public static let phoneNumberNotAllowed = Code(rawValue: "phone_number_not_allowed")
-        public static let smsDeliveryFailed = Code(rawValue: "sms_delivery_failed")
         public static let internalError = Code(rawValue: "internal_error")
     }
 

@@ -1,4 +1,5 @@
 import GatewayHTTP
+import GatewayPluginKit
 import ServiceLifecycle
 
 /// The first service to hear of a shutdown (it is last in the group): turns

@@ -2,10 +2,10 @@ import Configuration
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import Logging
 import NIOSSL
-import PasswordPlugin
 import SystemPackage
 
 /// The gateway's settings, read once at start from environment variables
@@ -51,10 +51,10 @@ struct GatewayConfiguration: Sendable {
     var shutdownDrainSeconds = 0
     /// Seconds in-flight work may take after a shutdown signal before it is cancelled.
     var shutdownGraceSeconds = 30
-    /// Password hashes computed at once (0: one per core) and allowed to wait.
-    var passwordHashing = PasswordHasher.Limits()
-    /// Whether SMS senders (webhooks, Twilio's base URL) may be private addresses.
-    var smsAllowsPrivateAddresses = false
+    /// The credential plugins as the settings set them up (their own keys included).
+    var plugins = PluginRegistry([])
+    /// The settings file and environment, for setting the plugins up again (``everyPlugin()``).
+    let reader: ConfigReader
 
     /// Reads and validates every key; throws ``ConfigurationProblems`` listing each bad one.
     static func load(file: String?, overrides: [String: String] = [:]) async throws -> GatewayConfiguration {
@@ -74,6 +74,7 @@ struct GatewayConfiguration: Sendable {
     }
 
     init(reader: ConfigReader) throws {
+        self.reader = reader
         var problems: [String] = []
 
         let databaseURL = Self.secret(reader, "database.url", env: "GATEWAY_DATABASE_URL", &problems)
@@ -149,6 +150,7 @@ struct GatewayConfiguration: Sendable {
             }
         }
         migrateOnStart = Self.boolean(reader, "migrate_on_start", env: "GATEWAY_MIGRATE_ON_START", default: false, &problems)
+        rateLimits = RateLimitSettings(policies: RateLimitPolicy.gatewayPolicies + credentialPlugins.flatMap { $0.rateLimitPolicies })
         rateLimits.isEnabled = Self.boolean(reader, "rate_limits.enabled", env: "GATEWAY_RATE_LIMITS_ENABLED", default: true, &problems)
         for name in rateLimits.policies.keys.sorted() {
             let env = "GATEWAY_RATE_LIMITS_\(name.uppercased())"
@@ -179,26 +181,6 @@ struct GatewayConfiguration: Sendable {
             reader, "shutdown.drain_seconds", env: "GATEWAY_SHUTDOWN_DRAIN_SECONDS", in: 0...300, default: 0, &problems)
         shutdownGraceSeconds = Self.integer(
             reader, "shutdown.grace_seconds", env: "GATEWAY_SHUTDOWN_GRACE_SECONDS", in: 1...3600, default: 30, &problems)
-        let hashConcurrency = Self.integer(
-            reader, "password.hash_concurrency", env: "GATEWAY_PASSWORD_HASH_CONCURRENCY", in: 0...256, default: 0,
-            &problems)
-        let hashMemoryMiB = Self.integer(
-            reader, "password.hash_memory_mib", env: "GATEWAY_PASSWORD_HASH_MEMORY_MIB", in: 0...1_048_576, default: 0,
-            &problems)
-        passwordHashing = PasswordHasher.Limits(
-            concurrency: hashConcurrency == 0 ? nil : hashConcurrency,
-            queueLimit: Self.integer(
-                reader, "password.hash_queue_limit", env: "GATEWAY_PASSWORD_HASH_QUEUE_LIMIT", in: 0...100_000,
-                default: 64, &problems),
-            maximumMemoryKiB: Self.integer(
-                reader, "password.max_memory_kib", env: "GATEWAY_PASSWORD_MAX_MEMORY_KIB", in: 8_192...1_048_576,
-                default: PasswordHasher.Limits.defaultMaximumMemoryKiB, &problems),
-            maximumIterations: Self.integer(
-                reader, "password.max_iterations", env: "GATEWAY_PASSWORD_MAX_ITERATIONS", in: 1...32,
-                default: PasswordHasher.Limits.defaultMaximumIterations, &problems),
-            memoryBudgetKiB: hashMemoryMiB == 0 ? nil : hashMemoryMiB * 1024)
-        smsAllowsPrivateAddresses = Self.boolean(
-            reader, "sms.allow_private_addresses", env: "GATEWAY_SMS_ALLOW_PRIVATE_ADDRESSES", default: false, &problems)
         if let text = reader.string(forKey: "mode") {
             if let parsed = DeploymentMode(rawValue: text.lowercased()) { mode = parsed } else {
                 problems.append("mode (GATEWAY_MODE): '\(text)' is not production or development")
@@ -222,9 +204,19 @@ struct GatewayConfiguration: Sendable {
                 problems.append("log.level (GATEWAY_LOG_LEVEL): '\(level)' is not one of trace, debug, info, notice, warning, error, critical")
             }
         }
+        plugins = installedPlugins(
+            reader: reader, isDevelopment: mode == .development, masterKey: masterKey, problems: &problems)
 
         guard problems.isEmpty else { throw ConfigurationProblems(problems) }
         self.masterKey = masterKey
+    }
+
+    /// Every plugin an app's stored options may name, those this deployment's
+    /// mode leaves out included (static test users in production): to
+    /// re-seal their secrets.
+    func everyPlugin() -> PluginRegistry {
+        var ignored: [String] = []
+        return installedPlugins(reader: reader, isDevelopment: true, masterKey: masterKey, problems: &ignored)
     }
 
     /// The master key, or the problem that explains how to give one.
@@ -253,7 +245,7 @@ struct GatewayConfiguration: Sendable {
         return text
     }
 
-    private static func boolean(
+    static func boolean(
         _ reader: ConfigReader, _ key: ConfigKey, env: String, default value: Bool, _ problems: inout [String]
     ) -> Bool {
         switch reader.string(forKey: key)?.lowercased() {
@@ -266,7 +258,7 @@ struct GatewayConfiguration: Sendable {
         }
     }
 
-    private static func integer(
+    static func integer(
         _ reader: ConfigReader, _ key: ConfigKey, env: String, in range: ClosedRange<Int>, default value: Int,
         _ problems: inout [String]
     ) -> Int {

@@ -1,5 +1,6 @@
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import Hummingbird
 import HummingbirdCore
@@ -33,12 +34,12 @@ struct GatewayServer {
                 "database.url does not require TLS: passwords, keys and the audit trail may cross the network in clear; add sslmode=require",
                 metadata: ["database": "\(databaseURL)"])
         }
-        let plugins = installedPlugins(configuration)
+        let plugins = configuration.plugins
         let databaseTimeout = Duration.milliseconds(configuration.databaseRequestTimeoutMilliseconds)
         let ledger = PostgresRequestLedger(
             client: client, logger: logger, timeout: databaseTimeout, writesAudit: configuration.auditEnabled)
         let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger)
-        let pluginServices = PluginServices(client: client, logger: logger, databaseTimeout: databaseTimeout)
+        let pluginServices = PluginServices(client: client, apps: stores.apps, logger: logger, databaseTimeout: databaseTimeout)
         let tenants = TenantDirectory(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
             pluginServices: pluginServices, masterKey: masterKey, logger: logger)

@@ -1,27 +1,63 @@
-import GatewayHTTP
+import Configuration
+import Foundation
 import GatewayCore
+import GatewayPluginKit
 import PasswordPlugin
 import PhoneCodePlugin
 import StaticUsersPlugin
+import Synchronization
 
 /// The credential plugins this binary offers: one line a plugin.
-/// Production mode leaves out what exists for trying things: static test
-/// users and the `log` SMS sender, unless `everyMode` asks for every plugin
-/// an app's stored options may name (to re-seal their secrets).
-func installedPlugins(_ configuration: GatewayConfiguration, everyMode: Bool = false) -> PluginRegistry {
-    let development = everyMode || configuration.mode == .development
-    let plugins: [(any CredentialPlugin)?] = [
-        development ? StaticUsersPlugin() : nil,
-        PasswordPlugin(hasher: PasswordHasher(limits: configuration.passwordHashing)),
-        PhoneCodePlugin(
-            codeKey: codeKeySource(configuration).derivedSecret(for: PhoneCodePlugin.keyPurpose),
-            allowsLogSender: development,
-            senderAddresses: SenderAddressPolicy(allowsPrivateAddresses: configuration.smsAllowsPrivateAddresses)),
-    ]
-    return PluginRegistry(plugins.compactMap { $0 })
+let credentialPlugins: [any CredentialPlugin.Type] = [
+    StaticUsersPlugin.self,
+    PasswordPlugin.self,
+    PhoneCodePlugin.self,
+]
+
+/// The plugins set up from the settings, each bad plugin setting added to
+/// `problems` as the gateway's own are. A production deployment leaves out
+/// what exists for trying things (static test users, the `log` SMS sender).
+func installedPlugins(
+    reader: ConfigReader, isDevelopment: Bool, masterKey: MasterKey?, problems: inout [String]
+) -> PluginRegistry {
+    let settings = ConfiguredPluginSettings(reader: reader)
+    // `serve` always has a master key; `migrate` may not, and verifies no codes.
+    let masterKey = masterKey ?? (try! MasterKey(base64: MasterKey.generateBase64()))
+    let setup = PluginSetup(isDevelopment: isDevelopment, settings: settings, masterKey: masterKey)
+    let registry = PluginRegistry(credentialPlugins.compactMap { $0.make(setup) })
+    problems += settings.problems
+    return registry
 }
 
-/// `serve` always has a master key; `migrate` may not, and verifies no codes.
-private func codeKeySource(_ configuration: GatewayConfiguration) -> MasterKey {
-    configuration.masterKey ?? (try! MasterKey(base64: MasterKey.generateBase64()))
+/// A plugin's settings keys, read like the gateway's own (``GatewayConfiguration``),
+/// each bad value noted for ``installedPlugins(reader:isDevelopment:masterKey:problems:)``.
+private final class ConfiguredPluginSettings: PluginSettings {
+    private let reader: ConfigReader
+    private let noted = Mutex<[String]>([])
+
+    init(reader: ConfigReader) {
+        self.reader = reader
+    }
+
+    var problems: [String] { noted.withLock { $0 } }
+
+    func integer(_ key: String, in range: ClosedRange<Int>, default value: Int) -> Int {
+        var problems: [String] = []
+        let number = GatewayConfiguration.integer(
+            reader, ConfigKey(key), env: Self.environmentName(key), in: range, default: value, &problems)
+        noted.withLock { $0 += problems }
+        return number
+    }
+
+    func boolean(_ key: String, default value: Bool) -> Bool {
+        var problems: [String] = []
+        let flag = GatewayConfiguration.boolean(reader, ConfigKey(key), env: Self.environmentName(key), default: value, &problems)
+        noted.withLock { $0 += problems }
+        return flag
+    }
+
+    /// `sms.allow_private_addresses` → `GATEWAY_SMS_ALLOW_PRIVATE_ADDRESSES`.
+    private static func environmentName(_ key: String) -> String {
+        "GATEWAY_" + key.uppercased().replacingOccurrences(of: ".", with: "_")
+    }
 }

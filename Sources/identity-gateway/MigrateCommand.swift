@@ -1,6 +1,7 @@
 import ArgumentParser
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 
 struct MigrateCommand: AsyncParsableCommand {
@@ -14,7 +15,7 @@ struct MigrateCommand: AsyncParsableCommand {
             let configuration = try await GatewayConfiguration.load(file: options.config)
             let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
             let applied = try await withPostgresClient(configuration.databaseURL, logger: logger) { client in
-                try await MigrationRunner(client: client, logger: logger).run(Migration.core + installedPlugins(configuration).migrations)
+                try await MigrationRunner(client: client, logger: logger).run(Migration.core + configuration.plugins.migrations)
             }
             say(applied.isEmpty ? "schema is current" : "applied: " + applied.joined(separator: ", "))
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import Logging
 import PostgresNIO
@@ -37,7 +38,7 @@ struct ResealKeysCommand: AsyncParsableCommand {
             }
             say("re-sealed \(report.resealed) key(s); \(report.alreadyCurrent) already under master_key")
             // Every plugin whose secrets an app may hold, whatever this deployment's mode offers.
-            let plugins = installedPlugins(configuration, everyMode: true)
+            let plugins = configuration.everyPlugin()
             let secrets = try await withPostgresClient(configuration.databaseURL, logger: logger) { client in
                 try await Self.resealPluginSecrets(plugins: plugins, masterKey: masterKey, client: client, logger: logger)
             }

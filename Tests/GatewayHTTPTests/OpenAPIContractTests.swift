@@ -1,5 +1,6 @@
 import Foundation
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayTestSupport
 import Hummingbird
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayTestSupport
 import HTTPTypes
 import Hummingbird
@@ -20,16 +21,15 @@ struct MemoryGateway: Sendable {
     let masterKey = try! MasterKey(base64: MasterKey.generateBase64())
     let application: Application<RouterResponder<GatewayRequestContext>>
 
-    init(rateLimits: RateLimitSettings = RateLimitSettings()) {
+    init(rateLimits: RateLimitSettings = RateLimitSettings(), plugins: [any CredentialPlugin] = [StaticUsersPlugin()]) {
         let logger = Logger(label: "memory-gateway")
-        let plugins = PluginRegistry([StaticUsersPlugin()])
-        // PluginServices still hands plugins a PostgreSQL client (the
-        // plugin seam is next to be redesigned); this one is never run and
-        // the static plugin never uses it.
+        let plugins = PluginRegistry(plugins)
+        // A plugin's own tables are in PostgreSQL; this client is never run
+        // and the plugins used here have no tables.
         let client = PostgresClient(
             configuration: .init(host: "127.0.0.1", username: "nobody", password: nil, database: nil, tls: .disable))
-        let services = PluginServices(client: client, logger: logger)
         let stores = memory.stores
+        let services = PluginServices(client: client, apps: stores.apps, logger: logger)
         let tenants = TenantDirectory(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
             pluginServices: services, masterKey: masterKey, logger: logger)
@@ -64,15 +64,18 @@ struct MemoryGateway: Sendable {
         return (response.status, response.headers, object)
     }
 
-    /// Creates a development app whose static users are anyone, with a
-    /// generated key, through the admin API; returns its id.
-    func createApp(token: String) async throws -> String {
+    /// Creates a development app through the admin API (by default one
+    /// whose static users are anyone); returns its id.
+    func createApp(
+        token: String, credentialTypes: [String] = ["static"],
+        plugins: [String: any Sendable] = ["static": ["allow_any_user": true]]
+    ) async throws -> String {
         let appID = UUID().uuidString.lowercased()
         let created = try await send(
             .post, "/admin/v1/apps", token: token,
             json: [
                 "app_id": appID, "name": "memory", "environment": "development", "provider_id": UUID().uuidString,
-                "credential_types": ["static"], "plugins": ["static": ["allow_any_user": true]],
+                "credential_types": credentialTypes, "plugins": plugins,
             ])
         #expect(created.status == .created, "\(created.body)")
         return appID

@@ -1,6 +1,8 @@
 import Foundation
 @testable import GatewayCore
 @testable import GatewayHTTP
+import GatewayPluginKit
+import GatewayPostgres
 import Logging
 import PasswordPlugin
 import PhoneCodePlugin
@@ -21,7 +23,9 @@ enum AppSettingsTarget {
                 StaticUsersPlugin(), PasswordPlugin(),
                 PhoneCodePlugin(codeKey: masterKey.derivedSecret(for: PhoneCodePlugin.keyPurpose)),
             ]),
-            pluginServices: PluginServices(client: client, logger: Logger(label: "fuzz")),
+            pluginServices: PluginServices(
+                client: client, apps: AppRepository(client: client, logger: Logger(label: "fuzz")),
+                logger: Logger(label: "fuzz")),
             rateLimits: RateLimitSettings(), masterKey: masterKey)
     }()
 

@@ -1,4 +1,5 @@
 @testable import GatewayHTTP
+import GatewayPluginKit
 
 /// `x-request-id` from a client: kept only when it is 1 to 128 characters
 /// of `[A-Za-z0-9._-]`, so it can go into logs and audit rows as it is.

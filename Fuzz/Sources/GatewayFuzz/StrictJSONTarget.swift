@@ -1,6 +1,7 @@
 import Foundation
 @testable import GatewayCore
 @testable import GatewayHTTP
+import GatewayPluginKit
 
 /// The strict JSON reader under every admin body: what it accepts,
 /// Foundation's reader also reads as an object with the same members; what

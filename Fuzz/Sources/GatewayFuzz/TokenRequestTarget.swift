@@ -1,5 +1,6 @@
 @testable import GatewayCore
 @testable import GatewayHTTP
+import GatewayPluginKit
 
 /// The token request body, JSON or form (the first byte chooses): a throw
 /// is a 400 or 415; what decodes validates to the same fields or a 400; and

@@ -1,8 +1,8 @@
 /// One rate limit: at most `limit` counted events per `periodSeconds`, per
 /// subject (an IP, a user id, ...), per app.
-public struct RateLimitPolicy: Sendable, Hashable, Codable {
+public struct RateLimitPolicy: Sendable, Hashable {
     /// What a policy counts.
-    public enum Counting: String, Sendable, Codable {
+    public enum Counting: String, Sendable {
         /// Every request that reaches the check, refused ones included.
         case everyRequest = "requests"
         /// Only failed attempts: each attempt reserves its unit before the
@@ -21,12 +21,25 @@ public struct RateLimitPolicy: Sendable, Hashable, Codable {
     public var limit: Int
     public var periodSeconds: Int
     public let counting: Counting
+    /// Its subject is a client address: an IPv6 client is counted by its
+    /// range (``RateLimitSettings/ipv6PrefixLength``), and a refusal's audit
+    /// row says which range.
+    public let countsClientAddress: Bool
 
-    public init(name: String, limit: Int, periodSeconds: Int, counting: Counting) {
+    public init(name: String, limit: Int, periodSeconds: Int, counting: Counting, countsClientAddress: Bool = false) {
         self.name = name
         self.limit = limit
         self.periodSeconds = periodSeconds
         self.counting = counting
+        self.countsClientAddress = countsClientAddress
+    }
+
+    /// The same policy with another limit and period.
+    public func with(limit: Int, periodSeconds: Int) -> RateLimitPolicy {
+        var policy = self
+        policy.limit = limit
+        policy.periodSeconds = periodSeconds
+        return policy
     }
 
     public static let limitRange = 1...1_000_000
@@ -35,25 +48,14 @@ public struct RateLimitPolicy: Sendable, Hashable, Codable {
 
 extension RateLimitPolicy {
     /// Token requests per client IP.
-    public static let clientIP = RateLimitPolicy(name: "ip", limit: 300, periodSeconds: 60, counting: .everyRequest)
+    public static let clientIP = RateLimitPolicy(
+        name: "ip", limit: 300, periodSeconds: 60, counting: .everyRequest, countsClientAddress: true)
     /// Every token request of one app, so one tenant cannot starve the rest.
     public static let app = RateLimitPolicy(name: "app", limit: 30_000, periodSeconds: 60, counting: .everyRequest)
     /// Failed attempts per user id: credential stuffing and guessing.
     public static let userFailures = RateLimitPolicy(
         name: "user_failures", limit: 10, periodSeconds: 900, counting: .failures)
-    /// Failed attempts per phone number.
-    public static let phoneFailures = RateLimitPolicy(
-        name: "phone_failures", limit: 10, periodSeconds: 900, counting: .failures)
-    /// Code sends per phone number.
-    public static let codeSendsPerNumber = RateLimitPolicy(
-        name: "code_sends_number", limit: 5, periodSeconds: 3600, counting: .sends)
-    /// Code sends per client IP.
-    public static let codeSendsPerIP = RateLimitPolicy(
-        name: "code_sends_ip", limit: 20, periodSeconds: 3600, counting: .sends)
 
-    /// The deployment's defaults, by name.
-    public static let defaults: [String: RateLimitPolicy] = Dictionary(
-        uniqueKeysWithValues: [clientIP, app, userFailures, phoneFailures, codeSendsPerNumber, codeSendsPerIP].map {
-            ($0.name, $0)
-        })
+    /// The gateway's own policies; plugins bring theirs (``CredentialPlugin``).
+    public static let gatewayPolicies = [clientIP, app, userFailures]
 }

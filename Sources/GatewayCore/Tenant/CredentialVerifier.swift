@@ -16,10 +16,18 @@ public protocol CredentialVerifier: Sendable {
     /// whatever the verdict. Leave it `false` (the default) for anything that
     /// costs: limits must stop an attacker before the work, not after.
     var answersFromMemory: Bool { get }
+
+    /// What this kind of credential is limited by, beside the gateway's own
+    /// subjects (client address, app, user id): policy name → subject, such
+    /// as `phone_failures` → the phone number. The policies are the plugin's
+    /// (``RateLimitPolicy``); failures count as for `user_failures`.
+    func rateLimitSubjects(for credentials: Credentials) -> [String: String]
 }
 
 extension CredentialVerifier {
     public var answersFromMemory: Bool { false }
+
+    public func rateLimitSubjects(for credentials: Credentials) -> [String: String] { [:] }
 }
 
 /// What a verifier is asked: who claims to be whom, with which credential.

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
 import Hummingbird
 
 /// `/admin/v1/admin_tokens`: operators create, list and revoke admin tokens.
@@ -32,7 +33,7 @@ struct AdminTokenController: Sendable {
         let record = AdminTokenRecord(name: name, scope: scope, expiresAt: expiresAt)
         let secret = AdminTokenSecret.generate()
         try await tokens.create(record, secret: secret, recording: Self.event("admin.token.created", record, context, actor: admin))
-        return try AdminResponses.json(AdminResponses.AdminToken(record, secret: secret), status: .created)
+        return try AdminResponses.json(AdminResources.AdminToken(record, secret: secret), status: .created)
     }
 
     private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
@@ -40,7 +41,7 @@ struct AdminTokenController: Sendable {
         let page = try Pagination(request)
         let items = try await tokens.list(after: try page.afterUUID(), limit: page.limit)
         return try AdminResponses.json(
-            AdminResponses.Page(items: items.map { AdminResponses.AdminToken($0) }, next_cursor: page.nextCursor(items) { $0.id }))
+            AdminResponses.Page(items: items.map { AdminResources.AdminToken($0) }, next_cursor: page.nextCursor(items) { $0.id }))
     }
 
     private func revoke(_ context: GatewayRequestContext) async throws -> Response {

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
 import Hummingbird
 
 /// `/admin/v1/apps`: create, list, read, change and delete tenants.
@@ -24,7 +25,7 @@ struct AppAdminController: Sendable {
         guard try await apps.create(settings, recording: event), let stored = try await apps.find(settings.appID) else {
             throw GatewayError(.conflict, status: 409, "An app with id \(settings.appID) exists already.")
         }
-        return try AdminResponses.json(AdminResponses.App(stored, plugins: settingsInput.plugins), status: .created)
+        return try AdminResponses.json(AdminResources.App(stored, plugins: settingsInput.plugins), status: .created)
     }
 
     private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
@@ -32,13 +33,13 @@ struct AppAdminController: Sendable {
         let page = try Pagination(request)
         let items = try await apps.list(only: nil, after: try page.afterUUID().map(AppID.init(uuid:)), limit: page.limit)
         return try AdminResponses.json(
-            AdminResponses.Page(items: items.map { AdminResponses.App($0, plugins: settingsInput.plugins) }, next_cursor: page.nextCursor(items) { $0.settings.appID.uuid }))
+            AdminResponses.Page(items: items.map { AdminResources.App($0, plugins: settingsInput.plugins) }, next_cursor: page.nextCursor(items) { $0.settings.appID.uuid }))
     }
 
     private func read(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, _) = try context.authorizedAppID()
         guard let stored = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
-        return try AdminResponses.json(AdminResponses.App(stored, plugins: settingsInput.plugins))
+        return try AdminResponses.json(AdminResources.App(stored, plugins: settingsInput.plugins))
     }
 
     private func update(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
@@ -51,7 +52,7 @@ struct AppAdminController: Sendable {
             appID: appID, event: "admin.app.updated", outcome: .success, requestID: context.requestID, actor: admin.id,
             detail: ["fields": input.members.keys.sorted().joined(separator: ",")])
         guard try await apps.update(settings, recording: event), let stored = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
-        return try AdminResponses.json(AdminResponses.App(stored, plugins: settingsInput.plugins))
+        return try AdminResponses.json(AdminResources.App(stored, plugins: settingsInput.plugins))
     }
 
     private func delete(_ context: GatewayRequestContext) async throws -> Response {

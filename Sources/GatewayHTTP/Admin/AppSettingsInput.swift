@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
 
 /// Reads app settings from an admin request and checks them against what
 /// this gateway offers: every problem is a 400 naming the field.

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
 import Hummingbird
 import NIOCore
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
 import Hummingbird
 
 /// `/admin/v1/apps/{app_id}/keys`: import or generate signing keys, rotate
@@ -60,7 +61,7 @@ struct KeyAdminController: Sendable {
                 actor: admin.id, detail: ["status": stored.status.rawValue, "bits": "\(pair.bits)"])
         }
         switch addition {
-        case .added: return try AdminResponses.json(AdminResponses.Key(try await existing(keyID, of: appID)), status: .created)
+        case .added: return try AdminResponses.json(AdminResources.Key(try await existing(keyID, of: appID)), status: .created)
         case .appNotFound: throw AdminErrors.appNotFound(appID)
         case .full:
             throw GatewayError(
@@ -73,12 +74,12 @@ struct KeyAdminController: Sendable {
         let (appID, _) = try context.authorizedAppID()
         guard try await apps.find(appID) != nil else { throw AdminErrors.appNotFound(appID) }
         let all = try await keys.keys(of: appID)
-        return try AdminResponses.json(AdminResponses.Page(items: all.map(AdminResponses.Key.init), next_cursor: nil))
+        return try AdminResponses.json(AdminResponses.Page(items: all.map(AdminResources.Key.init), next_cursor: nil))
     }
 
     private func read(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, _) = try context.authorizedAppID()
-        return try AdminResponses.json(AdminResponses.Key(try await existing(try keyID(context), of: appID)))
+        return try AdminResponses.json(AdminResources.Key(try await existing(try keyID(context), of: appID)))
     }
 
     /// Makes the key the signing key; the previous one retires in the same transaction.
@@ -89,7 +90,7 @@ struct KeyAdminController: Sendable {
             appID: appID, event: "admin.key.activated", outcome: .success, keyID: keyID, requestID: context.requestID,
             actor: admin.id)
         guard try await keys.activate(keyID, of: appID, recording: event) else { throw Self.keyNotFound(keyID) }
-        return try AdminResponses.json(AdminResponses.Key(try await existing(keyID, of: appID)))
+        return try AdminResponses.json(AdminResources.Key(try await existing(keyID, of: appID)))
     }
 
     private func delete(_ context: GatewayRequestContext) async throws -> Response {

@@ -1,5 +1,6 @@
 import CoreMetrics
 import GatewayCore
+import GatewayPluginKit
 import NIOPosix
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
 import Hummingbird
 
 /// `GET /v1/apps/{app_id}/jwks.json`: the app's public keys (next, active and
@@ -16,7 +17,7 @@ struct JWKSController: Sendable {
     private func keySet(_ context: GatewayRequestContext) async throws -> Response {
         let appID: AppID = try context.pathIdentifier("app_id")
         let tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
-        var response = try AdminResponses.json(AdminResponses.KeySet(keys: tenant.keySet))
+        var response = try AdminResponses.json(AdminResources.KeySet(keys: tenant.keySet))
         response.headers[.cacheControl] = "public, max-age=60"
         return response
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
 import Hummingbird
 
 /// `POST /v1/identity_tokens/validate` `{identity_token}`: the checks Layer's

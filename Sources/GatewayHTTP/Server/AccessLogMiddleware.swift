@@ -1,6 +1,7 @@
 import Foundation
 public import Hummingbird
 import GatewayCore
+public import GatewayPluginKit
 import Logging
 
 /// One `info` line a request: route, status, duration and the app, never a body.

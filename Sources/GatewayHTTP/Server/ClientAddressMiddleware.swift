@@ -1,4 +1,5 @@
 public import GatewayCore
+public import GatewayPluginKit
 public import Hummingbird
 
 /// Puts the client's address in the context: the socket peer, or, when the

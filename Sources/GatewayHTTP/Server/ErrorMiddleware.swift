@@ -1,3 +1,4 @@
+public import GatewayPluginKit
 public import Hummingbird
 
 /// Answers whatever a route throws as the gateway's JSON error

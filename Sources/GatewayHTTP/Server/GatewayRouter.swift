@@ -1,4 +1,5 @@
 public import GatewayCore
+public import GatewayPluginKit
 public import Hummingbird
 public import Logging
 
@@ -10,6 +11,7 @@ public struct GatewayDependencies: Sendable {
     /// What the plugins' verifiers and routes are given.
     public let pluginServices: PluginServices
     public let masterKey: MasterKey
+    /// The deployment's limits, the plugins' policies among them.
     public let rateLimits: RateLimitSettings
     /// How long a token request waits for the database before answering 503.
     public let databaseTimeout: Duration
@@ -33,7 +35,7 @@ public struct GatewayDependencies: Sendable {
         self.plugins = plugins
         self.pluginServices = pluginServices
         self.masterKey = masterKey
-        self.rateLimits = rateLimits
+        self.rateLimits = rateLimits.adding(plugins.rateLimitPolicies)
         self.databaseTimeout = databaseTimeout
         self.readiness = readiness
         self.logsRequests = logsRequests

@@ -1,4 +1,5 @@
 public import GatewayCore
+public import GatewayPluginKit
 public import Hummingbird
 import NIOCore
 

@@ -1,4 +1,5 @@
 import GatewayCore
+public import GatewayPluginKit
 public import Hummingbird
 public import HTTPTypes
 

@@ -1,3 +1,4 @@
+public import GatewayPluginKit
 public import Hummingbird
 import NIOCore
 

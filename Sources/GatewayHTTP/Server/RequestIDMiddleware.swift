@@ -1,6 +1,7 @@
 public import Hummingbird
 import Foundation
 import GatewayCore
+public import GatewayPluginKit
 import HTTPTypes
 import Logging
 

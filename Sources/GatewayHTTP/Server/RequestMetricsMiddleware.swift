@@ -1,6 +1,7 @@
 public import Hummingbird
 import CoreMetrics
 import GatewayCore
+public import GatewayPluginKit
 
 /// `gateway_http_requests_total{route,status}` and the latency histogram by
 /// route: the pattern of the route the request matched

@@ -1,5 +1,6 @@
 public import Foundation
 public import GatewayCore
+public import GatewayPluginKit
 public import Hummingbird
 import HTTPTypes
 import Logging
@@ -162,9 +163,10 @@ public struct IdentityTokenController: Sendable {
             throw error
         }
 
-        var subjects = [RateLimitPolicy.clientIP.name: clientIP, RateLimitPolicy.app.name: "*"]
+        var subjects = verifier.rateLimitSubjects(for: credentials)
+        subjects[RateLimitPolicy.clientIP.name] = clientIP
+        subjects[RateLimitPolicy.app.name] = "*"
         if let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
-        if let phoneNumber = credentials.fields["phone_number"] { subjects[RateLimitPolicy.phoneFailures.name] = phoneNumber }
         let settings = tenant.settings
         let verifiesFirst = verifier.answersFromMemory
         if !verifiesFirst {

@@ -1,4 +1,5 @@
 public import GatewayCore
+import GatewayPluginKit
 
 /// The raw fields of a token request body, before validation. Reads
 /// `application/json` and `application/x-www-form-urlencoded`; a form value is

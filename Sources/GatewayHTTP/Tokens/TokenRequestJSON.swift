@@ -1,4 +1,5 @@
 import GatewayCore
+import GatewayPluginKit
 
 /// Reads the JSON body of a token request in one pass over its bytes
 /// (``StrictJSONReader``): an object whose `app_id`, `user_id` and `nonce`

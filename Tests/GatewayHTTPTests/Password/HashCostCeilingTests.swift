@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting

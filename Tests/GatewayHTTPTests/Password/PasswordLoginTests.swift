@@ -2,6 +2,7 @@ import Argon2
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes

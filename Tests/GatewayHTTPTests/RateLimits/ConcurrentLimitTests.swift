@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
@@ -178,7 +179,7 @@ import Testing
     @Test func madeUpAppsAndMalformedBodiesSpendTheClientsBudget() async throws {
         var settings = RateLimitSettings()
         // A day-long window: the test cannot straddle its edge.
-        settings.policies["ip"] = RateLimitPolicy(name: "ip", limit: 20, periodSeconds: 86_400, counting: .everyRequest)
+        settings.policies["ip"] = RateLimitPolicy.clientIP.with(limit: 20, periodSeconds: 86_400)
         try await withTwoInstances(rateLimits: settings) { gateways in
             let real = try await gateways[0].createApp()
             let statuses = try await statuses(on: gateways) { index in

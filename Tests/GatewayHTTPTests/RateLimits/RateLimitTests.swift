@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
@@ -167,7 +168,7 @@ import Testing
 
     @Test func aClientCannotEscapeItsLimitByRotatingAddressesInItsRange() async throws {
         var settings = RateLimitSettings(trustedProxies: [CIDR("127.0.0.1/32")!])
-        settings.policies["ip"] = RateLimitPolicy(name: "ip", limit: 3, periodSeconds: 86_400, counting: .everyRequest)
+        settings.policies["ip"] = RateLimitPolicy.clientIP.with(limit: 3, periodSeconds: 86_400)
         try await TestGateway.with(rateLimits: settings) { gateway in
             let app = try await gateway.createApp()
             var statuses: [Int] = []

@@ -1,4 +1,5 @@
 import GatewayHTTP
+import GatewayPluginKit
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
@@ -69,7 +70,7 @@ struct TestGateway: Sendable {
         let timeout = Duration.seconds(10)
         let ledger = PostgresRequestLedger(client: client, logger: logger, timeout: auditWriteTimeout)
         let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger)
-        let pluginServices = PluginServices(client: client, logger: logger, databaseTimeout: timeout)
+        let pluginServices = PluginServices(client: client, apps: stores.apps, logger: logger, databaseTimeout: timeout)
         let tenants = TenantDirectory(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
             pluginServices: pluginServices, masterKey: masterKey, logger: logger)

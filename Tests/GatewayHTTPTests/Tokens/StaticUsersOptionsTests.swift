@@ -1,9 +1,11 @@
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import Logging
 import PostgresNIO
 import StaticUsersPlugin
+import GatewayTestSupport
 import Testing
 
 /// The static plugin reads its options strictly and never serves production apps.
@@ -59,5 +61,5 @@ extension PluginServices {
     static let unconnected = PluginServices(
         client: PostgresClient(
             configuration: .init(host: "127.0.0.1", username: "nobody", password: nil, database: nil, tls: .disable)),
-        logger: Logger(label: "unconnected"))
+        apps: InMemoryStores().stores.apps, logger: Logger(label: "unconnected"))
 }

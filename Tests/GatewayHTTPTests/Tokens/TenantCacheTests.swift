@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 @testable import GatewayHTTP
+@testable import GatewayPluginKit
 import Testing
 
 /// The tenant cache's memory of unknown app ids: a flood of made-up ids is

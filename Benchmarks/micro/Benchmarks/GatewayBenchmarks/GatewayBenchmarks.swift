@@ -3,6 +3,7 @@ import Benchmark
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayPluginKit
 import GatewayPostgres
 import Logging
 import OpenSSLSigner
@@ -65,7 +66,9 @@ let benchmarks: @Sendable () -> Void = {
     let directory = TenantDirectory(
         store: PostgresTenantStore(client: client, logger: Logger(label: "benchmark")),
         makeSigner: { try OpenSSLRS256Signer($0) }, plugins: PluginRegistry([]),
-        pluginServices: PluginServices(client: client, logger: Logger(label: "benchmark")),
+        pluginServices: PluginServices(
+            client: client, apps: AppRepository(client: client, logger: Logger(label: "benchmark")),
+            logger: Logger(label: "benchmark")),
         masterKey: try! MasterKey(base64: MasterKey.generateBase64()), logger: Logger(label: "benchmark"))
     let appIDs = (0..<10_000).map { _ in AppID(uuid: UUID()) }
     for appID in appIDs {

@@ -86,6 +86,11 @@ public struct PluginRegistry: Sendable {
         order.flatMap { plugins[$0]!.migrations }
     }
 
+    /// Every plugin's rate-limit policies, with their defaults.
+    public var rateLimitPolicies: [RateLimitPolicy] {
+        all.flatMap { type(of: $0).rateLimitPolicies }
+    }
+
     /// One verifier per credential type the app accepts; a type no plugin
     /// provides, or options a plugin refuses, become that type's error.
     public func verifiers(

@@ -2,10 +2,20 @@ public import GatewayCore
 public import Hummingbird
 
 /// The seam every credential plugin implements: one folder under `Plugins/`
-/// and one registration line in the executable. A plugin names the
-/// `credentials.type` it answers, owns its migrations and its admin routes,
-/// and builds one verifier per app from that app's options.
+/// and one registration line (CONTRIBUTING.md). A plugin names the
+/// `credentials.type` it answers, owns its settings keys, migrations, rate-limit
+/// policies, error codes and routes, and builds one verifier per app from
+/// that app's options.
 public protocol CredentialPlugin: Sendable {
+    /// The plugin as this deployment sets it up, or `nil` where it is not
+    /// offered (static test users in production).
+    static func make(_ setup: PluginSetup) -> Self?
+
+    /// The rate-limit policies this plugin's routes and verifiers count, with
+    /// their defaults. Operators change them under `rate_limits.<name>`, as
+    /// the gateway's own, and apps override them the same way.
+    static var rateLimitPolicies: [RateLimitPolicy] { get }
+
     /// The `credentials.type` value this plugin verifies, e.g. `"password"`.
     var credentialType: String { get }
 
@@ -46,6 +56,8 @@ public enum RedactedSecret {
 }
 
 extension CredentialPlugin {
+    public static var rateLimitPolicies: [RateLimitPolicy] { [] }
+
     public var migrations: [Migration] { [] }
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices) {}

@@ -1,7 +1,7 @@
 import Foundation
 public import GatewayCore
-import Hummingbird
-import HTTPTypes
+package import Hummingbird
+package import HTTPTypes
 public import Logging
 import NIOCore
 import NIOHTTP1
@@ -17,7 +17,7 @@ public enum ErrorResponder {
         let request_id: String
     }
 
-    static func response(for error: any Error, requestID: String, logger: Logger) -> Response {
+    package static func response(for error: any Error, requestID: String, logger: Logger) -> Response {
         let gatewayError = translate(error, logger: logger)
         let body = Body(
             error: gatewayError.code.rawValue, message: gatewayError.message, status: gatewayError.status,
@@ -73,7 +73,7 @@ public enum ErrorResponder {
 
 extension HTTPFields {
     /// Sets each `(name, value)`; names that are not valid field names are skipped.
-    mutating func set(_ fields: [(name: String, value: String)]) {
+    package mutating func set(_ fields: [(name: String, value: String)]) {
         for (name, value) in fields {
             if let field = HTTPField.Name(name) { self[field] = value }
         }

@@ -15,18 +15,25 @@ public struct RateLimitSettings: Sendable {
 
     public static let ipv6PrefixRange = 32...128
 
+    /// - Parameter policies: the gateway's own by default; the plugins'
+    ///   join them where the router is built (``adding(_:)``).
     public init(
-        isEnabled: Bool = true, policies: [String: RateLimitPolicy] = RateLimitPolicy.defaults,
+        isEnabled: Bool = true, policies: [RateLimitPolicy] = RateLimitPolicy.gatewayPolicies,
         trustedProxies: [CIDR] = [], ipv6PrefixLength: Int = 64
     ) {
         self.isEnabled = isEnabled
-        self.policies = policies
+        self.policies = Dictionary(policies.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.trustedProxies = trustedProxies
         self.ipv6PrefixLength = ipv6PrefixLength
     }
 
-    /// The policies whose subject is the client's address.
-    static let clientAddressPolicies: Set<String> = [RateLimitPolicy.clientIP.name, RateLimitPolicy.codeSendsPerIP.name]
+    /// These settings with `defaults` added where no policy of that name is
+    /// set already (an operator's setting wins over a plugin's default).
+    public func adding(_ defaults: [RateLimitPolicy]) -> RateLimitSettings {
+        var settings = self
+        for policy in defaults where settings.policies[policy.name] == nil { settings.policies[policy.name] = policy }
+        return settings
+    }
 
     /// What a client address is counted as: an IPv4 address itself, an IPv6
     /// address by its ``ipv6PrefixLength`` range (`2001:db8:1:2::/64`).

@@ -1,6 +1,6 @@
 import Foundation
 import GatewayCore
-@testable import GatewayHTTP
+import GatewayTestSupport
 import Testing
 
 /// The reader behind every admin body, the phone-code and validation bodies
@@ -37,7 +37,7 @@ import Testing
         }
     }
 
-    @Test(arguments: TokenRequestJSONTests.malformed)
+    @Test(arguments: MalformedJSON.samples)
     func refusesWhatIsNotAJSONObject(_ body: [UInt8]) {
         #expect(throws: StrictJSONReader.Failure.malformed) { try StrictJSONReader.object(body) }
     }

@@ -233,14 +233,12 @@ public struct RateLimiter: Sendable {
         let now = now()
         var touches: [CounterTouch] = []
         for name in subjects.keys.sorted() {
-            let subject =
-                RateLimitSettings.clientAddressPolicies.contains(name)
-                ? settings.subject(forClient: subjects[name]!) : subjects[name]!
             if name == RateLimitPolicy.clientIP.name {
                 if !clientCounted, let touch = deploymentTouch(subjects[name]!, now: now) { touches.append(touch) }
                 guard app.rateLimits[name] != nil else { continue }
             }
             guard let policy = settings.policy(name, for: app) else { continue }
+            let subject = policy.countsClientAddress ? settings.subject(forClient: subjects[name]!) : subjects[name]!
             let mode: CounterTouch.Mode =
                 switch (policy.counting, phase) {
                 case (.everyRequest, _): .count
@@ -265,7 +263,7 @@ public struct RateLimiter: Sendable {
     public static func refusal(_ outcome: Outcome, noting event: inout AuditEvent) -> GatewayError {
         event.reason = "rate_limited"
         event.detail["policy"] = outcome.refusal?.policy.name
-        if let policy = outcome.refusal?.policy.name, RateLimitSettings.clientAddressPolicies.contains(policy) {
+        if outcome.refusal?.policy.countsClientAddress == true {
             // An IPv6 client is counted by its range: the row says which.
             event.detail["client_key"] = outcome.refusedSubject
         }

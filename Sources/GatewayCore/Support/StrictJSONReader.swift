@@ -1,4 +1,3 @@
-import GatewayCore
 
 /// A strict one-pass JSON reader (RFC 8259) over a body's bytes. Stricter
 /// than `JSONDecoder` in three ways: a member named twice is refused rather
@@ -6,8 +5,8 @@ import GatewayCore
 /// disagree about it; nesting deeper than ``maximumDepth`` is refused before
 /// it can exhaust the stack; and invalid UTF-8, unpaired surrogates and raw
 /// control characters in strings are refused rather than replaced.
-struct StrictJSONReader {
-    enum Failure: Error, Equatable {
+package struct StrictJSONReader {
+    package enum Failure: Error, Equatable {
         /// Not JSON, or not the JSON wanted.
         case malformed
         /// A member name appears twice in one object.
@@ -17,7 +16,7 @@ struct StrictJSONReader {
 
         /// The 400 a request's JSON that fails this way is answered with;
         /// `subject` names that JSON ("body", "line").
-        func gatewayError(subject: String = "body") -> GatewayError {
+        package func gatewayError(subject: String = "body") -> GatewayError {
             switch self {
             case .malformed: .invalidRequest("The \(subject) is not a JSON object.")
             case .duplicateMember: .invalidRequest("The \(subject) names a member twice.")
@@ -28,10 +27,10 @@ struct StrictJSONReader {
     }
 
     /// Nesting allowed below the outermost value; deeper bodies are refused.
-    static let maximumDepth = 32
+    package static let maximumDepth = 32
 
     /// Reads `bytes` as one JSON object, keeping every value.
-    static func object(_ bytes: [UInt8]) throws(Failure) -> [String: JSONValue] {
+    package static func object(_ bytes: [UInt8]) throws(Failure) -> [String: JSONValue] {
         var reader = StrictJSONReader(bytes: bytes)
         reader.skipWhitespace()
         guard reader.peek() == UInt8(ascii: "{"), case .object(let members) = try reader.readValue(depth: 0) else {
@@ -43,21 +42,23 @@ struct StrictJSONReader {
     }
 
     /// A value read where a string was wanted.
-    enum OptionalString {
+    package enum OptionalString {
         case string(String)
         case null
         /// Any other JSON value (already checked and skipped).
         case other
     }
 
-    let bytes: [UInt8]
-    var index = 0
+    private let bytes: [UInt8]
+    private var index = 0
 
-    var atEnd: Bool { index == bytes.count }
+    package init(bytes: [UInt8]) { self.bytes = bytes }
 
-    func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+    package var atEnd: Bool { index == bytes.count }
 
-    mutating func skipWhitespace() {
+    package func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    package mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"): index += 1
@@ -73,7 +74,7 @@ struct StrictJSONReader {
     }
 
     /// Reads `{ "name": value, ... }`, calling `member` to read each value.
-    mutating func readObject(
+    package mutating func readObject(
         _ member: (String, inout StrictJSONReader) throws(Failure) -> Void
     ) throws(Failure) {
         try expect(UInt8(ascii: "{"))
@@ -112,7 +113,7 @@ struct StrictJSONReader {
         }
     }
 
-    mutating func readOptionalString() throws(Failure) -> OptionalString {
+    package mutating func readOptionalString() throws(Failure) -> OptionalString {
         skipWhitespace()
         switch peek() ?? 0 {
         case UInt8(ascii: "\""): return .string(try readString())
@@ -126,7 +127,7 @@ struct StrictJSONReader {
     }
 
     /// Checks and passes over one value of any kind.
-    mutating func skipValue(depth: Int) throws(Failure) {
+    package mutating func skipValue(depth: Int) throws(Failure) {
         guard depth <= StrictJSONReader.maximumDepth else { throw .tooDeep }
         skipWhitespace()
         switch peek() ?? 0 {
@@ -147,7 +148,7 @@ struct StrictJSONReader {
     }
 
     /// Reads one value of any kind; numbers as `Double`, as `JSONDecoder` would.
-    mutating func readValue(depth: Int) throws(Failure) -> JSONValue {
+    package mutating func readValue(depth: Int) throws(Failure) -> JSONValue {
         guard depth <= Self.maximumDepth else { throw .tooDeep }
         skipWhitespace()
         switch peek() ?? 0 {
@@ -221,7 +222,7 @@ struct StrictJSONReader {
 
     /// Reads a string, escapes resolved; refuses control characters,
     /// unknown escapes, unpaired surrogates and invalid UTF-8.
-    mutating func readString() throws(Failure) -> String {
+    package mutating func readString() throws(Failure) -> String {
         guard peek() == UInt8(ascii: "\"") else { throw .malformed }
         index += 1
         let start = index

@@ -1,0 +1,60 @@
+import Foundation
+public import GatewayCore
+import Hummingbird
+
+// The scope checks every admin route makes, the gateway's and the plugins'
+// alike: the token ``AdminAuthMiddleware`` put in the context, and what it covers.
+
+extension GatewayRequestContext {
+    /// The caller's token, which the middleware guarantees on admin routes.
+    public func adminToken() throws(GatewayError) -> AdminTokenRecord {
+        guard let admin else { throw AdminErrors.unauthorized("An admin token is required.", tokenSent: false) }
+        return admin
+    }
+
+    /// 403 unless the caller is an operator.
+    public func requireOperator() throws(GatewayError) -> AdminTokenRecord {
+        let admin = try adminToken()
+        guard admin.scope.isOperator else {
+            throw GatewayError(.insufficientScope, status: 403, "This needs an operator token.")
+        }
+        return admin
+    }
+
+    /// The app named by the `app_id` path parameter, when the caller may see
+    /// it. Another app's resources answer 404, exactly like a missing app.
+    public func authorizedAppID() throws(GatewayError) -> (AppID, AdminTokenRecord) {
+        let admin = try adminToken()
+        let appID: AppID = try pathIdentifier("app_id")
+        guard admin.scope.covers(appID) else { throw AdminErrors.appNotFound(appID) }
+        logFacts.appID = appID
+        return (appID, admin)
+    }
+}
+
+extension GatewayRequestContext {
+    /// A Layer identifier from a path parameter, in any accepted form
+    /// (`layer:///...` arrives percent-encoded); 400 naming it otherwise.
+    public func pathIdentifier<Identifier: LayerIdentifier>(_ name: String) throws(GatewayError) -> Identifier {
+        let raw = parameters.get(name) ?? ""
+        guard let identifier = Identifier(raw.removingPercentEncoding ?? raw) else {
+            throw GatewayError.invalidRequest(
+                "The \(name) in the path must be layer:///\(Identifier.uriPrefixes[0])<uuid> or a UUID.")
+        }
+        return identifier
+    }
+}
+
+public enum AdminErrors {
+    /// 401 with the challenge RFC 6750 asks for: `invalid_token` when a
+    /// token was sent and refused, no error code when none was sent.
+    public static func unauthorized(_ message: String, tokenSent: Bool) -> GatewayError {
+        var error = GatewayError(.unauthorized, status: 401, message)
+        error.headers = [("WWW-Authenticate", tokenSent ? #"Bearer realm="admin", error="invalid_token""# : #"Bearer realm="admin""#)]
+        return error
+    }
+
+    public static func appNotFound(_ appID: AppID) -> GatewayError {
+        GatewayError(.notFound, status: 404, "No app with id \(appID) exists.")
+    }
+}

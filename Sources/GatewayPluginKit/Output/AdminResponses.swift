@@ -1,0 +1,50 @@
+public import Foundation
+import GatewayCore
+public import Hummingbird
+import NIOCore
+
+/// How admin routes answer: JSON with one encoder, pages, no content.
+public enum AdminResponses {
+    public struct Page<Item: Encodable>: Encodable {
+        public let items: [Item]
+        public let next_cursor: String?
+
+        public init(items: [Item], next_cursor: String?) {
+            self.items = items
+            self.next_cursor = next_cursor
+        }
+
+        private enum CodingKeys: String, CodingKey { case items, next_cursor }
+
+        /// `next_cursor` is written as `null` on the last page rather than
+        /// left out: openapi.yaml makes it a required member.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(items, forKey: .items)
+            try container.encode(next_cursor, forKey: .next_cursor)
+        }
+    }
+
+    /// The encoder of every JSON answer: stable member order, `/` unescaped.
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+
+    public static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let encoder = encoder()
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    public static func noContent() -> Response {
+        Response(status: .noContent)
+    }
+}
+
+/// RFC 3339 in UTC with seconds, as every time in the API is written.
+public func timestamp(_ date: Date) -> String {
+    date.formatted(Date.ISO8601FormatStyle(timeZone: .gmt))
+}
