@@ -68,8 +68,9 @@ public enum GatewayRouter {
         }
         let rateLimiter = RateLimiter(ledger: stores.ledger, settings: dependencies.rateLimits)
         IdentityTokenController(
-            tenants: dependencies.tenants, ledger: stores.ledger, rateLimiter: rateLimiter,
-            databaseTimeout: dependencies.databaseTimeout
+            issuer: TokenIssuer(
+                tenants: dependencies.tenants, ledger: stores.ledger, rateLimiter: rateLimiter,
+                databaseTimeout: dependencies.databaseTimeout)
         ).addRoutes(to: router)
         let publicServices = PublicRouteServices(
             plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter, ledger: stores.ledger)

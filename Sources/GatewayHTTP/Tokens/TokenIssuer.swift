@@ -1,0 +1,223 @@
+public import Foundation
+public import GatewayCore
+public import GatewayPluginKit
+public import Hummingbird
+import Logging
+
+/// Turns one token request into a signed identity token or a denial, and
+/// writes which in one place each: the issued row in ``commit(_:_:logger:)``, with
+/// the request's counters, before the token exists; the denied row in
+/// ``deny(_:_:)``. Every request leaves exactly one of the two.
+///
+/// Limits come before the credential check (``RateLimiter``: failure
+/// policies reserve their unit then, and the issued row's statement gives it
+/// back), except for verifiers that answer from memory
+/// (``CredentialVerifier/answersFromMemory``): their verdict is known first,
+/// and the issued row's statement is also the limits' check, so it is
+/// written only if every limit allows. A request answered before its app's
+/// limits apply (malformed, unknown app, disabled app) still counts under the
+/// deployment's `ip` policy (``RateLimiter/countClient(_:into:noting:)``).
+public struct TokenIssuer: Sendable {
+    public static let maximumBodyBytes = 64 * 1024
+
+    private let tenants: TenantDirectory
+    private let ledger: any RequestLedger
+    private let rateLimiter: RateLimiter
+    private let databaseTimeout: Duration
+    private let now: @Sendable () -> Date
+
+    public init(
+        tenants: TenantDirectory, ledger: any RequestLedger, rateLimiter: RateLimiter, databaseTimeout: Duration,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.tenants = tenants
+        self.ledger = ledger
+        self.rateLimiter = rateLimiter
+        self.databaseTimeout = databaseTimeout
+        self.now = now
+    }
+
+    /// What a request came to.
+    public struct Outcome: Sendable {
+        /// The token, or why there is none.
+        public let result: Result<String, GatewayError>
+        /// The limits' verdicts, for the answer's `RateLimit` headers.
+        public let limits: RateLimiter.Outcome
+        /// Its row: `token.issued`, or `token.denied` with a reason.
+        public let row: AuditEvent
+        /// The app and credential type the metrics name it by, `"none"` until known:
+        /// ids and types a client makes up cannot grow the metrics without bound.
+        public let appLabel: String
+        public let credentialTypeLabel: String
+    }
+
+    public func issue(_ request: Request, context: GatewayRequestContext) async -> Outcome {
+        var attempt = Attempt(requestID: context.requestID, clientIP: context.clientIP, userAgent: request.headers[.userAgent])
+        do {
+            let ready = try await prepare(request, context, &attempt)
+            let row = try await commit(ready, &attempt, logger: context.logger)
+            // Signed only once its row is committed: no token leaves without one.
+            let token = try ready.signingKey.mint(ready.claims)
+            return attempt.outcome(.success(token), row: row)
+        } catch {
+            return await deny(ErrorResponder.translate(error, logger: context.logger), attempt)
+        }
+    }
+
+    /// What one request has learned so far: its denial row as it would be
+    /// written, its limits' verdicts, its metric labels.
+    private struct Attempt {
+        var denial: AuditEvent
+        var limits = RateLimiter.Outcome.unlimited
+        var clientCounted = false
+        var appLabel = "none"
+        var credentialTypeLabel = "none"
+        let clientIP: String
+
+        init(requestID: String, clientIP: String?, userAgent: String?) {
+            denial = AuditEvent(appID: nil, event: "token.denied", outcome: .failure, requestID: requestID)
+            denial.clientIP = clientIP
+            denial.userAgent = userAgent
+            self.clientIP = clientIP ?? "unknown"
+        }
+
+        func outcome(_ result: Result<String, GatewayError>, row: AuditEvent) -> Outcome {
+            Outcome(result: result, limits: limits, row: row, appLabel: appLabel, credentialTypeLabel: credentialTypeLabel)
+        }
+    }
+
+    /// A verified attempt, ready to be recorded and signed.
+    private struct Ready {
+        let issued: AuditEvent
+        let subjects: [String: String]
+        let app: AppSettings
+        let verifiedFromMemory: Bool
+        let signingKey: TokenSigningKey
+        let claims: IdentityTokenClaims
+    }
+
+    private func prepare(
+        _ request: Request, _ context: GatewayRequestContext, _ attempt: inout Attempt
+    ) async throws -> Ready {
+        let tenant: Tenant
+        let tokenRequest: TokenRequest
+        let credentials: Credentials
+        let verifier: any CredentialVerifier
+        do {
+            let body = try await request.readBody(upTo: Self.maximumBodyBytes)
+            let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
+            attempt.denial.appID = fields.appID.flatMap(AppID.init)
+            context.logFacts.appID = attempt.denial.appID
+            tokenRequest = try fields.validated()
+            attempt.denial.userID = tokenRequest.userID
+
+            let appID = tokenRequest.appID
+            if tenants.cachedTenant(for: appID) == nil {
+                // Not in memory: made-up ids cost a lookup, so they pay the client's budget first.
+                attempt.clientCounted = true
+                try await rateLimiter.countClient(attempt.clientIP, into: &attempt.limits, noting: &attempt.denial)
+            }
+            tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
+            attempt.appLabel = appID.description
+            guard tenant.settings.isEnabled else {
+                throw GatewayError(.appDisabled, status: 403, "This app is disabled.")
+            }
+            guard
+                let requested = tokenRequest.credentials
+                    ?? tenant.settings.credentialTypes.first.map({ Credentials(type: $0) })
+            else {
+                throw GatewayError(.unsupportedCredentialType, status: 400, "This app accepts no credentials.")
+            }
+            credentials = requested
+            attempt.denial.credentialType = credentials.type
+            verifier = try tenant.verifier(for: credentials.type)
+            attempt.credentialTypeLabel = credentials.type
+        } catch let error as GatewayError where error.code == .rateLimited {
+            throw error
+        } catch {
+            // Answered before the app's limits apply: the client's budget still pays for it.
+            if !attempt.clientCounted {
+                try await rateLimiter.countClient(attempt.clientIP, into: &attempt.limits, noting: &attempt.denial)
+            }
+            throw error
+        }
+
+        var subjects = verifier.rateLimitSubjects(for: credentials)
+        subjects[RateLimitPolicy.clientIP.name] = attempt.clientIP
+        subjects[RateLimitPolicy.app.name] = "*"
+        if let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
+        let app = tenant.settings
+        let fromMemory = verifier.answersFromMemory
+        if !fromMemory {
+            try await rateLimiter.check(
+                subjects, app: app, clientCounted: attempt.clientCounted, into: &attempt.limits, noting: &attempt.denial)
+        }
+
+        let identity: VerifiedIdentity
+        switch try await verifier.verify(
+            CredentialAttempt(app: app, userID: tokenRequest.userID, credentials: credentials, requestID: context.requestID))
+        {
+        case .verified(let verified):
+            identity = verified
+        case .rejected(let reason):
+            if fromMemory {
+                // The reservation this takes is the failure's count.
+                try await rateLimiter.check(
+                    subjects, app: app, clientCounted: attempt.clientCounted, into: &attempt.limits, noting: &attempt.denial)
+            }
+            attempt.denial.reason = reason
+            throw GatewayError.invalidCredentials
+        }
+        guard let signingKey = tenant.signingKey else {
+            // The credential was right: its reservations are no failure.
+            try? await rateLimiter.release(attempt.limits)
+            throw GatewayError(
+                .noSigningKey, status: 503, "This app has no active signing key; an operator must activate one.")
+        }
+
+        var issued = attempt.denial
+        issued.event = "token.issued"
+        issued.outcome = .success
+        issued.userID = identity.userID
+        issued.keyID = signingKey.keyID
+        let claims = IdentityTokenClaims(
+            issuer: app.providerID, identity: identity, nonce: tokenRequest.nonce,
+            issuedAt: Int64(now().timeIntervalSince1970), lifetimeSeconds: app.tokenTTLSeconds)
+        return Ready(
+            issued: issued, subjects: subjects, app: app, verifiedFromMemory: fromMemory, signingKey: signingKey,
+            claims: claims)
+    }
+
+    /// Writes the issued row, with the request's counters, in one statement:
+    /// after a verdict from memory that statement also applies the limits and
+    /// writes the row only if they allow; otherwise it gives back the
+    /// reservations the check took. Returns the row written.
+    private func commit(_ ready: Ready, _ attempt: inout Attempt, logger: Logger) async throws -> AuditEvent {
+        if ready.verifiedFromMemory {
+            try await rateLimiter.admit(
+                ready.subjects, app: ready.app, clientCounted: attempt.clientCounted, recording: ready.issued,
+                into: &attempt.limits, noting: &attempt.denial)
+            return ready.issued
+        }
+        do {
+            try await rateLimiter.release(attempt.limits, recording: ready.issued)
+        } catch {
+            logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
+            throw GatewayError.unavailable
+        }
+        return ready.issued
+    }
+
+    /// Records the denial: kept in memory while PostgreSQL is away
+    /// (``RequestLedger/recordEventually(_:)``), and left out for a client
+    /// the deployment's `ip` policy refused just before (the first refusal of
+    /// such a run is in the trail). When the issued row's write failed or
+    /// timed out, that row may still commit late: this denial, with the same
+    /// request id, says what the client got.
+    private func deny(_ error: GatewayError, _ attempt: Attempt) async -> Outcome {
+        var row = attempt.denial
+        if row.reason == nil { row.reason = error.code.rawValue }
+        if !attempt.limits.repeatsRefusal { await ledger.recordEventually(row) }
+        return attempt.outcome(.failure(error), row: row)
+    }
+}
