@@ -1,4 +1,5 @@
 // swift-tools-version: 6.2
+import Foundation
 import PackageDescription
 
 /// Upcoming language features every target opts into: existential `any` spelled
@@ -8,6 +9,50 @@ let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
+
+/// The credential plugins: a folder `Plugins/<name>/` each (with its own
+/// `Migrations/` if it has tables), built on the seam, plus what else it uses.
+/// Registered with one entry here and one line in
+/// Sources/identity-gateway/InstalledPlugins.swift.
+let credentialPlugins: [(name: String, uses: [Target.Dependency])] = [
+    ("StaticUsers", []),
+    (
+        "Password",
+        [
+            "Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]
+    ),
+    (
+        "PhoneCode",
+        [
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]
+    ),
+]
+
+/// What every plugin builds on: the seam and the libraries its types speak.
+let pluginSeam: [Target.Dependency] = [
+    "GatewayCore", "GatewayPluginKit", "GatewayPostgres",
+    .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
+    .product(name: "NIOCore", package: "swift-nio"), .product(name: "PostgresNIO", package: "postgres-nio"),
+    .product(name: "CoreMetrics", package: "swift-metrics"),
+]
+
+let pluginTargets: [Target] = credentialPlugins.map { plugin in
+    let folder = "Plugins/\(plugin.name)"
+    let hasMigrations = FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/\(folder)/Migrations")
+    return .target(
+        name: "\(plugin.name)Plugin",
+        dependencies: pluginSeam + plugin.uses,
+        path: folder,
+        exclude: hasMigrations ? ["Migrations"] : [],
+        swiftSettings: upcomingFeatures,
+        plugins: hasMigrations ? ["EmbedMigrations"] : []
+    )
+}
 
 let package = Package(
     name: "identity-gateway",
@@ -20,9 +65,8 @@ let package = Package(
         .library(
             name: "GatewayLibraries",
             targets: [
-                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayHTTP", "OpenSSLSigner", "Argon2", "StaticUsersPlugin",
-                "PasswordPlugin", "PhoneCodePlugin",
-            ]),
+                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayHTTP", "OpenSSLSigner", "Argon2",
+            ] + credentialPlugins.map { "\($0.name)Plugin" }),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -49,7 +93,7 @@ let package = Package(
         // Optional native TLS on the HTTP listener (HummingbirdTLS is built on it).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
-    targets: [
+    targets: pluginTargets + [
         .target(
             name: "GatewayCore",
             dependencies: [
@@ -130,63 +174,14 @@ let package = Package(
             dependencies: ["COpenSSL", "GatewayCore"],
             swiftSettings: upcomingFeatures
         ),
-        .target(
-            name: "PasswordPlugin",
-            dependencies: [
-                "Argon2",
-                "GatewayCore",
-                "GatewayPluginKit",
-                "GatewayPostgres",
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-            ],
-            path: "Plugins/Password",
-            exclude: ["Migrations"],
-            swiftSettings: upcomingFeatures,
-            plugins: ["EmbedMigrations"]
-        ),
-        .target(
-            name: "PhoneCodePlugin",
-            dependencies: [
-                "GatewayCore",
-                "GatewayPluginKit",
-                "GatewayPostgres",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-            ],
-            path: "Plugins/PhoneCode",
-            exclude: ["Migrations"],
-            swiftSettings: upcomingFeatures,
-            plugins: ["EmbedMigrations"]
-        ),
-        .target(
-            name: "StaticUsersPlugin",
-            dependencies: ["GatewayCore", "GatewayPluginKit"],
-            path: "Plugins/StaticUsers",
-            swiftSettings: upcomingFeatures
-        ),
         .executableTarget(
             name: "identity-gateway",
             dependencies: [
                 "GatewayCore",
                 "GatewayPostgres",
+                "GatewayPluginKit",
                 "GatewayHTTP",
                 "OpenSSLSigner",
-                "StaticUsersPlugin",
-                "PasswordPlugin",
-                "PhoneCodePlugin",
                 "Argon2",
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -200,7 +195,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ],
+            ] + credentialPlugins.map { .target(name: "\($0.name)Plugin") },
             swiftSettings: upcomingFeatures
         ),
 
