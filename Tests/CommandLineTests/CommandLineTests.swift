@@ -23,6 +23,9 @@ import FoundationNetworking
                 "GATEWAY_DATABASE_MAX_CONNECTIONS": "5", "GATEWAY_DATABASE_MIN_CONNECTIONS": "8",
                 "GATEWAY_DATABASE_KEEPALIVE_SECONDS": "often", "GATEWAY_MASTER_KEY_PREVIOUS": "bm90IGEga2V5",
                 "GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS": "0",
+                // Read by the plugins themselves (PluginSetup), reported in the same list.
+                "GATEWAY_PASSWORD_MAX_MEMORY_KIB": "1", "GATEWAY_SMS_ALLOW_PRIVATE_ADDRESSES": "perhaps",
+                "GATEWAY_RATE_LIMITS_CODE_SENDS_IP_LIMIT": "0",
             ])
         #expect(exit.status != 0)
         for expected in [
@@ -39,6 +42,9 @@ import FoundationNetworking
             "database.keepalive_seconds (GATEWAY_DATABASE_KEEPALIVE_SECONDS): 'often' is not a whole number in 0...3600",
             "master_key_previous (GATEWAY_MASTER_KEY_PREVIOUS): the master key must be 32 random bytes",
             "http.idle_timeout_seconds (GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS): '0' is not a whole number in 1...3600",
+            "password.max_memory_kib (GATEWAY_PASSWORD_MAX_MEMORY_KIB): '1' is not a whole number in 8192...1048576",
+            "sms.allow_private_addresses (GATEWAY_SMS_ALLOW_PRIVATE_ADDRESSES): 'perhaps' is not true or false",
+            "rate_limits.code_sends_ip.limit (GATEWAY_RATE_LIMITS_CODE_SENDS_IP_LIMIT): '0' is not a whole number in 1...1000000",
         ] {
             #expect(exit.output.contains(expected), "missing: \(expected)\n\(exit.output)")
         }
