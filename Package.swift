@@ -11,17 +11,18 @@ let upcomingFeatures: [SwiftSetting] = [
 ]
 
 /// The credential plugins: a folder `Plugins/<name>/` each (with its own
-/// `Migrations/` if it has tables), built on the seam, plus what else it uses.
-/// Registered with one entry here and one line in
-/// Sources/identity-gateway/InstalledPlugins.swift.
-let credentialPlugins: [(name: String, uses: [Target.Dependency])] = [
-    ("StaticUsers", []),
+/// `Migrations/` if it has tables, and its tests in `Tests/`), built on the
+/// seam, plus what else it and its tests use. Registered with one entry here
+/// and one line in Sources/InstalledPlugins/InstalledPlugins.swift.
+let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Target.Dependency])] = [
+    ("StaticUsers", [], []),
     (
         "Password",
         [
             "Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             .product(name: "NIOPosix", package: "swift-nio"),
-        ]
+        ],
+        ["Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]
     ),
     (
         "PhoneCode",
@@ -29,7 +30,8 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency])] = [
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
-        ]
+        ],
+        [.product(name: "Crypto", package: "swift-crypto")]
     ),
 ]
 
@@ -41,17 +43,39 @@ let pluginSeam: [Target.Dependency] = [
     .product(name: "CoreMetrics", package: "swift-metrics"),
 ]
 
-let pluginTargets: [Target] = credentialPlugins.map { plugin in
+/// What every plugin's tests drive: a gateway over a test database.
+let pluginTestSeam: [Target.Dependency] = [
+    "GatewayCore", "GatewayPluginKit", "GatewayPostgres", "GatewayHTTPTestSupport", "GatewayTestSupport",
+    "StaticUsersPlugin",
+    .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"),
+    .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+    .product(name: "PostgresNIO", package: "postgres-nio"),
+]
+
+func pluginFolderHas(_ plugin: String, _ folder: String) -> Bool {
+    FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/Plugins/\(plugin)/\(folder)")
+}
+
+let pluginTargets: [Target] = credentialPlugins.flatMap { plugin -> [Target] in
     let folder = "Plugins/\(plugin.name)"
-    let hasMigrations = FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/\(folder)/Migrations")
-    return .target(
+    let hasMigrations = pluginFolderHas(plugin.name, "Migrations")
+    let hasTests = pluginFolderHas(plugin.name, "Tests")
+    let source = Target.target(
         name: "\(plugin.name)Plugin",
         dependencies: pluginSeam + plugin.uses,
         path: folder,
-        exclude: hasMigrations ? ["Migrations"] : [],
+        exclude: (hasMigrations ? ["Migrations"] : []) + (hasTests ? ["Tests"] : []),
         swiftSettings: upcomingFeatures,
         plugins: hasMigrations ? ["EmbedMigrations"] : []
     )
+    guard hasTests else { return [source] }
+    let tests = Target.testTarget(
+        name: "\(plugin.name)PluginTests",
+        dependencies: [.target(name: "\(plugin.name)Plugin")] + pluginTestSeam + plugin.testsUse,
+        path: "\(folder)/Tests",
+        swiftSettings: upcomingFeatures
+    )
+    return [source, tests]
 }
 
 let package = Package(
@@ -174,6 +198,12 @@ let package = Package(
             dependencies: ["COpenSSL", "GatewayCore"],
             swiftSettings: upcomingFeatures
         ),
+        // The plugins this gateway offers, for the server and the tests that walk every route.
+        .target(
+            name: "InstalledPlugins",
+            dependencies: ["GatewayPluginKit"] + credentialPlugins.map { .target(name: "\($0.name)Plugin") },
+            swiftSettings: upcomingFeatures
+        ),
         .executableTarget(
             name: "identity-gateway",
             dependencies: [
@@ -195,7 +225,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ] + credentialPlugins.map { .target(name: "\($0.name)Plugin") },
+                "InstalledPlugins",
+            ],
             swiftSettings: upcomingFeatures
         ),
 
@@ -225,6 +256,27 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             path: "Tests/GatewayTestSupport",
+            swiftSettings: upcomingFeatures
+        ),
+        // A gateway router over a test database: what the gateway's and each plugin's integration tests drive.
+        .target(
+            name: "GatewayHTTPTestSupport",
+            dependencies: [
+                "GatewayCore",
+                "GatewayHTTP",
+                "GatewayPluginKit",
+                "GatewayPostgres",
+                "GatewayTestSupport",
+                "OpenSSLSigner",
+                "StaticUsersPlugin",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Tests/GatewayHTTPTestSupport",
             swiftSettings: upcomingFeatures
         ),
         // The reference argon2 implementation, as an independent oracle for the
@@ -273,29 +325,30 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
             ],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
+                "GatewayCore",
+                "GatewayPluginKit",
+                "GatewayPostgres",
                 "GatewayHTTP",
-                "OpenSSLSigner",
-                "StaticUsersPlugin",
-                "PasswordPlugin",
-                "PhoneCodePlugin",
-                "Argon2",
+                "GatewayHTTPTestSupport",
+                "InstalledPlugins",
                 "GatewayTestSupport",
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: upcomingFeatures

@@ -4,6 +4,7 @@ import GatewayCore
 import GatewayHTTP
 import GatewayPluginKit
 import GatewayPostgres
+import InstalledPlugins
 import Logging
 import NIOSSL
 import SystemPackage

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayHTTP
+import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayTestSupport
 import Hummingbird
@@ -21,7 +22,7 @@ import Yams
             (item as? [String: Any] ?? [:]).keys.filter(methods.contains).map { "\($0.uppercased()) \(path)" }
         })
 
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .installed) { gateway in
             let router = GatewayRouter.make(gateway.dependencies)
             let served = Set(router.routes.map { "\($0.method.rawValue) \($0.path)" })
             #expect(served.subtracting(described).sorted() == [], "routes openapi.yaml does not describe")

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTPTestSupport
 import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
@@ -10,9 +11,13 @@ import Testing
 /// looser than the deployment's stay with operators.
 @Suite struct AppAdminReachTests {
     @Test func anAppAdminCannotTakeAnotherTenantsIssuerNorLoosenWhatTheOperatorSet() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .installed) { gateway in
             let victim = try await gateway.createApp()
-            let attacker = try await gateway.createPasswordApp()
+            // Passwords, which a production app may accept.
+            let attacker = try await gateway.createApp {
+                $0.credentialTypes = ["password"]
+                $0.plugins = ["password": .object([:])]
+            }
             let appAdmin = try await gateway.adminToken(.app(attacker.appID))
             let path = "/admin/v1/apps/\(attacker.appID)"
 

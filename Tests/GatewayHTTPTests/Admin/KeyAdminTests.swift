@@ -1,3 +1,4 @@
+import GatewayHTTPTestSupport
 import _CryptoExtras
 import Foundation
 import GatewayCore

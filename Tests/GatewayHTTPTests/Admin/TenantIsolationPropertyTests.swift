@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
@@ -79,7 +80,7 @@ import Yams
     func anAppsAdminTokenAndCredentialsNeverReachAnotherApp(round: UInt64) async throws {
         let seed = UInt64(Date().timeIntervalSince1970 * 1000) ^ round
         let operations = try Self.operations()
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .installed) { gateway in
             var random = SplitMix64(seed: seed)
             let operatorToken = try await gateway.adminToken(.operator)
             var tenants: [Tenant] = []

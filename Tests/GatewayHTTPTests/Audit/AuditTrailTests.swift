@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayPostgres
 import GatewayTestSupport
@@ -63,11 +64,10 @@ import Testing
     /// while its own write waits, and written once PostgreSQL lets it: the trail explains the issued row.
     @Test func aTokenWithheldWhileItsRowWaitsLeavesADenialBesideTheLateRow() async throws {
         try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(1)) { gateway in
-            let app = try await gateway.createPasswordApp()
-            try await gateway.putUser("ada", in: app, token: try await gateway.adminToken(.operator), ["password": "analytical engine"])
+            let app = try await gateway.createApp()
             let ledger = gateway.ledger
 
-            let request = passwordRequest(app, user: "ada", password: "analytical engine")
+            let request = aliceRequest(app)
             let (response, kept) = try await gateway.whileAuditWritesWait {
                 (try await gateway.test { try await $0.postJSON(request) }, ledger.keptCount)
             }
@@ -77,11 +77,11 @@ import Testing
             let requestID = try #require(response.headers[HTTPField.Name("x-request-id")!])
 
             let rows = try await gateway.auditRowsOnceWritten(requestID: requestID, event: "token.denied")
-            #expect(rows.filter { $0.event == "token.issued" }.map(\.userID) == ["ada"], "the late row")
+            #expect(rows.filter { $0.event == "token.issued" }.map(\.userID) == ["alice"], "the late row")
             let denials = rows.filter { $0.event == "token.denied" }
             // Once, unless the kept row's write raced the first attempt as both waited for the lock.
             #expect((1...2).contains(denials.count))
-            #expect(denials.allSatisfy { $0.reason == "unavailable" && $0.userID == "ada" })
+            #expect(denials.allSatisfy { $0.reason == "unavailable" && $0.userID == "alice" })
             #expect(ledger.keptCount == 0)
             #expect(ledger.statistics.lost == 0)
         }

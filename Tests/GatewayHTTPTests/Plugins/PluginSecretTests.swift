@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayTestSupport
 import HTTPTypes
@@ -54,7 +55,7 @@ import Testing
     @Test func aSealedSecretOpensOnlyForItsAppAndFieldAndResealsUnderANewKey() throws {
         let old = try MasterKey(base64: MasterKey.generateBase64())
         let new = try MasterKey(base64: MasterKey.generateBase64())
-        let registry = TestGateway.plugins
+        let registry = TestGateway.staticUsersOnly
         var app = AppSettings(
             appID: AppID(uuid: UUID()), name: "a", environment: .development, providerID: ProviderID(uuid: UUID()),
             credentialTypes: ["static"])

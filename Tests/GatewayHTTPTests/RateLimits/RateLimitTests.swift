@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTP
+import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayPostgres
 import GatewayTestSupport

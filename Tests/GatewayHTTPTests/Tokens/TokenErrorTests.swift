@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTPTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
@@ -180,7 +181,7 @@ import Testing
         ("/healthz", .post, "GET, HEAD"),
     ])
     func otherMethodsAre405WithAllow(path: String, method: HTTPRequest.Method, allow: String) async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .installed) { gateway in
             let response = try await gateway.test { try await $0.execute(uri: path, method: method) }
             let message = try expectError(response, .methodNotAllowed, "method_not_allowed")
             #expect(response.headers[.allow] == allow)

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import GatewayCore
-import GatewayHTTP
+import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayPostgres
 import GatewayTestSupport
@@ -16,7 +16,7 @@ import Testing
 @Suite struct PhoneCodeTests {
     @Test func theWebhookGetsASignedRequestAndTheCodeBuysOneToken() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base + "/sms")
                 let sent = try await gateway.requestCode(app)
                 #expect(sent.status == .accepted)
@@ -56,7 +56,7 @@ import Testing
 
     @Test func twilioGetsItsMessagesAPIFormWithBasicAuth() async throws {
         try await FakeHTTPServer.with(statuses: [201]) { base, twilio in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp([
                     "sender": .object([
                         "type": .string("twilio"), "account_sid": .string("AC0123"),
@@ -89,7 +89,7 @@ import Testing
 
     @Test func fiveWrongTriesKillTheCode() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 let code = try #require(webhook.requests.first?.sentCode)
@@ -104,7 +104,7 @@ import Testing
 
     @Test func failedCodesAreLimitedPerNumberAndANewCodeReplacesTheOld() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base, ["resend_after_seconds": .number(10)])
                 let token = try await gateway.adminToken(.operator)
                 let limited = try await gateway.admin(
@@ -131,7 +131,7 @@ import Testing
 
     @Test func anExpiredCodeIsRefused() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 let code = try #require(webhook.requests.first?.sentCode)
@@ -144,7 +144,7 @@ import Testing
 
     @Test func concurrentUsesOfOneCodeYieldAtMostOneToken() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 let code = try #require(webhook.requests.first?.sentCode)
@@ -163,7 +163,7 @@ import Testing
     /// answer counts as one, like any send).
     @Test func resendCooldownAndHourlyCapAnswer429WithRetryAfter() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let tester = "+15005550006"
                 let app = try await gateway.createPhoneApp(
                     webhook: base,
@@ -197,7 +197,7 @@ import Testing
 
     @Test func concurrentRequestsForOneNumberSendOneCode() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                     for _ in 0..<10 { group.addTask { try await gateway.requestCode(app).status.code } }
@@ -215,7 +215,7 @@ import Testing
 
     @Test func testNumbersSendNothingAndNeedAnExpiryInProduction() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let testNumber: JSONValue = .array([.object(["phone_number": .string(ada), "code": .string("424242")])])
                 let app = try await gateway.createPhoneApp(webhook: base, ["test_numbers": testNumber])
                 #expect(try await gateway.requestCode(app).status == .accepted)
@@ -245,7 +245,7 @@ import Testing
 
     @Test func aNumberOutsideTheAllowlistIsRefusedBeforeAnythingIsSent() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base, ["allowed_prefixes": .array([.string("+49")])])
                 let refused = try await gateway.requestCode(app, number: "+14155550123")
                 #expect(refused.status == .forbidden)
@@ -267,7 +267,7 @@ import Testing
 
     @Test func unboundNumbersGetTheSameAnswerButNoSMSUnlessTheAppSignsThemIn() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let strict = try await gateway.createPhoneApp(webhook: base)
                 let bound = try await gateway.requestCode(strict)
                 let unbound = try await gateway.requestCode(strict, number: "+4915199999999")
@@ -294,7 +294,7 @@ import Testing
 
     @Test func aFailedDeliveryIs502WithoutTheProvidersWordsAndIsRetriedOnceOn5xx() async throws {
         try await FakeHTTPServer.with(statuses: [500, 503, 400]) { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 let failed = try await gateway.requestCode(app)
                 #expect(failed.status == .badGateway)
@@ -333,7 +333,7 @@ import Testing
     @Test func noCodeReachesTheLogExceptThroughTheLogSender() async throws {
         try await FakeHTTPServer.with { base, webhook in
             let log = CapturedLog()
-            try await TestGateway.with(logger: log.logger) { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests, logger: log.logger) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 let code = try #require(webhook.requests.first?.sentCode)
@@ -355,7 +355,7 @@ import Testing
     /// into an error: the row is kept in memory and written once PostgreSQL lets it.
     @Test func aSentCodeIsAnsweredWhileItsAuditRowWaits() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(1)) { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests, rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(1)) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base + "/sms")
                 let (sent, kept) = try await gateway.whileAuditWritesWait {
                     (try await gateway.requestCode(app), gateway.ledger.keptCount)

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
@@ -29,7 +30,7 @@ import Testing
     }
 
     @Test func tenThousandLinesWithSomeBadOnesStoreTheRestAndReportEachBadLine() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
             let bad: [Int: String] = [
@@ -86,7 +87,7 @@ import Testing
     }
 
     @Test func reimportingReplacesAndARepeatedUserIDKeepsTheLastLine() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
             let body = """
@@ -108,7 +109,7 @@ import Testing
     }
 
     @Test func theImportNeedsNDJSONAndAnAuthorizedApp() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let other = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.app(other.appID))

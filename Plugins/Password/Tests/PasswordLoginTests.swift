@@ -1,7 +1,7 @@
 import Argon2
 import Foundation
 import GatewayCore
-import GatewayHTTP
+import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayPostgres
 import GatewayTestSupport
@@ -16,7 +16,7 @@ import Testing
 /// Token requests with `credentials.type = "password"` against the app's directory.
 @Suite struct PasswordLoginTests {
     @Test func aUserWithTheRightPasswordGetsATokenWithTheirProfileClaims() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser(
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func unknownUserWrongPasswordAndDisabledUserLookTheSameButAreAuditedApart() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser("ada", in: app, token: operatorToken, ["password": "analytical engine"])
@@ -84,7 +84,7 @@ import Testing
     }
 
     @Test func aLoginIsRecordedAtMostOnceAMinute() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser("ada", in: app, token: operatorToken, ["password": "analytical engine"])
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func aUserOfOneAppCannotSignInToAnother() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let first = try await gateway.createPasswordApp()
             let second = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
@@ -130,7 +130,7 @@ import Testing
     }
 
     @Test func changedAppParametersRehashAtTheNextLoginAndThePasswordStillWorks() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser("ada", in: app, token: operatorToken, ["password": "analytical engine"])
@@ -157,7 +157,7 @@ import Testing
     @Test(arguments: ["$2b$", "$2a$", "$2y$"])
     func anImportedBcryptHashIsUpgradedToArgon2idOnTheFirstLogin(prefix: String) async throws {
         let bcrypt = prefix + Bcrypt.hash("hunter2 is long", cost: 4).dropFirst(4)
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser("legacy", in: app, token: operatorToken, ["password_hash": bcrypt])
@@ -183,7 +183,7 @@ import Testing
     }
 
     @Test func anImportedArgon2iHashWithFourLanesVerifiesAndIsUpgraded() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             let reference = "$argon2i$v=19$m=65536,t=2,p=4$c29tZXNhbHQ$IMit9qkFULCMA/ViizL57cnTLOa5DiVM9eMwpAvPwr4"
@@ -240,7 +240,7 @@ import Testing
     }
 
     @Test func malformedPasswordCredentialsAre400s() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             var noPassword = passwordRequest(app, user: "ada", password: "")
             noPassword["credentials"] = ["type": "password"]

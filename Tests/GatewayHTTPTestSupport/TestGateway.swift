@@ -1,43 +1,37 @@
 import Foundation
-import GatewayCore
-import GatewayHTTP
-import GatewayPluginKit
-import GatewayPostgres
-import GatewayTestSupport
-import HTTPTypes
-import Hummingbird
-import HummingbirdTesting
-import Logging
+public import GatewayCore
+public import GatewayHTTP
+public import GatewayPluginKit
+public import GatewayPostgres
+public import GatewayTestSupport
+public import HTTPTypes
+public import Hummingbird
+public import HummingbirdTesting
+public import Logging
 import OpenSSLSigner
-import PostgresNIO
-import PasswordPlugin
-import PhoneCodePlugin
+public import PostgresNIO
 import StaticUsersPlugin
 import Testing
 
-/// A gateway router over a fresh test database, with helpers to create apps.
-struct TestGateway: Sendable {
-    /// Logins and admin writes share one hasher, as in the server.
-    static let passwordHasher = PasswordHasher()
-    static let plugins = PluginRegistry([
-        StaticUsersPlugin(), PasswordPlugin(hasher: passwordHasher),
-        // The fake SMS providers listen on loopback.
-        PhoneCodePlugin(codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: true)),
-    ])
+/// A gateway router over a fresh test database, with helpers to create apps:
+/// what the gateway's and each plugin's integration tests drive.
+public struct TestGateway: Sendable {
+    /// Static test users only: each plugin's tests pass a registry with their plugin.
+    public static let staticUsersOnly = PluginRegistry([StaticUsersPlugin()])
 
-    let client: PostgresClient
-    let masterKey: MasterKey
-    let tenants: TenantDirectory
-    let dependencies: GatewayDependencies
+    public let client: PostgresClient
+    public let masterKey: MasterKey
+    public let tenants: TenantDirectory
+    public let dependencies: GatewayDependencies
     /// The request ledger the router writes to, for its statistics and backlog.
-    let ledger: PostgresRequestLedger
-    let application: Application<RouterResponder<GatewayRequestContext>>
+    public let ledger: PostgresRequestLedger
+    public let application: Application<RouterResponder<GatewayRequestContext>>
     /// The test database, for a second instance (``withReplica(_:)``).
-    let databaseURL: String
+    public let databaseURL: String
 
     /// A gateway over a fresh database, with its audit writer running.
-    static func with(
-        rateLimits: RateLimitSettings = RateLimitSettings(), plugins: PluginRegistry = plugins,
+    public static func with(
+        plugins: PluginRegistry = staticUsersOnly, rateLimits: RateLimitSettings = RateLimitSettings(),
         logger: Logger = TestDatabase.logger, auditWriteTimeout: Duration = .seconds(10),
         _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
@@ -51,7 +45,7 @@ struct TestGateway: Sendable {
 
     /// A second gateway on the same database, as another replica would be:
     /// its own connections, tenant cache and audit writer, the same settings.
-    func withReplica(_ body: @Sendable (TestGateway) async throws -> Void) async throws {
+    public func withReplica(_ body: @Sendable (TestGateway) async throws -> Void) async throws {
         try await TestDatabase.withClient(databaseURL) { [self] client in
             try await Self.run(
                 client: client, databaseURL: databaseURL, masterKey: masterKey, rateLimits: dependencies.rateLimits,
@@ -90,7 +84,7 @@ struct TestGateway: Sendable {
     /// A development app with static users alice/wonderland (with a profile)
     /// and bob (no password), and an active key; `configure` may change it first.
     @discardableResult
-    func createApp(activeKey: Bool = true, _ configure: (inout AppSettings) -> Void = { _ in }) async throws -> AppSettings {
+    public func createApp(activeKey: Bool = true, _ configure: (inout AppSettings) -> Void = { _ in }) async throws -> AppSettings {
         var app = AppSettings(
             appID: AppID(uuid: UUID()), name: "Test app", environment: .development,
             providerID: ProviderID(uuid: UUID()), tokenTTLSeconds: 300, credentialTypes: ["static"],
@@ -116,7 +110,7 @@ struct TestGateway: Sendable {
     }
 
     /// The key id `createApp` gives an app's key: derived from the app id, so tests can predict it.
-    static func keyID(of app: AppSettings) -> KeyID {
+    public static func keyID(of app: AppSettings) -> KeyID {
         var bytes = app.appID.uuid.uuid
         bytes.0 ^= 0xFF
         return KeyID(uuid: UUID(uuid: bytes))
@@ -124,14 +118,14 @@ struct TestGateway: Sendable {
 
     /// Runs `body` with a client of the router (no sockets), or over a real
     /// connection to a running server with `.live`.
-    func test<Value: Sendable>(
+    public func test<Value: Sendable>(
         over setup: TestingSetup = .router, _ body: @Sendable (any TestClientProtocol) async throws -> Value
     ) async throws -> Value {
         try await application.test(setup, body)
     }
 
     /// Every audit row, oldest first, as (request_id, event, reason, user_id, whole row as text).
-    func auditRows() async throws -> [(requestID: String, event: String, reason: String?, userID: String?, text: String)] {
+    public func auditRows() async throws -> [(requestID: String, event: String, reason: String?, userID: String?, text: String)] {
         let rows = try await client.query(
             "SELECT request_id, event, reason, user_id, audit_events::text FROM audit_events ORDER BY id",
             logger: TestDatabase.logger)
@@ -141,7 +135,7 @@ struct TestGateway: Sendable {
     }
 
     /// Runs `body` while writes to `audit_events` wait for a lock (reads go on), as when PostgreSQL is slow.
-    func whileAuditWritesWait<Result: Sendable>(_ body: @Sendable () async throws -> Result) async throws -> Result {
+    public func whileAuditWritesWait<Result: Sendable>(_ body: @Sendable () async throws -> Result) async throws -> Result {
         try await client.withConnection { connection in
             try await connection.query("BEGIN", logger: TestDatabase.logger)
             try await connection.query("LOCK TABLE audit_events IN SHARE MODE", logger: TestDatabase.logger)
@@ -152,7 +146,7 @@ struct TestGateway: Sendable {
     }
 
     /// The rows of one request, once the ledger keeps none in memory and one of them is `event`.
-    func auditRowsOnceWritten(
+    public func auditRowsOnceWritten(
         requestID: String, event: String
     ) async throws -> [(requestID: String, event: String, reason: String?, userID: String?, text: String)] {
         let deadline = ContinuousClock.now + .seconds(15)
@@ -167,7 +161,7 @@ struct TestGateway: Sendable {
 
 extension TestClientProtocol {
     /// POSTs `object` as JSON to `path`.
-    func postJSON(_ object: [String: any Sendable], to path: String = "/v1/identity_tokens", headers: HTTPFields = [:]) async throws
+    public func postJSON(_ object: [String: any Sendable], to path: String = "/v1/identity_tokens", headers: HTTPFields = [:]) async throws
         -> TestResponse
     {
         var headers = headers
@@ -177,7 +171,7 @@ extension TestClientProtocol {
     }
 
     /// POSTs raw bytes with a content type.
-    func post(_ path: String = "/v1/identity_tokens", contentType: String?, body: String) async throws -> TestResponse {
+    public func post(_ path: String = "/v1/identity_tokens", contentType: String?, body: String) async throws -> TestResponse {
         var headers: HTTPFields = [:]
         if let contentType { headers[.contentType] = contentType }
         return try await execute(uri: path, method: .post, headers: headers, body: ByteBuffer(string: body))
@@ -185,7 +179,7 @@ extension TestClientProtocol {
 }
 
 /// A token request body for `app` as alice with her password.
-func aliceRequest(_ app: AppSettings, nonce: String = "abc+/=123") -> [String: any Sendable] {
+public func aliceRequest(_ app: AppSettings, nonce: String = "abc+/=123") -> [String: any Sendable] {
     [
         "app_id": "layer:///apps/staging/\(app.appID)", "user_id": "alice", "nonce": nonce,
         "credentials": ["type": "static", "password": "wonderland"],
@@ -193,14 +187,14 @@ func aliceRequest(_ app: AppSettings, nonce: String = "abc+/=123") -> [String: a
 }
 
 /// A successful response's token, or nil.
-func identityToken(in response: TestResponse) -> String? {
+public func identityToken(in response: TestResponse) -> String? {
     guard let object = try? JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any]
     else { return nil }
     return object["identity_token"] as? String
 }
 
 /// The members of a JSON error body.
-func errorBody(_ response: TestResponse) throws -> [String: Any] {
+public func errorBody(_ response: TestResponse) throws -> [String: Any] {
     let object = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))
     return try #require(object as? [String: Any])
 }

@@ -1,6 +1,6 @@
 import Foundation
 import GatewayCore
-import GatewayHTTP
+import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayTestSupport
 import HTTPTypes
@@ -15,7 +15,7 @@ import Testing
 /// once hold no more than the memory budget, whatever the number of logins.
 @Suite struct HashCostCeilingTests {
     @Test func anAppCannotSetACostAboveTheCeilingNorImportAHashAboveIt() async throws {
-        try await TestGateway.with { gateway in
+        try await TestGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.app(app.appID))
             let costly = try await gateway.admin(

@@ -2,17 +2,8 @@ import Configuration
 import Foundation
 import GatewayCore
 import GatewayPluginKit
-import PasswordPlugin
-import PhoneCodePlugin
-import StaticUsersPlugin
+import InstalledPlugins
 import Synchronization
-
-/// The credential plugins this binary offers: one line a plugin.
-let credentialPlugins: [any CredentialPlugin.Type] = [
-    StaticUsersPlugin.self,
-    PasswordPlugin.self,
-    PhoneCodePlugin.self,
-]
 
 /// The plugins set up from the settings, each bad plugin setting added to
 /// `problems` as the gateway's own are. A production deployment leaves out

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
@@ -71,7 +72,7 @@ import Testing
 
     @Test func boundAndUnboundNumbersGetTheSameAnswersWhateverTheRequests() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 // Per-client limits are shared by both numbers of a pair, so they are made roomy enough never to
                 // be the limit a RateLimit header reports; the send limit per number is tight enough to reach.
                 let app = try await gateway.createPhoneApp(
@@ -137,7 +138,7 @@ import Testing
     /// unbound number get the same count of each status (one code, the rest told to wait).
     @Test func parallelRequestsOverTwoReplicasAnswerBoundAndUnboundNumbersAlike() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with { first in
+            try await TestGateway.with(plugins: .phoneCodeTests) { first in
                 try await first.withReplica { second in
                     let app = try await first.createPhoneApp(
                         webhook: base, rateLimits: ["code_sends_ip": RateLimitOverride(limit: 100_000, periodSeconds: 3600)])
@@ -165,7 +166,7 @@ import Testing
     @Test func anUnboundNumberIsAnsweredNoSoonerThanADeliveryTakes() async throws {
         let latency = Duration.milliseconds(300)
         try await FakeHTTPServer.with(latency: latency) { base, webhook in
-            try await TestGateway.with { gateway in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 #expect(webhook.requests.count == 1)
@@ -178,20 +179,5 @@ import Testing
                 #expect(webhook.requests.count == 1)
             }
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64), so a failing sequence can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTPTestSupport
 import Logging
 @testable import PhoneCodePlugin
 import Synchronization

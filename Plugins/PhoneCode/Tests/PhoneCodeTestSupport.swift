@@ -1,10 +1,22 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
+import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
+import PhoneCodePlugin
 import PostgresNIO
+import StaticUsersPlugin
 import Testing
+
+extension PluginRegistry {
+    /// Static users beside phone codes; the fake SMS providers listen on loopback.
+    static let phoneCodeTests = PluginRegistry([
+        StaticUsersPlugin(),
+        PhoneCodePlugin(codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: true)),
+    ])
+}
 
 let webhookSecret = "whsec-0123456789abcdef"
 let ada = "+4915112345678"

@@ -1,11 +1,20 @@
 import Foundation
 import GatewayCore
+import GatewayHTTPTestSupport
+import GatewayPluginKit
 import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
+import PasswordPlugin
 import PostgresNIO
+import StaticUsersPlugin
 import Testing
+
+extension PluginRegistry {
+    /// Static users beside passwords; logins and admin writes share one hasher, as in the server.
+    static let passwordTests = PluginRegistry([StaticUsersPlugin(), PasswordPlugin(hasher: PasswordHasher())])
+}
 
 /// The cheapest argon2id cost the plugin accepts, so tests hash in milliseconds.
 let cheapArgon2: [String: any Sendable] = ["memory_kib": 8192, "iterations": 1]

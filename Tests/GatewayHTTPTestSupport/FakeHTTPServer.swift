@@ -9,21 +9,21 @@ import Synchronization
 /// webhook, Twilio): it records every request and answers the statuses it
 /// is given, in order (then 200); a 3xx carries `Location: location`. Each
 /// answer leaves `latency` after its request arrived, like a provider's.
-final class FakeHTTPServer: Sendable {
-    struct Recorded: Sendable {
-        let method: String
-        let path: String
+public final class FakeHTTPServer: Sendable {
+    public struct Recorded: Sendable {
+        public let method: String
+        public let path: String
         /// By lowercase name.
-        let headers: [String: String]
-        let body: String
+        public let headers: [String: String]
+        public let body: String
     }
 
     private let state = Mutex<(requests: [Recorded], statuses: [Int])>(([], []))
 
-    var requests: [Recorded] { state.withLock { $0.requests } }
+    public var requests: [Recorded] { state.withLock { $0.requests } }
 
     /// Runs `body` with the server's base URL (`http://127.0.0.1:<port>`).
-    static func with<Result: Sendable>(
+    public static func with<Result: Sendable>(
         statuses: [Int] = [], location: String = "/", latency: Duration = .zero, _ body: @Sendable (_ baseURL: String, _ server: FakeHTTPServer) async throws -> Result
     ) async throws -> Result {
         let server = FakeHTTPServer()

@@ -1,16 +1,16 @@
-import Foundation
-import GatewayCore
+public import Foundation
+public import GatewayCore
 import GatewayPostgres
 import GatewayTestSupport
-import HTTPTypes
-import HummingbirdTesting
+public import HTTPTypes
+public import HummingbirdTesting
 import NIOCore
 import PostgresNIO
 import Testing
 
 extension TestGateway {
     /// Stores an admin token straight in the database and returns its secret.
-    func adminToken(
+    public func adminToken(
         _ scope: AdminScope, expiresAt: Date? = nil, revoked: Bool = false, name: String = "test"
     ) async throws -> String {
         let secret = AdminTokenSecret.generate()
@@ -26,7 +26,7 @@ extension TestGateway {
 
 extension TestGateway {
     /// Calls an admin route through the router; see ``TestClientProtocol/admin(_:_:token:json:)``.
-    func admin(
+    public func admin(
         _ method: HTTPRequest.Method, _ path: String, token: String?, json: [String: any Sendable]? = nil
     ) async throws -> TestResponse {
         try await test { try await $0.admin(method, path, token: token, json: json) }
@@ -34,13 +34,13 @@ extension TestGateway {
 }
 
 /// A JSON object response body.
-func jsonObject(_ response: TestResponse) throws -> [String: Any] {
+public func jsonObject(_ response: TestResponse) throws -> [String: Any] {
     let object = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))
     return try #require(object as? [String: Any])
 }
 
 /// A request body that creates a development app with static users allowed for anyone.
-func newAppBody(_ appID: UUID = UUID(), name: String = "New app") -> [String: any Sendable] {
+public func newAppBody(_ appID: UUID = UUID(), name: String = "New app") -> [String: any Sendable] {
     [
         "app_id": "layer:///apps/staging/\(appID.lowercasedText)", "name": name,
         "environment": "development", "provider_id": "layer:///providers/\(UUID().lowercasedText)",
@@ -49,6 +49,6 @@ func newAppBody(_ appID: UUID = UUID(), name: String = "New app") -> [String: an
 }
 
 /// The body's text, for "does it leak" checks.
-func text(_ response: TestResponse) -> String {
+public func text(_ response: TestResponse) -> String {
     String(decoding: response.body.readableBytesView, as: UTF8.self)
 }
