@@ -110,7 +110,7 @@ struct UserAdminController: Sendable {
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         guard contentType.hasPrefix("application/x-ndjson") || contentType.hasPrefix("application/jsonl") else {
             throw GatewayError(
-                .unsupportedMediaType, status: 415, "Send the users as application/x-ndjson, one JSON object a line.")
+                .unsupportedMediaType, .unsupportedMediaType, "Send the users as application/x-ndjson, one JSON object a line.")
         }
         let importer = UserImporter(
             appID: appID, options: try await options(of: appID), users: users, hasher: hasher,
@@ -148,7 +148,7 @@ struct UserAdminController: Sendable {
     }
 
     private static func userNotFound(_ userID: String) -> GatewayError {
-        GatewayError(.notFound, status: 404, "This app has no user with that user_id.")
+        GatewayError(.notFound, .notFound, "This app has no user with that user_id.")
     }
 }
 

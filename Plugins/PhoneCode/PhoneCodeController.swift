@@ -52,6 +52,8 @@ struct PhoneCodeController: Sendable {
             // back. A refusal gave them back already.
             if limits.refusal == nil { try? await services.rateLimiter.release(limits) }
             if !limits.repeatsRefusal { await services.ledger.recordEventually(event) }
+            // A limit's refusal says which policy and when it lifts.
+            if limits.refusal != nil { throw HeaderedError(error, headers: limits.headers) }
             throw error
         }
         // An unbound number is answered alike but audited as not sent. The code has left by now, so the
@@ -99,7 +101,7 @@ struct PhoneCodeController: Sendable {
                 try await countClient(clientIP, &event, &limits)
             }
             tenant = try await services.tenants.tenant(for: appID, within: services.plugin.databaseTimeout)
-            guard tenant.settings.isEnabled else { throw GatewayError(.appDisabled, status: 403, "This app is disabled.") }
+            guard tenant.settings.isEnabled else { throw GatewayError(.appDisabled, .forbidden, "This app is disabled.") }
             // The app accepts phone codes, with options that are valid (or the 400/403 that says not),
             // and those options were recorded when its verifier was built.
             _ = try tenant.verifier(for: PhoneCodePlugin.type)
@@ -107,7 +109,7 @@ struct PhoneCodeController: Sendable {
             options = recorded
             guard options.allows(number) else {
                 throw GatewayError(
-                    .phoneNumberNotAllowed, status: 403, "This app does not send codes to numbers in that country.")
+                    .phoneNumberNotAllowed, .forbidden, "This app does not send codes to numbers in that country.")
             }
         } catch where error.code != .rateLimited && !clientCounted {
             // Answered before the app's limits apply: the client's budget still pays for it.
@@ -145,9 +147,9 @@ struct PhoneCodeController: Sendable {
                 lifetimeSeconds: options.lifetimeSeconds, resendAfterSeconds: options.resendAfterSeconds)
             {
                 event.reason = "resend_too_soon"
-                var error = GatewayError(.rateLimited, status: 429, "A code was sent just now; retry after \(wait) seconds.")
-                error.headers = [("Retry-After", "\(wait)")]
-                throw error
+                throw GatewayError(
+                    .rateLimited, .tooManyRequests, "A code was sent just now; retry after \(wait) seconds.",
+                    retryAfterSeconds: wait)
             }
             guard delivers else {
                 event.detail["sent"] = "false"
@@ -172,7 +174,7 @@ struct PhoneCodeController: Sendable {
                 event.detail["delivery"] = error.reason
                 try? await repository.discardCode(for: number, in: appID)
                 throw GatewayError(
-                    .smsDeliveryFailed, status: 502, "The code could not be delivered; retry in a moment.")
+                    .smsDeliveryFailed, .upstreamFailure, "The code could not be delivered; retry in a moment.")
             }
             return answer
         } catch let error as GatewayError {

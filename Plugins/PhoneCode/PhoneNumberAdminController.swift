@@ -84,7 +84,7 @@ struct PhoneNumberAdminController: Sendable {
         return try PhoneNumber.parse(raw.removingPercentEncoding ?? raw, field: "The phone_number in the path")
     }
 
-    private static let notBound = GatewayError(.notFound, status: 404, "That number is not bound to a user of this app.")
+    private static let notBound = GatewayError(.notFound, .notFound, "That number is not bound to a user of this app.")
 }
 
 /// A binding as the admin API shows it.

@@ -43,7 +43,7 @@ public struct StaticUsersPlugin: CredentialPlugin {
     ) throws(GatewayError) -> any CredentialVerifier {
         guard app.environment == .development else {
             throw GatewayError(
-                .credentialTypeNotAllowed, status: 403,
+                .credentialTypeNotAllowed, .forbidden,
                 "Static test users are only available to development apps.")
         }
         return try StaticUsersVerifier(options: StaticUsersOptions(options))

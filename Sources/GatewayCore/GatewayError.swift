@@ -1,5 +1,7 @@
-/// A failure the gateway reports to its caller: a stable code, an HTTP status
-/// and a sentence for humans. The message never carries a secret.
+/// A failure the gateway reports to its caller: a stable code, the kind of
+/// failure it is and a sentence for humans. The message never carries a
+/// secret. The HTTP layer answers each kind with its status
+/// (`ErrorResponder` in GatewayPluginKit); the domain names no status code.
 public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Stable, snake_case identifiers clients may switch on. Plugins add
     /// their own in extensions.
@@ -29,50 +31,68 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let internalError = Code(rawValue: "internal_error")
     }
 
+    /// What went wrong, as far as the caller is concerned.
+    public enum Kind: Sendable, Equatable {
+        /// The request is malformed or names something it may not (400).
+        case invalidRequest
+        /// The caller did not prove who it is (401).
+        case unauthenticated
+        /// The caller may not do this (403).
+        case forbidden
+        case notFound
+        /// The path exists, but not with this method (405).
+        case methodNotAllowed
+        /// It clashes with what is stored (409).
+        case conflict
+        case tooLarge
+        case unsupportedMediaType
+        /// A limit refused it (429).
+        case tooManyRequests
+        /// A bug or an unexpected failure (500).
+        case internalFailure
+        /// A service the gateway called (an SMS provider) failed (502).
+        case upstreamFailure
+        /// The gateway cannot answer now: the database, the load (503).
+        case unavailable
+    }
+
     public let code: Code
-    /// The HTTP status this error is answered with.
-    public let status: Int
+    public let kind: Kind
     public let message: String
-    /// Response headers that belong with this error, e.g. `Retry-After`.
-    public var headers: [(name: String, value: String)] = []
+    /// How long the caller should wait before trying again, where that is known.
+    public var retryAfterSeconds: Int?
 
-    public init(_ code: Code, status: Int, _ message: String) {
+    public init(_ code: Code, _ kind: Kind, _ message: String, retryAfterSeconds: Int? = nil) {
         self.code = code
-        self.status = status
+        self.kind = kind
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
-    public static func == (lhs: GatewayError, rhs: GatewayError) -> Bool {
-        lhs.code == rhs.code && lhs.status == rhs.status && lhs.message == rhs.message
-    }
-
-    public var description: String { "\(code) (\(status)): \(message)" }
+    public var description: String { "\(code) (\(kind)): \(message)" }
 }
 
 extension GatewayError {
     /// 400 `invalid_request`; the message names the offending field.
     public static func invalidRequest(_ message: String) -> GatewayError {
-        GatewayError(.invalidRequest, status: 400, message)
+        GatewayError(.invalidRequest, .invalidRequest, message)
     }
 
     /// 401 `invalid_credentials`: one answer for every kind of mismatch, so the
     /// caller cannot tell an unknown user from a wrong secret.
     public static let invalidCredentials = GatewayError(
-        .invalidCredentials, status: 401, "The credentials do not match a user of this app.")
+        .invalidCredentials, .unauthenticated, "The credentials do not match a user of this app.")
 
     /// 503 `unavailable`: a dependency (the database) cannot be reached.
     public static let unavailable = GatewayError(
-        .unavailable, status: 503, "The service is temporarily unavailable; retry shortly.")
+        .unavailable, .unavailable, "The service is temporarily unavailable; retry shortly.")
 
     /// 503 `busy`: too much CPU-heavy work (password hashing, key generation) is queued
     /// already; answered at once rather than after a long wait.
-    public static var busy: GatewayError {
-        var error = GatewayError(.busy, status: 503, "The server is busy; retry in a moment.")
-        error.headers = [("Retry-After", "1")]
-        return error
-    }
+    public static let busy = GatewayError(
+        .busy, .unavailable, "The server is busy; retry in a moment.", retryAfterSeconds: 1)
 
     /// 500 `internal_error`: an unexpected failure; details go to the log only.
     public static let internalError = GatewayError(
-        .internalError, status: 500, "An internal error occurred.")
+        .internalError, .internalFailure, "An internal error occurred.")
 }

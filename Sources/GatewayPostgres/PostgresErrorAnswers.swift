@@ -6,7 +6,7 @@ extension PSQLError: GatewayErrorConvertible {
     public var gatewayAnswer: GatewayErrorAnswer {
         switch serverInfo?[.sqlState] {
         case "23505", "23503":
-            .answer(GatewayError(.conflict, status: 409, "That conflicts with what is stored (the id is taken or the parent is gone)."))
+            .answer(GatewayError(.conflict, .conflict, "That conflicts with what is stored (the id is taken or the parent is gone)."))
         case "22021", "22P05":
             // A character PostgreSQL cannot store (NUL) can only have come with the request.
             .answer(.invalidRequest("A value in the request holds a character that cannot be stored (NUL)."))

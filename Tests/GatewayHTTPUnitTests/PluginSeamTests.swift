@@ -50,7 +50,7 @@ import Testing
         #expect((unknown.body["message"] as? String)?.contains("badge_failures") == true)
 
         let revoked = try await gateway.send(.post, "/v1/badges:check", json: ["badge": "B-0"])
-        #expect(revoked.status == .gone)
+        #expect(revoked.status == .forbidden)
         #expect(revoked.body["error"] as? String == "badge_revoked")
         let fine = try await gateway.send(.post, "/v1/badges:check", json: ["badge": "B-7"])
         #expect(fine.status == .ok)
@@ -79,7 +79,7 @@ private struct BadgePlugin: CredentialPlugin {
             let input = try await JSONInput.read(request, maximumBytes: 1024)
             try input.rejectUnknown(allowed: ["badge"])
             let badge = try input.string("badge") ?? ""
-            guard badge != "B-0" else { throw GatewayError(.badgeRevoked, status: 410, "This badge is revoked.") }
+            guard badge != "B-0" else { throw GatewayError(.badgeRevoked, .forbidden, "This badge is revoked.") }
             return try AdminResponses.json(["badge": badge])
         }
     }

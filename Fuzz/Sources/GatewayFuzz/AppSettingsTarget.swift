@@ -49,7 +49,7 @@ enum AppSettingsTarget {
                 invariant(updated.appID == current.appID, "an update changed the app id")
             }
         } catch {
-            invariant(error.status == 400 && error.code == .invalidRequest, "threw \(error)")
+            invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "threw \(error)")
         }
     }
 }

@@ -15,13 +15,13 @@ enum IdentifierTarget {
             invariant(userID == input, "user id changed")
             invariant(!userID.utf8.contains(0), "user id holds NUL")
         } catch {
-            invariant(error.status == 400, "user id threw \(error)")
+            invariant(error.kind == .invalidRequest, "user id threw \(error)")
         }
         do {
             let nonce = try TokenRequest.validatedNonce(input)
             invariant(nonce == input && nonce.utf8.allSatisfy { (0x21...0x7E).contains($0) }, "nonce \(nonce)")
         } catch {
-            invariant(error.status == 400, "nonce threw \(error)")
+            invariant(error.kind == .invalidRequest, "nonce threw \(error)")
         }
     }
 

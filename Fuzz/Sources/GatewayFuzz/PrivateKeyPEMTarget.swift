@@ -9,7 +9,7 @@ enum PrivateKeyPEMTarget {
         do {
             pair = try RSAKeyPair.imported(pem: pem)
         } catch {
-            invariant(error.status == 400 && error.code == .invalidRequest, "import threw \(error)")
+            invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "import threw \(error)")
             return
         }
         invariant((RSAKeyPair.minimumBits...RSAKeyPair.maximumImportedBits).contains(pair.bits), "\(pair.bits) bits")

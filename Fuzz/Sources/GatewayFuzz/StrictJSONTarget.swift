@@ -17,7 +17,7 @@ enum StrictJSONTarget {
                 _ = try JSONInput.parse(bytes)
                 invariant(false, "JSONInput read what the strict reader refused")
             } catch {
-                invariant(error.status == 400, "JSONInput threw \(error)")
+                invariant(error.kind == .invalidRequest, "JSONInput threw \(error)")
             }
             return
         }

@@ -23,7 +23,7 @@ enum TokenRequestTarget {
                 invariant(media == "application/json" || media == "application/x-www-form-urlencoded", "read \(value)")
             } catch {
                 let readable = media == "application/json" || media == "application/x-www-form-urlencoded"
-                invariant(readable ? error.status == 400 : error.status == 415, "\(value): \(error)")
+                invariant(readable ? error.kind == .invalidRequest : error.kind == .unsupportedMediaType, "\(value): \(error)")
             }
             return
         }
@@ -31,7 +31,7 @@ enum TokenRequestTarget {
         do {
             fields = try TokenRequestFields(body: body, contentType: contentType)
         } catch {
-            invariant(error.status == 400 && error.code == .invalidRequest, "decoding threw \(error)")
+            invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "decoding threw \(error)")
             return
         }
         invariant(fields == (try? TokenRequestFields(body: json(fields), contentType: "application/json")),
@@ -44,7 +44,7 @@ enum TokenRequestTarget {
             invariant(request.userID == fields.userID && request.nonce == fields.nonce, "text changed")
             invariant(request.credentials == fields.credentials, "credentials changed")
         } catch {
-            invariant(error.status == 400 && error.code == .invalidRequest, "validation threw \(error)")
+            invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "validation threw \(error)")
         }
     }
 

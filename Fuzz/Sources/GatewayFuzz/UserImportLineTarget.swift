@@ -20,7 +20,7 @@ enum UserImportLineTarget {
                 invariant(false, "a user without a password")
             }
         } catch {
-            invariant(error.error.status == 400 && error.error.code == .invalidRequest, "threw \(error.error)")
+            invariant(error.error.kind == .invalidRequest && error.error.code == .invalidRequest, "threw \(error.error)")
         }
     }
 }

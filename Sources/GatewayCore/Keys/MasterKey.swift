@@ -17,7 +17,7 @@ public struct MasterKey: Sendable {
         let trimmed = base64.trimmingCharacters(in: .whitespacesAndNewlines)
         guard let bytes = Data(base64Encoded: trimmed), bytes.count == 32 else {
             throw GatewayError(
-                .invalidRequest, status: 400, "the master key must be 32 random bytes, base64-encoded.")
+                .invalidRequest, .invalidRequest, "the master key must be 32 random bytes, base64-encoded.")
         }
         self.key = SymmetricKey(data: bytes)
         self.previous = nil

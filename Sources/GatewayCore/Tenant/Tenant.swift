@@ -25,7 +25,7 @@ public struct Tenant: Sendable {
         guard let slot = verifiers[credentialType] else {
             let accepted = settings.credentialTypes.joined(separator: ", ")
             throw GatewayError(
-                .unsupportedCredentialType, status: 400,
+                .unsupportedCredentialType, .invalidRequest,
                 "This app does not accept credentials of type '\(credentialType)'; it accepts: \(accepted).")
         }
         return try slot.get()

@@ -47,10 +47,10 @@ struct AdminTokenController: Sendable {
     private func revoke(_ context: GatewayRequestContext) async throws -> Response {
         let admin = try context.requireOperator()
         guard let id = UUID(canonicalText: context.parameters.get("token_id") ?? "") else {
-            throw GatewayError(.notFound, status: 404, "No such admin token.")
+            throw GatewayError(.notFound, .notFound, "No such admin token.")
         }
         let record = AdminTokenRecord(id: id, name: "", scope: .operator)
-        guard try await tokens.revoke(id, recording: Self.event("admin.token.revoked", record, context, actor: admin)) else { throw GatewayError(.notFound, status: 404, "No live admin token has id \(id).") }
+        guard try await tokens.revoke(id, recording: Self.event("admin.token.revoked", record, context, actor: admin)) else { throw GatewayError(.notFound, .notFound, "No live admin token has id \(id).") }
         return AdminResponses.noContent()
     }
 

@@ -23,7 +23,7 @@ struct AppAdminController: Sendable {
             appID: settings.appID, event: "admin.app.created", outcome: .success, requestID: context.requestID,
             actor: admin.id)
         guard try await apps.create(settings, recording: event), let stored = try await apps.find(settings.appID) else {
-            throw GatewayError(.conflict, status: 409, "An app with id \(settings.appID) exists already.")
+            throw GatewayError(.conflict, .conflict, "An app with id \(settings.appID) exists already.")
         }
         return try AdminResponses.json(AdminResources.App(stored, plugins: settingsInput.plugins), status: .created)
     }

@@ -65,7 +65,7 @@ struct AppSettingsInput {
     /// as it was, are the app admin's to set).
     func requireOperatorFor(_ updated: AppSettings, from current: AppSettings) throws(GatewayError) {
         func operatorOnly(_ what: String) -> GatewayError {
-            GatewayError(.insufficientScope, status: 403, "\(what) needs an operator token.")
+            GatewayError(.insufficientScope, .forbidden, "\(what) needs an operator token.")
         }
         if updated.providerID != current.providerID { throw operatorOnly("Changing provider_id") }
         if updated.environment != current.environment { throw operatorOnly("Changing environment") }

@@ -65,7 +65,7 @@ struct KeyAdminController: Sendable {
         case .appNotFound: throw AdminErrors.appNotFound(appID)
         case .full:
             throw GatewayError(
-                .conflict, status: 409,
+                .conflict, .conflict,
                 "The app holds \(StoredKey.maximumPerApp) keys, the most it may; delete a retired one first.")
         }
     }
@@ -103,7 +103,7 @@ struct KeyAdminController: Sendable {
         case .deleted: return AdminResponses.noContent()
         case .notFound: throw Self.keyNotFound(keyID)
         case .refusedActive:
-            throw GatewayError(.keyActive, status: 409, "The active key cannot be deleted; activate another key first.")
+            throw GatewayError(.keyActive, .conflict, "The active key cannot be deleted; activate another key first.")
         }
     }
 
@@ -117,6 +117,6 @@ struct KeyAdminController: Sendable {
     }
 
     private static func keyNotFound(_ keyID: KeyID) -> GatewayError {
-        GatewayError(.notFound, status: 404, "No key \(keyID) belongs to this app.")
+        GatewayError(.notFound, .notFound, "No key \(keyID) belongs to this app.")
     }
 }

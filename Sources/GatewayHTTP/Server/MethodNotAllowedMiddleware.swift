@@ -28,10 +28,9 @@ public struct MethodNotAllowedMiddleware: RouterMiddleware {
         }
         context.coreContext.endpointPath.value = pattern
         let list = allowed.joined(separator: ", ")
-        var error = GatewayError(
-            .methodNotAllowed, status: 405, "This path accepts \(list), not \(request.method.rawValue).")
-        error.headers = [("Allow", list)]
-        throw error
+        let error = GatewayError(
+            .methodNotAllowed, .methodNotAllowed, "This path accepts \(list), not \(request.method.rawValue).")
+        throw HeaderedError(error, headers: [("Allow", list)])
     }
 
     /// The first route pattern matching `path` (`nil` if none does) and the

@@ -40,9 +40,8 @@ public struct IdentityTokenController: Sendable {
             var response = Self.tokenResponse(token)
             response.headers.set(outcome.limits.headers)
             return response
-        case .failure(var error):
-            if error.headers.isEmpty { error.headers = outcome.limits.headers }
-            throw error
+        case .failure(let error):
+            throw HeaderedError(error, headers: outcome.limits.headers)
         }
     }
 

@@ -120,13 +120,13 @@ public struct TokenIssuer: Sendable {
             tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
             attempt.appLabel = appID.description
             guard tenant.settings.isEnabled else {
-                throw GatewayError(.appDisabled, status: 403, "This app is disabled.")
+                throw GatewayError(.appDisabled, .forbidden, "This app is disabled.")
             }
             guard
                 let requested = tokenRequest.credentials
                     ?? tenant.settings.credentialTypes.first.map({ Credentials(type: $0) })
             else {
-                throw GatewayError(.unsupportedCredentialType, status: 400, "This app accepts no credentials.")
+                throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app accepts no credentials.")
             }
             credentials = requested
             attempt.denial.credentialType = credentials.type
@@ -172,7 +172,7 @@ public struct TokenIssuer: Sendable {
             // The credential was right: its reservations are no failure.
             try? await rateLimiter.release(attempt.limits)
             throw GatewayError(
-                .noSigningKey, status: 503, "This app has no active signing key; an operator must activate one.")
+                .noSigningKey, .unavailable, "This app has no active signing key; an operator must activate one.")
         }
 
         var issued = attempt.denial

@@ -28,7 +28,7 @@ public struct TokenRequestFields: Equatable {
             self = try Self.decodeForm(body)
         default:
             throw GatewayError(
-                .unsupportedMediaType, status: 415,
+                .unsupportedMediaType, .unsupportedMediaType,
                 "Send the request as application/json or application/x-www-form-urlencoded.")
         }
     }

@@ -7,23 +7,23 @@ import Hummingbird
 
 extension GatewayRequestContext {
     /// The caller's token, which the middleware guarantees on admin routes.
-    public func adminToken() throws(GatewayError) -> AdminTokenRecord {
+    public func adminToken() throws -> AdminTokenRecord {
         guard let admin else { throw AdminErrors.unauthorized("An admin token is required.", tokenSent: false) }
         return admin
     }
 
     /// 403 unless the caller is an operator.
-    public func requireOperator() throws(GatewayError) -> AdminTokenRecord {
+    public func requireOperator() throws -> AdminTokenRecord {
         let admin = try adminToken()
         guard admin.scope.isOperator else {
-            throw GatewayError(.insufficientScope, status: 403, "This needs an operator token.")
+            throw GatewayError(.insufficientScope, .forbidden, "This needs an operator token.")
         }
         return admin
     }
 
     /// The app named by the `app_id` path parameter, when the caller may see
     /// it. Another app's resources answer 404, exactly like a missing app.
-    public func authorizedAppID() throws(GatewayError) -> (AppID, AdminTokenRecord) {
+    public func authorizedAppID() throws -> (AppID, AdminTokenRecord) {
         let admin = try adminToken()
         let appID: AppID = try pathIdentifier("app_id")
         guard admin.scope.covers(appID) else { throw AdminErrors.appNotFound(appID) }
@@ -48,13 +48,13 @@ extension GatewayRequestContext {
 public enum AdminErrors {
     /// 401 with the challenge RFC 6750 asks for: `invalid_token` when a
     /// token was sent and refused, no error code when none was sent.
-    public static func unauthorized(_ message: String, tokenSent: Bool) -> GatewayError {
-        var error = GatewayError(.unauthorized, status: 401, message)
-        error.headers = [("WWW-Authenticate", tokenSent ? #"Bearer realm="admin", error="invalid_token""# : #"Bearer realm="admin""#)]
-        return error
+    public static func unauthorized(_ message: String, tokenSent: Bool) -> HeaderedError {
+        HeaderedError(
+            GatewayError(.unauthorized, .unauthenticated, message),
+            headers: [("WWW-Authenticate", tokenSent ? #"Bearer realm="admin", error="invalid_token""# : #"Bearer realm="admin""#)])
     }
 
     public static func appNotFound(_ appID: AppID) -> GatewayError {
-        GatewayError(.notFound, status: 404, "No app with id \(appID) exists.")
+        GatewayError(.notFound, .notFound, "No app with id \(appID) exists.")
     }
 }

@@ -30,7 +30,7 @@ public struct JSONInput: Sendable {
     /// Reads the request body as one JSON object of at most `maximumBytes` (413 beyond).
     public static func read(_ request: Request, maximumBytes: Int = maximumBodyBytes) async throws -> JSONInput {
         guard request.headers[.contentType]?.lowercased().hasPrefix("application/json") == true else {
-            throw GatewayError(.unsupportedMediaType, status: 415, "Send the request as application/json.")
+            throw GatewayError(.unsupportedMediaType, .unsupportedMediaType, "Send the request as application/json.")
         }
         let body = try await request.readBody(upTo: maximumBytes)
         return try parse(Array(body.readableBytesView))

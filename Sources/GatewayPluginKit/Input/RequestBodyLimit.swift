@@ -9,7 +9,7 @@ extension Request {
     /// about to upload megabytes, learns at once.
     package func readBody(upTo maximumBytes: Int) async throws -> ByteBuffer {
         let tooLarge = GatewayError(
-            .payloadTooLarge, status: 413, "The request body exceeds the size limit of \(maximumBytes) bytes.")
+            .payloadTooLarge, .tooLarge, "The request body exceeds the size limit of \(maximumBytes) bytes.")
         if let declared = headers[.contentLength].flatMap({ Int($0) }), declared > maximumBytes {
             throw tooLarge
         }

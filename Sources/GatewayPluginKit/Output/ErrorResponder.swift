@@ -19,17 +19,34 @@ public enum ErrorResponder {
 
     package static func response(for error: any Error, requestID: String, logger: Logger) -> Response {
         let gatewayError = translate(error, logger: logger)
+        let status = status(for: gatewayError.kind)
         let body = Body(
-            error: gatewayError.code.rawValue, message: gatewayError.message, status: gatewayError.status,
-            request_id: requestID)
+            error: gatewayError.code.rawValue, message: gatewayError.message, status: status.code, request_id: requestID)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
-        headers.set(gatewayError.headers)
-        return Response(
-            status: .init(code: gatewayError.status), headers: headers,
-            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        if let seconds = gatewayError.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+        if let headered = error as? HeaderedError { headers.set(headered.headers) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The status each kind of failure is answered with.
+    package static func status(for kind: GatewayError.Kind) -> HTTPResponse.Status {
+        switch kind {
+        case .invalidRequest: .badRequest
+        case .unauthenticated: .unauthorized
+        case .forbidden: .forbidden
+        case .notFound: .notFound
+        case .methodNotAllowed: .methodNotAllowed
+        case .conflict: .conflict
+        case .tooLarge: .contentTooLarge
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .tooManyRequests: .tooManyRequests
+        case .internalFailure: .internalServerError
+        case .upstreamFailure: .badGateway
+        case .unavailable: .serviceUnavailable
+        }
     }
 
     /// The gateway error `error` is answered as (a 413 for an oversized body,
@@ -38,6 +55,8 @@ public enum ErrorResponder {
         switch error {
         case let error as GatewayError:
             return error
+        case let error as HeaderedError:
+            return error.error
         case let error as any GatewayErrorConvertible:
             switch error.gatewayAnswer {
             case .answer(let answer, let log):
@@ -51,17 +70,18 @@ public enum ErrorResponder {
             logger.debug("request cut off or not HTTP", metadata: ["error": "\(error)"])
             return .invalidRequest("The request was cut off or is not valid HTTP.")
         case is NIOTooManyBytesError:
-            return GatewayError(.payloadTooLarge, status: 413, "The request body exceeds the size limit.")
+            return GatewayError(.payloadTooLarge, .tooLarge, "The request body exceeds the size limit.")
         case let error as HTTPError:
             switch error.status {
             case .contentTooLarge:
-                return GatewayError(.payloadTooLarge, status: 413, "The request body exceeds the size limit.")
+                return GatewayError(.payloadTooLarge, .tooLarge, "The request body exceeds the size limit.")
             case .notFound:
-                return GatewayError(.notFound, status: 404, "No such route.")
+                return GatewayError(.notFound, .notFound, "No such route.")
             default:
-                let code = error.status.code
+                // What the router says of a request it could not take (a bad query, say).
+                let isClients = error.status.code < 500
                 return GatewayError(
-                    .init(rawValue: code < 500 ? "invalid_request" : "internal_error"), status: code,
+                    isClients ? .invalidRequest : .internalError, isClients ? .invalidRequest : .internalFailure,
                     error.body ?? error.status.reasonPhrase)
             }
         default:

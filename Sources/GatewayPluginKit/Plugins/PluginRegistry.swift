@@ -101,7 +101,7 @@ public struct PluginRegistry: Sendable {
             guard let plugin = plugins[type] else {
                 verifiers[type] = .failure(
                     GatewayError(
-                        .unsupportedCredentialType, status: 400,
+                        .unsupportedCredentialType, .invalidRequest,
                         "Credential type '\(type)' is not available on this gateway."))
                 continue
             }

@@ -258,7 +258,8 @@ public struct RateLimiter: Sendable {
             subject: settings.subject(forClient: clientIP), mode: .count)
     }
 
-    /// The 429 for a refused request, with its headers; notes the refusal
+    /// The `rate_limited` error for a refused request (the route adds the
+    /// outcome's ``Outcome/headers`` to its answer); notes the refusal
     /// (reason `rate_limited`, the policy in `detail`) in its audit event.
     public static func refusal(_ outcome: Outcome, noting event: inout AuditEvent) -> GatewayError {
         event.reason = "rate_limited"
@@ -269,9 +270,8 @@ public struct RateLimiter: Sendable {
         }
         Counter(label: "gateway_rate_limit_refusals_total", dimensions: [("policy", outcome.refusal?.policy.name ?? "none")])
             .increment()
-        var error = GatewayError(
-            .rateLimited, status: 429, "Too many requests; retry after \(outcome.refusal?.verdict.retryAfterSeconds ?? 1) seconds.")
-        error.headers = outcome.headers
-        return error
+        let seconds = outcome.refusal?.verdict.retryAfterSeconds ?? 1
+        return GatewayError(
+            .rateLimited, .tooManyRequests, "Too many requests; retry after \(seconds) seconds.", retryAfterSeconds: seconds)
     }
 }

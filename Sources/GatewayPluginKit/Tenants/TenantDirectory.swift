@@ -81,7 +81,7 @@ public final class TenantDirectory: Sendable {
 
     /// The tenant, or 404 `unknown_app`. Database failures surface as 503.
     public func tenant(for appID: AppID) async throws(GatewayError) -> Tenant {
-        let unknownApp = GatewayError(.unknownApp, status: 404, "No app with id \(appID) exists on this gateway.")
+        let unknownApp = GatewayError(.unknownApp, .notFound, "No app with id \(appID) exists on this gateway.")
         let load = cache.withLock { cache -> Result<Tenant, GatewayError>? in
             switch cache.entries[appID] {
             case .known(let tenant):

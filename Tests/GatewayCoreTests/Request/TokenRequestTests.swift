@@ -42,7 +42,7 @@ import Testing
     func badAppIDsNameTheField(_ appID: String?, _ message: String) {
         let error = rejection { () throws(GatewayError) in try request(appID: appID) }
         #expect(error?.code == .invalidRequest)
-        #expect(error?.status == 400)
+        #expect(error?.kind == .invalidRequest)
         #expect(error?.message.hasPrefix(message) == true)
     }
 
