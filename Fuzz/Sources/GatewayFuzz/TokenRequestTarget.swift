@@ -36,13 +36,17 @@ enum TokenRequestTarget {
         }
         invariant(fields == (try? TokenRequestFields(body: json(fields), contentType: "application/json")),
             "JSON round trip of \(fields)")
-        invariant(fields == (try? TokenRequestFields(body: form(fields), contentType: "application/x-www-form-urlencoded")),
+        // A form has no way to send an empty credentials object: it reads as none.
+        var formable = fields
+        if formable.credentials?.isEmpty == true { formable.credentials = nil }
+        invariant(formable == (try? TokenRequestFields(body: form(fields), contentType: "application/x-www-form-urlencoded")),
             "form round trip of \(fields)")
         do {
             let request = try fields.validated()
             invariant(request.appID == AppID(fields.appID ?? ""), "app id changed")
             invariant(request.userID == fields.userID && request.nonce == fields.nonce, "text changed")
-            invariant(request.credentials == fields.credentials, "credentials changed")
+            let credentials = request.credentials.map { ["type": $0.type].merging($0.fields) { type, _ in type } }
+            invariant(credentials == fields.credentials, "credentials changed")
         } catch {
             invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "validation threw \(error)")
         }
@@ -57,8 +61,7 @@ enum TokenRequestTarget {
         add("user_id", fields.userID)
         add("nonce", fields.nonce)
         if let credentials = fields.credentials {
-            let inner = (["type": credentials.type].merging(credentials.fields) { first, _ in first })
-                .map { JSONText.string($0.key) + ":" + JSONText.string($0.value) }
+            let inner = credentials.map { JSONText.string($0.key) + ":" + JSONText.string($0.value) }
             members.append("\"credentials\":{" + inner.joined(separator: ",") + "}")
         }
         return Array(("{" + members.joined(separator: ",") + "}").utf8)
@@ -72,10 +75,7 @@ enum TokenRequestTarget {
         add("app_id", fields.appID)
         add("user_id", fields.userID)
         add("nonce", fields.nonce)
-        if let credentials = fields.credentials {
-            add("credentials[type]", credentials.type)
-            for (name, value) in credentials.fields { add("credentials[\(name)]", value) }
-        }
+        for (name, value) in fields.credentials ?? [:] { add("credentials[\(name)]", value) }
         return Array(pairs.joined(separator: "&").utf8)
     }
 

@@ -1,18 +1,23 @@
 public import GatewayCore
 import GatewayPluginKit
 
-/// The raw fields of a token request body, before validation. Reads
-/// `application/json` and `application/x-www-form-urlencoded`; a form value is
-/// percent-decoded exactly once, by the form rules, and never again. A name
-/// given twice is refused in either, so no proxy or log in front of the
-/// gateway can read one value while the gateway uses another.
+/// A token request read in two steps: ``init(body:contentType:)`` reads the
+/// fields as the client sent them (this type), ``validated()`` checks them
+/// into a ``TokenRequest``.
+///
+/// Reads `application/json` (``init(json:)``) and
+/// `application/x-www-form-urlencoded`; a form value is percent-decoded
+/// exactly once, by the form rules, and never again. A name given twice is
+/// refused in either, so no proxy or log in front of the gateway can read one
+/// value while the gateway uses another.
 public struct TokenRequestFields: Equatable {
     var appID: String?
     var userID: String?
     var nonce: String?
-    var credentials: Credentials?
+    /// The credentials object's members, `type` among them; `nil` when absent or null.
+    var credentials: [String: String]?
 
-    init(appID: String?, userID: String?, nonce: String?, credentials: Credentials?) {
+    init(appID: String?, userID: String?, nonce: String?, credentials: [String: String]?) {
         self.appID = appID
         self.userID = userID
         self.nonce = nonce
@@ -42,17 +47,17 @@ public struct TokenRequestFields: Equatable {
         return String(decoding: bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 
-    /// Validates the fields into a ``TokenRequest``.
+    /// Validates the fields into a ``TokenRequest``; the credentials' text first.
     public func validated() throws(GatewayError) -> TokenRequest {
-        try TokenRequest(appID: appID, userID: userID, nonce: nonce, credentials: credentials)
+        let credentials = try credentials.map { fields throws(GatewayError) in try Self.credentials(from: fields) }
+        return try TokenRequest(appID: appID, userID: userID, nonce: nonce, credentials: credentials)
     }
 
     // MARK: JSON
 
     private static func decodeJSON(_ body: [UInt8]) throws(GatewayError) -> TokenRequestFields {
-        let decoded: TokenRequestJSON
         do {
-            decoded = try TokenRequestJSON(body)
+            return try TokenRequestFields(json: body)
         } catch {
             switch error {
             case .notAString(let path): throw .invalidRequest("\(path) must be a string.")
@@ -60,9 +65,6 @@ public struct TokenRequestFields: Equatable {
             case .syntax(let failure): throw failure.gatewayError()
             }
         }
-        return TokenRequestFields(
-            appID: decoded.appID, userID: decoded.userID, nonce: decoded.nonce,
-            credentials: try decoded.credentials.map(credentials(from:)))
     }
 
     // MARK: Form
@@ -84,8 +86,10 @@ public struct TokenRequestFields: Equatable {
         }
         return TokenRequestFields(
             appID: fields["app_id"], userID: fields["user_id"], nonce: fields["nonce"],
-            credentials: credentialFields.isEmpty ? nil : try credentials(from: credentialFields))
+            credentials: credentialFields.isEmpty ? nil : credentialFields)
     }
+
+    // MARK: Validation
 
     /// The credentials object, its text checked here for both body kinds: a
     /// type or field name is an identifier, with no control characters; no

@@ -4,7 +4,7 @@ import GatewayTestSupport
 import Testing
 
 /// The reader behind every admin body, the phone-code and validation bodies
-/// and each line of a user import (token bodies use it through ``TokenRequestJSON``).
+/// and each line of a user import (token bodies use it through `TokenRequestFields.init(json:)`).
 @Suite struct StrictJSONReaderTests {
     @Test func readsWhatJSONDecoderReads() throws {
         var generator = SystemRandomNumberGenerator()

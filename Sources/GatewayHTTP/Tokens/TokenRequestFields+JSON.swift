@@ -1,15 +1,9 @@
 import GatewayCore
 import GatewayPluginKit
 
-/// Reads the JSON body of a token request in one pass over its bytes
-/// (``StrictJSONReader``): an object whose `app_id`, `user_id` and `nonce`
-/// are strings or null and whose `credentials` is an object of strings, or
-/// null. Other members may hold any JSON value; they are checked and skipped.
-///
-/// Written by hand because `JSONDecoder` with `Codable` cost more than the
-/// rest of the request's parsing together.
-struct TokenRequestJSON {
-    enum Failure: Error, Equatable {
+extension TokenRequestFields {
+    /// Why a JSON body could not be read.
+    enum JSONFailure: Error, Equatable {
         /// Not JSON, a member named twice, or nesting too deep.
         case syntax(StrictJSONReader.Failure)
         /// A member at this dotted path holds something other than a string.
@@ -18,19 +12,20 @@ struct TokenRequestJSON {
         case notAnObject(path: String)
     }
 
-    var appID: String?
-    var userID: String?
-    var nonce: String?
-    /// The credentials object's members, `nil` when absent or null.
-    var credentials: [String: String]?
-
-    init(_ bytes: [UInt8]) throws(Failure) {
+    /// Reads a JSON body in one pass over its bytes (``StrictJSONReader``): an
+    /// object whose `app_id`, `user_id` and `nonce` are strings or null and
+    /// whose `credentials` is an object of strings, or null. Other members may
+    /// hold any JSON value; they are checked and skipped.
+    ///
+    /// Written by hand because `JSONDecoder` with `Codable` cost more than the
+    /// rest of the request's parsing together.
+    init(json bytes: [UInt8]) throws(JSONFailure) {
         var reader = StrictJSONReader(bytes: bytes)
         var appID: String?
         var userID: String?
         var nonce: String?
         var credentials: [String: String]?
-        var firstMismatch: Failure?
+        var firstMismatch: JSONFailure?
         do throws(StrictJSONReader.Failure) {
             try reader.readObject { name, reader throws(StrictJSONReader.Failure) in
                 switch name {
@@ -75,9 +70,6 @@ struct TokenRequestJSON {
             throw .syntax(error)
         }
         if let firstMismatch { throw firstMismatch }
-        self.appID = appID
-        self.userID = userID
-        self.nonce = nonce
-        self.credentials = credentials
+        self.init(appID: appID, userID: userID, nonce: nonce, credentials: credentials)
     }
 }

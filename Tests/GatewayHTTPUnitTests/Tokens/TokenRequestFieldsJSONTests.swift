@@ -5,9 +5,10 @@ import GatewayCore
 import GatewayTestSupport
 import Testing
 
-@Suite struct TokenRequestJSONTests {
-    private func read(_ text: String) throws(TokenRequestJSON.Failure) -> TokenRequestJSON {
-        try TokenRequestJSON(Array(text.utf8))
+/// ``TokenRequestFields/init(json:)``, the JSON reader of a token request.
+@Suite struct TokenRequestFieldsJSONTests {
+    private func read(_ text: String) throws(TokenRequestFields.JSONFailure) -> TokenRequestFields {
+        try TokenRequestFields(json: Array(text.utf8))
     }
 
     @Test func readsTheFieldsAndSkipsEverythingElse() throws {
@@ -35,7 +36,7 @@ import Testing
             let credentials = ["type": randomText(), "password": randomText()]
             object["credentials"] = credentials
             let data = try JSONSerialization.data(withJSONObject: object)
-            let decoded = try TokenRequestJSON(Array(data))
+            let decoded = try TokenRequestFields(json: Array(data))
             #expect(decoded.appID == object["app_id"] as? String)
             #expect(decoded.userID == object["user_id"] as? String)
             #expect(decoded.nonce == object["nonce"] as? String)
@@ -45,7 +46,7 @@ import Testing
 
     @Test(arguments: MalformedJSON.samples)
     func refusesWhatIsNotAJSONObject(_ body: [UInt8]) {
-        #expect(throws: TokenRequestJSON.Failure.syntax(.malformed)) { try TokenRequestJSON(body) }
+        #expect(throws: TokenRequestFields.JSONFailure.syntax(.malformed)) { try TokenRequestFields(json: body) }
     }
 
     @Test func refusesNestingDeeperThanTheLimit() throws {
@@ -53,9 +54,9 @@ import Testing
         let deepest = #"{"a":"# + String(repeating: "[", count: limit) + String(repeating: "]", count: limit) + "}"
         #expect(try read(deepest).appID == nil)
         let tooDeep = #"{"a":"# + String(repeating: "[", count: limit + 1) + String(repeating: "]", count: limit + 1) + "}"
-        #expect(throws: TokenRequestJSON.Failure.syntax(.tooDeep)) { try read(tooDeep) }
+        #expect(throws: TokenRequestFields.JSONFailure.syntax(.tooDeep)) { try read(tooDeep) }
         let hostile = String(repeating: "[", count: 100_000)
-        #expect(throws: TokenRequestJSON.Failure.syntax(.tooDeep)) { try read(#"{"a":"# + hostile) }
+        #expect(throws: TokenRequestFields.JSONFailure.syntax(.tooDeep)) { try read(#"{"a":"# + hostile) }
     }
 
     @Test(arguments: [
@@ -65,16 +66,16 @@ import Testing
         (#"{"credentials":{"type":null}}"#, "credentials.type"),
     ])
     func namesTheFirstMemberThatIsNotAString(_ body: String, _ path: String) {
-        #expect(throws: TokenRequestJSON.Failure.notAString(path: path)) { try read(body) }
+        #expect(throws: TokenRequestFields.JSONFailure.notAString(path: path)) { try read(body) }
     }
 
     @Test(arguments: [#"{"credentials":5}"#, #"{"credentials":"static"}"#, #"{"credentials":[]}"#])
     func credentialsMustBeAnObject(_ body: String) {
-        #expect(throws: TokenRequestJSON.Failure.notAnObject(path: "credentials")) { try read(body) }
+        #expect(throws: TokenRequestFields.JSONFailure.notAnObject(path: "credentials")) { try read(body) }
     }
 
     @Test func aSyntaxErrorWinsOverATypeMismatch() {
-        #expect(throws: TokenRequestJSON.Failure.syntax(.malformed)) { try read(#"{"user_id":42,"nonce":}"#) }
+        #expect(throws: TokenRequestFields.JSONFailure.syntax(.malformed)) { try read(#"{"user_id":42,"nonce":}"#) }
     }
 
     @Test(arguments: [
@@ -82,6 +83,6 @@ import Testing
         #"{"credentials":{"type":"a","type":"b"}}"#, #"{"x":{"k":1,"k":2}}"#,
     ])
     func refusesAMemberNamedTwice(_ body: String) {
-        #expect(throws: TokenRequestJSON.Failure.syntax(.duplicateMember)) { try read(body) }
+        #expect(throws: TokenRequestFields.JSONFailure.syntax(.duplicateMember)) { try read(body) }
     }
 }
