@@ -53,7 +53,7 @@ public struct StaticUsersPlugin: CredentialPlugin {
 struct StaticUsersVerifier: CredentialVerifier {
     let options: StaticUsersOptions
     /// A dictionary lookup and a constant-time comparison.
-    let answersFromMemory = true
+    let isCheapToAsk = true
 
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         guard let userID = attempt.userID else {

@@ -198,7 +198,7 @@ final class AuditBacklog: Sendable {
         var bytes = writer.finish()
         bytes.removeLast()
         bytes.append(contentsOf: #","detail":"#.utf8)
-        bytes.append(contentsOf: AuditAndCounterWrite.detailJSON(event.detail).utf8)
+        bytes.append(contentsOf: LedgerWriteStatement.detailJSON(event.detail).utf8)
         bytes.append(UInt8(ascii: "}"))
         return String(decoding: bytes, as: UTF8.self)
     }

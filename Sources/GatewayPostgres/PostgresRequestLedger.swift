@@ -9,7 +9,7 @@ import Synchronization
 /// The ``RequestLedger`` in PostgreSQL: rate-limit counter touches and
 /// audit rows, with group commit (see ``GroupCommitQueue``). Whatever
 /// concurrent requests submit while one batch runs goes into the next, and a
-/// batch is one prepared statement (``AuditAndCounterWrite``) holding both
+/// batch is one prepared statement (``LedgerWriteStatement``) holding both
 /// kinds. A token whose credential was verified before its limits were
 /// counted costs a share of one batch (``countAndRecord(_:ifAllowed:)``);
 /// otherwise a share of two (``count(_:)`` before the credential,
@@ -234,7 +234,7 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
 
     /// Runs one batch as one statement; returns each item's answer, in order.
     private static func writeBatch(_ work: [Work], client: PostgresClient, logger: Logger) async throws -> [Admission] {
-        var statement = AuditAndCounterWrite()
+        var statement = LedgerWriteStatement()
         for (index, item) in work.enumerated() {
             switch item {
             case .audit(let event):
@@ -279,8 +279,8 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         var description: String { "the batch's answer ended after \(received) of \(expected) counter rows" }
     }
 
-    private static func counterTouch(_ touch: CounterTouch, request: Int64) -> AuditAndCounterWrite.TouchRow {
-        AuditAndCounterWrite.TouchRow(
+    private static func counterTouch(_ touch: CounterTouch, request: Int64) -> LedgerWriteStatement.TouchRow {
+        LedgerWriteStatement.TouchRow(
             appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject,
             windowStart: touch.window.windowStart, periodSeconds: Int64(touch.window.policy.periodSeconds),
             mode: touch.mode, request: request, previousWeight: touch.window.previousWeight,

@@ -40,7 +40,7 @@ struct GatewayServer {
             client: client, logger: logger, timeout: databaseTimeout, writesAudit: configuration.auditEnabled)
         let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger)
         let pluginServices = PluginServices(client: client, apps: stores.apps, logger: logger, databaseTimeout: databaseTimeout)
-        let tenants = TenantDirectory(
+        let tenants = TenantCache(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
             pluginServices: pluginServices, masterKey: masterKey, logger: logger)
         if !configuration.auditEnabled {

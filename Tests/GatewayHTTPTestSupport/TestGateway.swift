@@ -21,7 +21,7 @@ public struct TestGateway: Sendable {
 
     public let client: PostgresClient
     public let masterKey: MasterKey
-    public let tenants: TenantDirectory
+    public let tenants: TenantCache
     public let dependencies: GatewayDependencies
     /// The request ledger the router writes to, for its statistics and backlog.
     public let ledger: PostgresRequestLedger
@@ -65,7 +65,7 @@ public struct TestGateway: Sendable {
         let ledger = PostgresRequestLedger(client: client, logger: logger, timeout: auditWriteTimeout)
         let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger)
         let pluginServices = PluginServices(client: client, apps: stores.apps, logger: logger, databaseTimeout: timeout)
-        let tenants = TenantDirectory(
+        let tenants = TenantCache(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
             pluginServices: pluginServices, masterKey: masterKey, logger: logger)
         let dependencies = GatewayDependencies(

@@ -30,7 +30,7 @@ struct MemoryGateway: Sendable {
             configuration: .init(host: "127.0.0.1", username: "nobody", password: nil, database: nil, tls: .disable))
         let stores = memory.stores
         let services = PluginServices(client: client, apps: stores.apps, logger: logger)
-        let tenants = TenantDirectory(
+        let tenants = TenantCache(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
             pluginServices: services, masterKey: masterKey, logger: logger)
         let dependencies = GatewayDependencies(

@@ -42,7 +42,7 @@ public struct SlidingWindow: Sendable, Equatable {
 
     /// Whether an event that `current` already includes fits the limit.
     /// PostgreSQL makes the same test when it counts (see
-    /// `AuditAndCounterWrite`); a reservation it grants fits by construction.
+    /// `LedgerWriteStatement`); a reservation it grants fits by construction.
     public func allows(current: Int, previous: Int) -> Bool {
         estimate(current: current, previous: previous) <= Double(policy.limit)
     }

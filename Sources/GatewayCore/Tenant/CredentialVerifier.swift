@@ -8,14 +8,14 @@ public protocol CredentialVerifier: Sendable {
     /// not match, whatever the cause: the caller answers every rejection alike.
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult
 
-    /// `true` when ``verify(_:)`` answers from memory, without I/O and in
-    /// microseconds (static users). The gateway then verifies before it
+    /// `true` when asking ``verify(_:)`` costs nothing worth limiting: no I/O,
+    /// microseconds of work (static users answer from memory). The gateway then verifies before it
     /// counts the request against the app's limits, and writes the counters
     /// and an issued token's audit row in one statement. The client still
     /// learns nothing before the limits allow: a refused request gets its 429
     /// whatever the verdict. Leave it `false` (the default) for anything that
     /// costs: limits must stop an attacker before the work, not after.
-    var answersFromMemory: Bool { get }
+    var isCheapToAsk: Bool { get }
 
     /// What this kind of credential is limited by, beside the gateway's own
     /// subjects (client address, app, user id): policy name → subject, such
@@ -25,7 +25,7 @@ public protocol CredentialVerifier: Sendable {
 }
 
 extension CredentialVerifier {
-    public var answersFromMemory: Bool { false }
+    public var isCheapToAsk: Bool { false }
 
     public func rateLimitSubjects(for credentials: Credentials) -> [String: String] { [:] }
 }

@@ -7,7 +7,7 @@ import Hummingbird
 /// retired), so anyone can verify its tokens across a rotation. Served from
 /// the tenant cache, which a key change clears on every replica.
 struct JWKSController: Sendable {
-    let tenants: TenantDirectory
+    let tenants: TenantCache
     let databaseTimeout: Duration
 
     func addRoutes(to router: Router<GatewayRequestContext>) {

@@ -6,7 +6,7 @@ public import Logging
 /// What the gateway's routes need, built once at start.
 public struct GatewayDependencies: Sendable {
     public let stores: GatewayStores
-    public let tenants: TenantDirectory
+    public let tenants: TenantCache
     public let plugins: PluginRegistry
     /// What the plugins' verifiers and routes are given.
     public let pluginServices: PluginServices
@@ -25,7 +25,7 @@ public struct GatewayDependencies: Sendable {
     public let logger: Logger
 
     public init(
-        stores: GatewayStores, tenants: TenantDirectory, plugins: PluginRegistry, pluginServices: PluginServices,
+        stores: GatewayStores, tenants: TenantCache, plugins: PluginRegistry, pluginServices: PluginServices,
         masterKey: MasterKey, rateLimits: RateLimitSettings,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
         metricsExposition: (@Sendable () async -> [UInt8])? = { [] }, logger: Logger

@@ -11,8 +11,8 @@ import Logging
 ///
 /// Limits come before the credential check (``RateLimiter``: failure
 /// policies reserve their unit then, and the issued row's statement gives it
-/// back), except for verifiers that answer from memory
-/// (``CredentialVerifier/answersFromMemory``): their verdict is known first,
+/// back), except for verifiers that are cheap to ask
+/// (``CredentialVerifier/isCheapToAsk``): their verdict is known first,
 /// and the issued row's statement is also the limits' check, so it is
 /// written only if every limit allows. A request answered before its app's
 /// limits apply (malformed, unknown app, disabled app) still counts under the
@@ -20,14 +20,14 @@ import Logging
 public struct TokenIssuer: Sendable {
     public static let maximumBodyBytes = 64 * 1024
 
-    private let tenants: TenantDirectory
+    private let tenants: TenantCache
     private let ledger: any RequestLedger
     private let rateLimiter: RateLimiter
     private let databaseTimeout: Duration
     private let now: @Sendable () -> Date
 
     public init(
-        tenants: TenantDirectory, ledger: any RequestLedger, rateLimiter: RateLimiter, databaseTimeout: Duration,
+        tenants: TenantCache, ledger: any RequestLedger, rateLimiter: RateLimiter, databaseTimeout: Duration,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.tenants = tenants
@@ -91,7 +91,7 @@ public struct TokenIssuer: Sendable {
         let issued: AuditEvent
         let subjects: [String: String]
         let app: AppSettings
-        let verifiedFromMemory: Bool
+        let verifiedBeforeLimits: Bool
         let signingKey: TokenSigningKey
         let claims: IdentityTokenClaims
     }
@@ -147,8 +147,8 @@ public struct TokenIssuer: Sendable {
         subjects[RateLimitPolicy.app.name] = "*"
         if let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
         let app = tenant.settings
-        let fromMemory = verifier.answersFromMemory
-        if !fromMemory {
+        let verifiesFirst = verifier.isCheapToAsk
+        if !verifiesFirst {
             try await rateLimiter.check(
                 subjects, app: app, clientCounted: attempt.clientCounted, into: &attempt.limits, noting: &attempt.denial)
         }
@@ -160,7 +160,7 @@ public struct TokenIssuer: Sendable {
         case .verified(let verified):
             identity = verified
         case .rejected(let reason):
-            if fromMemory {
+            if verifiesFirst {
                 // The reservation this takes is the failure's count.
                 try await rateLimiter.check(
                     subjects, app: app, clientCounted: attempt.clientCounted, into: &attempt.limits, noting: &attempt.denial)
@@ -184,16 +184,16 @@ public struct TokenIssuer: Sendable {
             issuer: app.providerID, identity: identity, nonce: tokenRequest.nonce,
             issuedAt: Int64(now().timeIntervalSince1970), lifetimeSeconds: app.tokenTTLSeconds)
         return Ready(
-            issued: issued, subjects: subjects, app: app, verifiedFromMemory: fromMemory, signingKey: signingKey,
+            issued: issued, subjects: subjects, app: app, verifiedBeforeLimits: verifiesFirst, signingKey: signingKey,
             claims: claims)
     }
 
     /// Writes the issued row, with the request's counters, in one statement:
-    /// after a verdict from memory that statement also applies the limits and
+    /// after a verdict asked before the limits that statement also applies the limits and
     /// writes the row only if they allow; otherwise it gives back the
     /// reservations the check took. Returns the row written.
     private func commit(_ ready: Ready, _ attempt: inout Attempt, logger: Logger) async throws -> AuditEvent {
-        if ready.verifiedFromMemory {
+        if ready.verifiedBeforeLimits {
             try await rateLimiter.admit(
                 ready.subjects, app: ready.app, clientCounted: attempt.clientCounted, recording: ready.issued,
                 into: &attempt.limits, noting: &attempt.denial)

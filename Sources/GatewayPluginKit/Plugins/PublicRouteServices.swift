@@ -5,11 +5,11 @@ public import GatewayCore
 /// request ledger (for audit events) the token endpoint uses, so they behave like it.
 public struct PublicRouteServices: Sendable {
     public let plugin: PluginServices
-    public let tenants: TenantDirectory
+    public let tenants: TenantCache
     public let rateLimiter: RateLimiter
     public let ledger: any RequestLedger
 
-    public init(plugin: PluginServices, tenants: TenantDirectory, rateLimiter: RateLimiter, ledger: any RequestLedger) {
+    public init(plugin: PluginServices, tenants: TenantCache, rateLimiter: RateLimiter, ledger: any RequestLedger) {
         self.plugin = plugin
         self.tenants = tenants
         self.rateLimiter = rateLimiter

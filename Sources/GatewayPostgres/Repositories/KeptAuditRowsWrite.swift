@@ -9,10 +9,10 @@ import PostgresNIO
 /// Runs only after an outage, so it is not prepared.
 enum KeptAuditRowsWrite {
     static let sql = """
-        INSERT INTO audit_events (occurred_at, \(AuditAndCounterWrite.eventColumns))
-        SELECT e.occurred_at, \(AuditAndCounterWrite.eventValues)
-        FROM unnest($1::timestamptz[], \(AuditAndCounterWrite.eventArrays(from: 2)))
-            AS e(occurred_at, \(AuditAndCounterWrite.eventColumns))
+        INSERT INTO audit_events (occurred_at, \(LedgerWriteStatement.eventColumns))
+        SELECT e.occurred_at, \(LedgerWriteStatement.eventValues)
+        FROM unnest($1::timestamptz[], \(LedgerWriteStatement.eventArrays(from: 2)))
+            AS e(occurred_at, \(LedgerWriteStatement.eventColumns))
         WHERE NOT EXISTS (
             SELECT 1 FROM audit_events a WHERE a.request_id = e.request_id AND a.event = e.event
         )
@@ -26,7 +26,7 @@ enum KeptAuditRowsWrite {
     {
         var bindings = PostgresBindings(capacity: 13)
         bindings.append(rows.map(\.occurredAt))
-        AuditAndCounterWrite.appendEventColumns(rows.map(\.event), to: &bindings)
+        LedgerWriteStatement.appendEventColumns(rows.map(\.event), to: &bindings)
         let insert = PostgresQuery(unsafeSQL: sql, binds: bindings)
         let milliseconds = max(1, statementTimeout.nanoseconds / 1_000_000)
         try await client.withTransaction(logger: logger) { connection in

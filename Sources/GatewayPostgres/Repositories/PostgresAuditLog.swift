@@ -5,7 +5,7 @@ public import PostgresNIO
 /// Writes single audit events to `audit_events`. ``record(_:on:)`` writes in
 /// the caller's transaction, so admin changes commit with their row; token
 /// requests go through ``PostgresRequestLedger``, which batches. Both use
-/// ``AuditAndCounterWrite``.
+/// ``LedgerWriteStatement``.
 public struct PostgresAuditLog: Sendable {
     private let client: PostgresClient
     private let logger: Logger
@@ -17,11 +17,11 @@ public struct PostgresAuditLog: Sendable {
 
     /// Writes one event; returns once it is committed.
     public func record(_ event: AuditEvent) async throws {
-        for try await _ in try await client.execute(AuditAndCounterWrite(recording: event), logger: logger) {}
+        for try await _ in try await client.execute(LedgerWriteStatement(recording: event), logger: logger) {}
     }
 
     /// Writes the event in the caller's transaction, so it commits with the change it describes.
     public func record(_ event: AuditEvent, on connection: PostgresConnection) async throws {
-        for try await _ in try await connection.execute(AuditAndCounterWrite(recording: event), logger: logger) {}
+        for try await _ in try await connection.execute(LedgerWriteStatement(recording: event), logger: logger) {}
     }
 }

@@ -8,7 +8,7 @@ import Testing
 /// held for seconds, not until the next reload.
 @Suite struct TenantCacheTests {
     @Test func expiredUnknownIdsAreSweptOnceTheCacheDoubles() {
-        var cache = TenantDirectory.Cache()
+        var cache = TenantCache.Cache()
         let start = ContinuousClock.now
         let loading = AppID(uuid: UUID())
         cache.entries[loading] = .loading(Task { nil })
@@ -20,7 +20,7 @@ import Testing
         #expect(cache.entries.count == 1024)
         #expect(cache.sweepAt == 2048)
 
-        let later = start + TenantDirectory.unknownAppMemory + .seconds(1)
+        let later = start + TenantCache.unknownAppMemory + .seconds(1)
         for _ in 0..<1023 { cache.rememberUnknown(AppID(uuid: UUID()), now: later) }
         #expect(cache.entries.count == 2047)
         let fresh = AppID(uuid: UUID())

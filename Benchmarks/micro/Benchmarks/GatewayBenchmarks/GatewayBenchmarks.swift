@@ -63,7 +63,7 @@ let benchmarks: @Sendable () -> Void = {
     // 10 000 apps in the tenant cache; the client is never connected.
     let client = PostgresClient(
         configuration: .init(host: "127.0.0.1", username: "nobody", password: nil, database: nil, tls: .disable))
-    let directory = TenantDirectory(
+    let directory = TenantCache(
         store: PostgresTenantStore(client: client, logger: Logger(label: "benchmark")),
         makeSigner: { try OpenSSLRS256Signer($0) }, plugins: PluginRegistry([]),
         pluginServices: PluginServices(

@@ -9,7 +9,7 @@ import Synchronization
 /// become a flood of queries (creating the app notifies and clears it); the
 /// expired ones are swept whenever the cache has doubled since the last
 /// sweep, so such a flood holds memory for seconds, not until the next reload.
-public final class TenantDirectory: Sendable {
+public final class TenantCache: Sendable {
     private let store: any TenantStore
     private let makeSigner: @Sendable (RSAKeyPair) throws -> any RS256Signer
     private let plugins: PluginRegistry
@@ -32,7 +32,7 @@ public final class TenantDirectory: Sendable {
         var sweepAt = 1024
 
         mutating func rememberUnknown(_ appID: AppID, now: ContinuousClock.Instant) {
-            entries[appID] = .unknown(until: now + TenantDirectory.unknownAppMemory)
+            entries[appID] = .unknown(until: now + TenantCache.unknownAppMemory)
             guard entries.count >= sweepAt else { return }
             entries = entries.filter { _, entry in
                 if case .unknown(let until) = entry { return now < until }

@@ -21,7 +21,7 @@ import PostgresNIO
 /// request (`admittedBy`): it is inserted only if every touch of that request
 /// is allowed. That is how an issued token's row and its counters take one
 /// statement.
-struct AuditAndCounterWrite: PostgresPreparedStatement {
+struct LedgerWriteStatement: PostgresPreparedStatement {
     /// The audit columns, in the order of ``appendEventColumns(_:to:)``.
     static let eventColumns =
         "app_id, event, outcome, reason, user_id, credential_type, key_id, client_ip, user_agent, request_id, actor, detail"
