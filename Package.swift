@@ -267,6 +267,7 @@ let package = Package(
                 "GatewayPluginKit",
                 "GatewayPostgres",
                 "GatewayTestSupport",
+                "InstalledPlugins",
                 "OpenSSLSigner",
                 "StaticUsersPlugin",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -317,6 +318,7 @@ let package = Package(
             name: "GatewayHTTPUnitTests",
             dependencies: [
                 "GatewayHTTP",
+                "GatewayHTTPTestSupport",
                 "OpenSSLSigner",
                 "StaticUsersPlugin",
                 "GatewayTestSupport",
@@ -340,7 +342,6 @@ let package = Package(
                 "GatewayPostgres",
                 "GatewayHTTP",
                 "GatewayHTTPTestSupport",
-                "InstalledPlugins",
                 "GatewayTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -85,7 +85,21 @@ public struct TestGateway: Sendable {
     /// and bob (no password), and an active key; `configure` may change it first.
     @discardableResult
     public func createApp(activeKey: Bool = true, _ configure: (inout AppSettings) -> Void = { _ in }) async throws -> AppSettings {
-        var app = AppSettings(
+        var app = Self.staticUsersApp()
+        configure(&app)
+        try await AppRepository(client: client, logger: TestDatabase.logger).insert(app)
+        if activeKey {
+            try await AppKeyRepository(client: client, logger: TestDatabase.logger).insert(
+                StoredKey(appID: app.appID, keyID: Self.keyID(of: app), status: .active, pair: TestKeys.shared, masterKey: masterKey))
+        }
+        return app
+    }
+
+    /// What ``createApp(activeKey:_:)`` stores (``MemoryGateway`` too): a
+    /// development app whose static users are alice/wonderland, with a
+    /// profile, and bob, with no password.
+    public static func staticUsersApp() -> AppSettings {
+        AppSettings(
             appID: AppID(uuid: UUID()), name: "Test app", environment: .development,
             providerID: ProviderID(uuid: UUID()), tokenTTLSeconds: 300, credentialTypes: ["static"],
             plugins: [
@@ -100,13 +114,6 @@ public struct TestGateway: Sendable {
                     ])
                 ])
             ])
-        configure(&app)
-        try await AppRepository(client: client, logger: TestDatabase.logger).insert(app)
-        if activeKey {
-            try await AppKeyRepository(client: client, logger: TestDatabase.logger).insert(
-                StoredKey(appID: app.appID, keyID: Self.keyID(of: app), status: .active, pair: TestKeys.shared, masterKey: masterKey))
-        }
-        return app
     }
 
     /// The key id `createApp` gives an app's key: derived from the app id, so tests can predict it.

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayTestSupport
 import HTTPTypes

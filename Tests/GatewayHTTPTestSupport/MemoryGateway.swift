@@ -1,11 +1,11 @@
 import Foundation
-import GatewayCore
+public import GatewayCore
 import GatewayHTTP
-import GatewayPluginKit
-import GatewayTestSupport
-import HTTPTypes
-import Hummingbird
-import HummingbirdTesting
+public import GatewayPluginKit
+public import GatewayTestSupport
+public import HTTPTypes
+public import Hummingbird
+public import HummingbirdTesting
 import Logging
 import NIOCore
 import OpenSSLSigner
@@ -15,17 +15,21 @@ import Testing
 
 /// The gateway's router over ``InMemoryStores``: the HTTP layer, tested
 /// without a database. What PostgreSQL itself guarantees (locks, group
-/// commit, failover) stays in the integration tests.
-struct MemoryGateway: Sendable {
-    let memory = InMemoryStores()
-    let masterKey = try! MasterKey(base64: MasterKey.generateBase64())
-    let application: Application<RouterResponder<GatewayRequestContext>>
+/// commit, failover) stays in the integration tests. Its helpers are
+/// ``TestGateway``'s, so a test of the HTTP layer reads the same over either.
+public struct MemoryGateway: Sendable {
+    public let memory = InMemoryStores()
+    public let masterKey = try! MasterKey(base64: MasterKey.generateBase64())
+    public let application: Application<RouterResponder<GatewayRequestContext>>
 
-    init(rateLimits: RateLimitSettings = RateLimitSettings(), plugins: [any CredentialPlugin] = [StaticUsersPlugin()]) {
+    public init(rateLimits: RateLimitSettings = RateLimitSettings(), plugins: [any CredentialPlugin]) {
+        self.init(rateLimits: rateLimits, plugins: PluginRegistry(plugins))
+    }
+
+    public init(rateLimits: RateLimitSettings = RateLimitSettings(), plugins: PluginRegistry = TestGateway.staticUsersOnly) {
         let logger = Logger(label: "memory-gateway")
-        let plugins = PluginRegistry(plugins)
-        // A plugin's own tables are in PostgreSQL; this client is never run
-        // and the plugins used here have no tables.
+        // A plugin's own tables are in PostgreSQL; this client is never run,
+        // so a plugin with tables answers here only what needs none (routing).
         let client = PostgresClient(
             configuration: .init(host: "127.0.0.1", username: "nobody", password: nil, database: nil, tls: .disable))
         let stores = memory.stores
@@ -39,12 +43,46 @@ struct MemoryGateway: Sendable {
         application = Application(router: GatewayRouter.make(dependencies), logger: logger)
     }
 
+    /// Runs `body` with a fresh gateway, as ``TestGateway/with(plugins:rateLimits:logger:auditWriteTimeout:_:)`` does.
+    public static func with(
+        plugins: PluginRegistry = TestGateway.staticUsersOnly, rateLimits: RateLimitSettings = RateLimitSettings(),
+        _ body: @Sendable (MemoryGateway) async throws -> Void
+    ) async throws {
+        try await body(MemoryGateway(rateLimits: rateLimits, plugins: plugins))
+    }
+
+    /// An app as ``TestGateway/createApp(activeKey:_:)`` makes it, in the memory stores.
+    @discardableResult
+    public func createApp(activeKey: Bool = true, _ configure: (inout AppSettings) -> Void = { _ in }) async throws -> AppSettings {
+        var app = TestGateway.staticUsersApp()
+        configure(&app)
+        let setup = AuditEvent(appID: app.appID, event: "test.setup", outcome: .success, requestID: "setup")
+        #expect(try await memory.stores.apps.create(app, recording: setup))
+        if activeKey {
+            let (appID, keyID, masterKey) = (app.appID, TestGateway.keyID(of: app), masterKey)
+            _ = try await memory.stores.keys.add(
+                to: appID,
+                { status in
+                    try StoredKey(appID: appID, keyID: keyID, status: status, pair: TestKeys.shared, masterKey: masterKey)
+                },
+                recording: { _ in setup })
+        }
+        return app
+    }
+
+    /// Runs `body` with a client of the router (no sockets), or over a real connection with `.live`.
+    public func test<Value: Sendable>(
+        over setup: TestingSetup = .router, _ body: @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
+        try await application.test(setup, body)
+    }
+
     /// An operator token's secret, stored as the admin API would.
-    func operatorToken() async throws -> String {
+    public func operatorToken() async throws -> String {
         try await adminToken(.operator)
     }
 
-    func adminToken(_ scope: AdminScope) async throws -> String {
+    public func adminToken(_ scope: AdminScope) async throws -> String {
         let secret = AdminTokenSecret.generate()
         try await memory.stores.adminTokens.create(
             AdminTokenRecord(name: "test", scope: scope), secret: secret,
@@ -53,7 +91,7 @@ struct MemoryGateway: Sendable {
     }
 
     /// Sends one request through the router.
-    func send(
+    public func send(
         _ method: HTTPRequest.Method, _ path: String, token: String? = nil, json: [String: any Sendable]? = nil
     ) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, body: [String: Any]) {
         let response = try await application.test(.router) { client in
@@ -66,7 +104,7 @@ struct MemoryGateway: Sendable {
 
     /// Creates a development app through the admin API (by default one
     /// whose static users are anyone); returns its id.
-    func createApp(
+    public func createApp(
         token: String, credentialTypes: [String] = ["static"],
         plugins: [String: any Sendable] = ["static": ["allow_any_user": true]]
     ) async throws -> String {

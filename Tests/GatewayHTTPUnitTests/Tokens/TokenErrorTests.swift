@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func unsupportedMediaTypesAre415() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             for contentType in ["text/plain", nil, "multipart/form-data; boundary=x"] as [String?] {
                 let response = try await gateway.test {
@@ -34,7 +34,7 @@ import Testing
     }
 
     @Test func bodiesOver64KiBAre413() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let body = #"{"app_id":""# + String(repeating: "a", count: 64 * 1024) + #""}"#
             let response = try await gateway.test { try await $0.post(contentType: "application/json", body: body) }
             try expectError(response, .contentTooLarge, "payload_too_large")
@@ -60,7 +60,7 @@ import Testing
         (#"{"app_id":"X","user_id":"a","nonce":"abc def"}"#, "nonce contains a space"),
     ])
     func malformedRequestsAre400NamingTheField(_ template: String, _ message: String) async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let body = template.replacingOccurrences(of: "X", with: app.appID.description)
             let response = try await gateway.test { try await $0.post(contentType: "application/json", body: body) }
@@ -75,7 +75,7 @@ import Testing
         "app_id=X&user_id=a&nonce=n&nonce=",
     ])
     func aFormFieldNamedTwiceIs400(_ template: String) async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let body = template.replacingOccurrences(of: "X", with: app.appID.description)
             let response = try await gateway.test {
@@ -87,7 +87,7 @@ import Testing
     }
 
     @Test func aMalformedFormEscapeIs400() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let response = try await gateway.test {
                 try await $0.post(contentType: "application/x-www-form-urlencoded", body: "app_id=%zz&nonce=n")
             }
@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func anUnknownAppIs404() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let response = try await gateway.test {
                 try await $0.postJSON(["app_id": UUID().uuidString, "user_id": "a", "nonce": "n"])
             }
@@ -105,7 +105,7 @@ import Testing
     }
 
     @Test func aDisabledAppIs403() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp { $0.isEnabled = false }
             let response = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
             try expectError(response, .forbidden, "app_disabled")
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func aWrongPasswordAndAnUnknownUserLookTheSame() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             var wrongPassword = aliceRequest(app)
             wrongPassword["credentials"] = ["type": "static", "password": "wonderlanD"]
@@ -136,7 +136,7 @@ import Testing
     }
 
     @Test func aCredentialTypeTheAppDoesNotAcceptIs400() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             var request = aliceRequest(app)
             request["credentials"] = ["type": "password", "password": "x"]
@@ -148,7 +148,7 @@ import Testing
     }
 
     @Test func aProductionAppRefusesStaticUsers() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp { $0.environment = .production }
             let response = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
             let message = try expectError(response, .forbidden, "credential_type_not_allowed")
@@ -157,7 +157,7 @@ import Testing
     }
 
     @Test func anAppWithoutAnActiveKeyIs503() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp(activeKey: false)
             let response = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
             try expectError(response, .serviceUnavailable, "no_signing_key")
@@ -181,7 +181,7 @@ import Testing
         ("/healthz", .post, "GET, HEAD"),
     ])
     func otherMethodsAre405WithAllow(path: String, method: HTTPRequest.Method, allow: String) async throws {
-        try await TestGateway.with(plugins: .installed) { gateway in
+        try await MemoryGateway.with(plugins: .installed) { gateway in
             let response = try await gateway.test { try await $0.execute(uri: path, method: method) }
             let message = try expectError(response, .methodNotAllowed, "method_not_allowed")
             #expect(response.headers[.allow] == allow)
@@ -192,7 +192,7 @@ import Testing
     /// Over a real connection: HEAD gets the 405's status and headers and no
     /// body, so the next answer on the same connection is read whole.
     @Test func headIsAnsweredWithoutABody() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             try await gateway.test(over: .live) { client in
                 let head = try await client.execute(uri: "/v1/identity_tokens", method: .head)
                 #expect(head.status == .methodNotAllowed)
@@ -207,7 +207,7 @@ import Testing
 
     /// HEAD where GET is served: GET's status and headers, no body.
     @Test func everyGetAlsoAnswersHead() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             try await gateway.test(over: .live) { client in
                 for path in ["/healthz", "/v1/apps/\(app.appID)/jwks.json"] {
@@ -222,7 +222,7 @@ import Testing
     }
 
     @Test func unknownPathsAre404WhateverTheMethod() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             for (path, method) in [
                 ("/v2/nothing", HTTPRequest.Method.post), ("/v1/identity_tokens/extra", .post),
                 ("/v1/apps/jwks.json", .get), ("/admin/v1/apps/x/y/z/w/v", .delete),

@@ -1,11 +1,11 @@
 import GatewayCore
-import GatewayPluginKit
+public import GatewayPluginKit
 import InstalledPlugins
 
 extension PluginRegistry {
     /// Every plugin the gateway offers, set up as a development deployment
     /// with default settings: for the tests that walk every route.
-    static let installed: PluginRegistry = {
+    public static let installed: PluginRegistry = {
         let setup = PluginSetup(
             isDevelopment: true, settings: DefaultPluginSettings(), masterKey: try! MasterKey(base64: MasterKey.generateBase64()))
         return PluginRegistry(credentialPlugins.compactMap { $0.make(setup) })
