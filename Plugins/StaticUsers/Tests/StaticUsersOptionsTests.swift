@@ -1,6 +1,5 @@
 import Foundation
 import GatewayCore
-import GatewayHTTP
 import GatewayPluginKit
 import Logging
 import PostgresNIO
