@@ -24,15 +24,7 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
         ],
         ["Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]
     ),
-    (
-        "PhoneCode",
-        [
-            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOHTTP1", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
-        ],
-        [.product(name: "Crypto", package: "swift-crypto")]
-    ),
+    ("PhoneCode", [.product(name: "Crypto", package: "swift-crypto")], [.product(name: "Crypto", package: "swift-crypto")]),
 ]
 
 /// What every plugin builds on: the seam and the libraries its types speak.
@@ -141,13 +133,16 @@ let package = Package(
             plugins: ["EmbedMigrations"]
         ),
         // The seam: what a credential plugin builds on (the plugin protocol, the
-        // request context, reading input, answering, rate limits, tenants).
-        // GatewayHTTP builds the gateway's own routes on the same.
+        // request context, reading input, answering, rate limits, tenants,
+        // calling out). GatewayHTTP builds the gateway's own routes on the same.
         .target(
             name: "GatewayPluginKit",
             dependencies: [
                 "GatewayCore",
                 "GatewayPostgres",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -306,6 +301,11 @@ let package = Package(
         .testTarget(
             name: "GatewayCoreTests",
             dependencies: ["GatewayCore", "GatewayTestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "GatewayPluginKitTests",
+            dependencies: ["GatewayCore", "GatewayPluginKit", "GatewayHTTPTestSupport"],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

@@ -43,17 +43,14 @@ public struct PasswordPlugin: CredentialPlugin {
     public func makeVerifier(
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
-        PasswordVerifier(
-            options: try PasswordOptions(options, hashLimits: hasher.limits),
-            users: PasswordUserRepository(client: services.client, logger: services.logger),
-            hasher: hasher, databaseTimeout: services.databaseTimeout, logger: services.logger)
+        try directory(for: app, services: services).verifier
     }
 
-    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices) {
+    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
         UserAdminController(
-            apps: services.apps,
-            users: PasswordUserRepository(client: services.client, logger: services.logger),
-            hasher: hasher, transactions: services.transactions
+            apps: services.plugin.apps,
+            users: PasswordUserRepository(client: services.plugin.client, logger: services.plugin.logger),
+            hasher: hasher, transactions: services.plugin.transactions
         ).addRoutes(to: admin)
     }
 }

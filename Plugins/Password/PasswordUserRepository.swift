@@ -75,6 +75,20 @@ struct PasswordUserRepository: Sendable {
         return records.map { created[$0.userID] ?? false }
     }
 
+    /// Adds the user unless the app has one with that id; whether it was added.
+    func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
+        let profile = record.profile
+        let rows = try await connection.query(
+            """
+            INSERT INTO password_users (app_id, user_id, password_hash, first_name, last_name, display_name, avatar_url)
+            VALUES (\(appID.uuid), \(record.userID), \(record.hash.text), \(profile.firstName), \(profile.lastName),
+                    \(profile.displayName), \(profile.avatarURL))
+            ON CONFLICT (app_id, user_id) DO NOTHING RETURNING 1
+            """, logger: logger)
+        for try await _ in rows { return true }
+        return false
+    }
+
     /// Deletes the user; `false` when there was none.
     func delete(_ userID: String, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
         let rows = try await connection.query(

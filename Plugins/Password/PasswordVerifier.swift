@@ -28,13 +28,17 @@ struct PasswordVerifier: CredentialVerifier {
         guard password.utf8.count <= PasswordPolicy.maximumBytes else {
             throw GatewayError.invalidRequest("credentials.password must be at most \(PasswordPolicy.maximumBytes) bytes.")
         }
-        let appID = attempt.app.appID
+        if let verdict = try await check(userID, password, in: attempt.app.appID) { return verdict }
+        try await hasher.verifyAgainstNobody(password, parameters: options.argon2)
+        return .rejected(reason: "unknown_user")
+    }
+
+    /// The verdict for a user the app has (and the login noted, the hash
+    /// upgraded to the app's cost); nil when it has no such user.
+    func check(_ userID: String, _ password: String, in appID: AppID) async throws -> VerificationResult? {
         let users = self.users
         let user = try await withDatabaseTimeout(databaseTimeout) { try await users.find(userID, in: appID) }
-        guard let user else {
-            try await hasher.verifyAgainstNobody(password, parameters: options.argon2)
-            return .rejected(reason: "unknown_user")
-        }
+        guard let user else { return nil }
         guard try await hasher.verify(password, against: user.hash) else { return .rejected(reason: "bad_password") }
         guard !user.disabled else { return .rejected(reason: "disabled") }
 

@@ -25,7 +25,7 @@ struct PhoneCodeController: Sendable {
     static let path = "/v1/phone_codes"
     static let maximumBodyBytes = 4 * 1024
 
-    let services: PublicRouteServices
+    let services: RouteServices
     let appOptions: PhoneCodeAppOptions
     let codes: PhoneCodes
     let repository: PhoneCodeRepository

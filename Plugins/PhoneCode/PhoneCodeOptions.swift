@@ -78,7 +78,7 @@ struct PhoneCodeOptions: Sendable {
             guard let url = try reader.httpURL("url") else {
                 throw .invalidRequest("plugins.phone_code.sender.url is required: an absolute http(s) URL.")
             }
-            if let refusal = SenderAddressPolicy.refusal(of: url, field: "plugins.phone_code.sender.url") { throw refusal }
+            if let refusal = OutboundAddressPolicy.refusal(of: url, field: "plugins.phone_code.sender.url") { throw refusal }
             return .webhook(url: url, secret: try Self.secret("secret", in: reader))
         case "twilio":
             try reader.rejectUnknown(allowed: ["type", "account_sid", "auth_token", "from", "message", "base_url"])
@@ -91,7 +91,7 @@ struct PhoneCodeOptions: Sendable {
                 throw .invalidRequest("plugins.phone_code.sender.message must contain {code} and be at most 320 bytes.")
             }
             let baseURL = try reader.httpURL("base_url") ?? URL(string: "https://api.twilio.com")!
-            if let refusal = SenderAddressPolicy.refusal(of: baseURL, field: "plugins.phone_code.sender.base_url") {
+            if let refusal = OutboundAddressPolicy.refusal(of: baseURL, field: "plugins.phone_code.sender.base_url") {
                 throw refusal
             }
             return .twilio(

@@ -16,7 +16,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
     public let credentialType = type
     private let codes: PhoneCodes
     private let allowsLogSender: Bool
-    private let senderAddresses: SenderAddressPolicy
+    private let senderAddresses: OutboundAddressPolicy
     private let appOptions = PhoneCodeAppOptions()
 
     /// - Parameters:
@@ -27,7 +27,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
     ///     addresses only unless the operator allows private ones.
     public init(
         codeKey: [UInt8], allowsLogSender: Bool = true,
-        senderAddresses: SenderAddressPolicy = SenderAddressPolicy(allowsPrivateAddresses: false)
+        senderAddresses: OutboundAddressPolicy = OutboundAddressPolicy(allowsPrivateAddresses: false)
     ) {
         self.codes = PhoneCodes(key: SymmetricKey(data: codeKey))
         self.allowsLogSender = allowsLogSender
@@ -42,7 +42,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
     public static func make(_ setup: PluginSetup) -> PhoneCodePlugin? {
         PhoneCodePlugin(
             codeKey: setup.derivedSecret(for: keyPurpose), allowsLogSender: setup.isDevelopment,
-            senderAddresses: SenderAddressPolicy(
+            senderAddresses: OutboundAddressPolicy(
                 allowsPrivateAddresses: setup.settings.boolean("sms.allow_private_addresses", default: false)))
     }
 
@@ -64,15 +64,15 @@ public struct PhoneCodePlugin: CredentialPlugin {
             databaseTimeout: services.databaseTimeout)
     }
 
-    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices) {
+    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
         PhoneNumberAdminController(
-            apps: services.apps,
-            repository: PhoneCodeRepository(client: services.client, logger: services.logger),
-            transactions: services.transactions
+            apps: services.plugin.apps,
+            repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),
+            transactions: services.plugin.transactions
         ).addRoutes(to: admin)
     }
 
-    public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices) {
+    public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {
         PhoneCodeController(
             services: services, appOptions: appOptions, codes: codes,
             repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),

@@ -19,6 +19,7 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let credentialTypeNotAllowed = Code(rawValue: "credential_type_not_allowed")
         public static let invalidCredentials = Code(rawValue: "invalid_credentials")
         public static let noSigningKey = Code(rawValue: "no_signing_key")
+        public static let credentialServiceUnavailable = Code(rawValue: "credential_service_unavailable")
         public static let notFound = Code(rawValue: "not_found")
         public static let unauthorized = Code(rawValue: "unauthorized")
         public static let insufficientScope = Code(rawValue: "insufficient_scope")
@@ -50,7 +51,7 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         case tooManyRequests
         /// A bug or an unexpected failure (500).
         case internalFailure
-        /// A service the gateway called (an SMS provider) failed (502).
+        /// A service the gateway called (an SMS provider, a tenant's webhook) failed (502).
         case upstreamFailure
         /// The gateway cannot answer now: the database, the load (503).
         case unavailable

@@ -15,7 +15,7 @@ func installedPlugins(
     // `serve` always has a master key; `migrate` may not, and verifies no codes.
     let masterKey = masterKey ?? (try! MasterKey(base64: MasterKey.generateBase64()))
     let setup = PluginSetup(isDevelopment: isDevelopment, settings: settings, masterKey: masterKey)
-    let registry = PluginRegistry(credentialPlugins.compactMap { $0.make(setup) })
+    let registry = PluginRegistry(setup.makePlugins(credentialPlugins))
     problems += settings.problems
     return registry
 }

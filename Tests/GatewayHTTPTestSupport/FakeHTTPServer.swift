@@ -18,38 +18,69 @@ public final class FakeHTTPServer: Sendable {
         public let body: String
     }
 
-    private let state = Mutex<(requests: [Recorded], statuses: [Int])>(([], []))
+    /// What the server answers one request with.
+    public struct Answer: Sendable {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: String
+        /// How long after the request arrived the answer leaves.
+        public var delay: Duration
 
-    public var requests: [Recorded] { state.withLock { $0.requests } }
+        public init(status: Int = 200, headers: [String: String] = [:], body: String, delay: Duration = .zero) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.delay = delay
+        }
+    }
+
+    private let recorded = Mutex<[Recorded]>([])
+
+    public var requests: [Recorded] { recorded.withLock { $0 } }
 
     /// Runs `body` with the server's base URL (`http://127.0.0.1:<port>`).
     public static func with<Result: Sendable>(
         statuses: [Int] = [], location: String = "/", latency: Duration = .zero, _ body: @Sendable (_ baseURL: String, _ server: FakeHTTPServer) async throws -> Result
     ) async throws -> Result {
+        let statuses = Mutex(statuses)
+        return try await with(
+            answering: { _ in
+                let status = statuses.withLock { $0.isEmpty ? 200 : $0.removeFirst() }
+                return Answer(
+                    status: status, headers: (300..<400).contains(status) ? ["Location": location] : [:],
+                    body: #"{"provider_detail":"secret provider text"}"#, delay: latency)
+            }, body)
+    }
+
+    /// Runs `body` with the server's base URL; each request is answered as `answer` says.
+    public static func with<Result: Sendable>(
+        answering answer: @escaping @Sendable (Recorded) async -> Answer,
+        _ body: @Sendable (_ baseURL: String, _ server: FakeHTTPServer) async throws -> Result
+    ) async throws -> Result {
         let server = FakeHTTPServer()
-        server.state.withLock { $0.statuses = statuses }
         let router = Router()
         @Sendable func record(_ request: Request) async throws -> Response {
+            let arrived = ContinuousClock.now
             let bytes = try await request.body.collect(upTo: 1 << 20)
-            if latency > .zero { try await Task.sleep(for: latency) }
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
-            let status = server.state.withLock { state -> Int in
-                state.requests.append(
-                    Recorded(method: request.method.rawValue, path: request.uri.path, headers: headers, body: String(buffer: bytes)))
-                return state.statuses.isEmpty ? 200 : state.statuses.removeFirst()
-            }
+            let recorded = Recorded(method: request.method.rawValue, path: request.uri.path, headers: headers, body: String(buffer: bytes))
+            server.recorded.withLock { $0.append(recorded) }
+            let answer = await answer(recorded)
+            if answer.delay > .zero { try await Task.sleep(until: arrived + answer.delay) }
             var answerHeaders: HTTPFields = [.contentType: "application/json"]
-            if (300..<400).contains(status) { answerHeaders[.location] = location }
+            for (name, value) in answer.headers {
+                if let field = HTTPField.Name(name) { answerHeaders[field] = value }
+            }
             return Response(
-                status: .init(code: status), headers: answerHeaders,
-                body: .init(byteBuffer: ByteBuffer(string: #"{"provider_detail":"secret provider text"}"#)))
+                status: .init(code: answer.status), headers: answerHeaders, body: .init(byteBuffer: ByteBuffer(string: answer.body)))
         }
         router.on("/", method: .post) { request, _ in try await record(request) }
         router.on("**", method: .post) { request, _ in try await record(request) }
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "fake-http")
-        logger.logLevel = .warning
+        // The gateway keeps connections for reuse; closing them at the end is no error of the test's.
+        logger.logLevel = .critical
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) }, logger: logger)

@@ -75,7 +75,7 @@ private struct BadgePlugin: CredentialPlugin {
         BadgeVerifier()
     }
 
-    func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices) {
+    func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {
         router.post("/v1/badges:check") { request, _ in
             let input = try await JSONInput.read(request, maximumBytes: 1024)
             try input.rejectUnknown(allowed: ["badge"])

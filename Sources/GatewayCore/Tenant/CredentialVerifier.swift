@@ -52,6 +52,12 @@ public enum VerificationResult: Sendable, Equatable {
     /// the audit trail (`unknown_user`, `bad_password`, ...); it never reaches
     /// the client.
     case rejected(reason: String)
+    /// No verdict: the service that decides (a tenant's webhook) did not
+    /// give one. The client is answered 502 `credential_service_unavailable`,
+    /// never 401 and never a token; `reason` is the audit trail's code
+    /// (`webhook_timeout`, ...). Like a rejection it counts against the
+    /// failure limits, so a slow service gives an attacker no free tries.
+    case undecided(reason: String)
 }
 
 /// The user a verifier vouches for, with the profile fields that become the

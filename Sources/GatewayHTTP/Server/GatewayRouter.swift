@@ -72,10 +72,10 @@ public enum GatewayRouter {
                 tenants: dependencies.tenants, ledger: stores.ledger, rateLimiter: rateLimiter,
                 databaseTimeout: dependencies.databaseTimeout)
         ).addRoutes(to: router)
-        let publicServices = PublicRouteServices(
+        let routeServices = RouteServices(
             plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter, ledger: stores.ledger)
         for plugin in dependencies.plugins.all {
-            plugin.addPublicRoutes(to: router, services: publicServices)
+            plugin.addPublicRoutes(to: router, services: routeServices)
         }
         TokenValidationController(keys: stores.keys, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
         JWKSController(tenants: dependencies.tenants, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
@@ -93,7 +93,7 @@ public enum GatewayRouter {
         AdminTokenController(tokens: stores.adminTokens, apps: stores.apps).addRoutes(to: admin)
         AuditEventController(events: stores.auditTrail).addRoutes(to: admin)
         for plugin in dependencies.plugins.all {
-            plugin.addAdminRoutes(to: admin, services: pluginServices)
+            plugin.addAdminRoutes(to: admin, services: routeServices)
         }
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes.map { ($0.path, $0.method) }))
         return router

@@ -154,18 +154,24 @@ public struct TokenIssuer: Sendable {
         }
 
         let identity: VerifiedIdentity
-        switch try await verifier.verify(
+        let verdict = try await verifier.verify(
             CredentialAttempt(app: app, userID: tokenRequest.userID, credentials: credentials, requestID: context.requestID))
-        {
+        switch verdict {
         case .verified(let verified):
             identity = verified
-        case .rejected(let reason):
+        case .rejected(let reason), .undecided(let reason):
             if verifiesFirst {
                 // The reservation this takes is the failure's count.
                 try await rateLimiter.check(
                     subjects, app: app, clientCounted: attempt.clientCounted, into: &attempt.limits, noting: &attempt.denial)
             }
+            // Otherwise the reservation taken before stays: it is the failure's count.
             attempt.denial.reason = reason
+            guard case .rejected = verdict else {
+                throw GatewayError(
+                    .credentialServiceUnavailable, .upstreamFailure,
+                    "The service that checks these credentials did not answer; retry in a moment.")
+            }
             throw GatewayError.invalidCredentials
         }
         guard let signingKey = tenant.signingKey else {

@@ -34,11 +34,11 @@ public protocol CredentialPlugin: Sendable {
 
     /// Adds the plugin's own admin routes (its user directory, say) to the
     /// `/admin/v1` group, behind admin-token authentication.
-    func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices)
+    func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices)
 
     /// Adds public routes a client calls before asking for a token
     /// (`POST /v1/phone_codes`, say).
-    func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices)
+    func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices)
 
     /// `options` with each secret string (a webhook secret, a test user's
     /// password) replaced by `transform(path, value)`, `path` naming it
@@ -60,9 +60,9 @@ extension CredentialPlugin {
 
     public var migrations: [Migration] { [] }
 
-    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: PluginServices) {}
+    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {}
 
-    public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: PublicRouteServices) {}
+    public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {}
 
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String

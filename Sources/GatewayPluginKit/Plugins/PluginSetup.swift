@@ -1,4 +1,5 @@
 public import GatewayCore
+import Synchronization
 
 /// What a plugin is built from when the gateway starts: the deployment's
 /// mode, its own settings keys, and keys derived from the master key.
@@ -9,11 +10,30 @@ public struct PluginSetup: Sendable {
     /// The settings file and `GATEWAY_*` variables, for the plugin's own keys.
     public let settings: any PluginSettings
     private let masterKey: MasterKey
+    private let madeSoFar = MadePlugins()
 
     public init(isDevelopment: Bool, settings: any PluginSettings, masterKey: MasterKey) {
         self.isDevelopment = isDevelopment
         self.settings = settings
         self.masterKey = masterKey
+    }
+
+    /// Sets up each of `types` in order (``CredentialPlugin/make(_:)``); a
+    /// plugin may use those set up before it (``plugin(_:)``).
+    public func makePlugins(_ types: [any CredentialPlugin.Type]) -> [any CredentialPlugin] {
+        types.compactMap { type in
+            let plugin = type.make(self)
+            if let plugin { madeSoFar.append(plugin) }
+            return plugin
+        }
+    }
+
+    /// A plugin registered before the one being set up, as this deployment
+    /// set it up (the password plugin, for one that moves users into it); nil
+    /// where it is not installed or not offered. Plugins share its instance,
+    /// and with it its limits (the password hasher's queue).
+    public func plugin<Plugin: CredentialPlugin>(_ type: Plugin.Type) -> Plugin? {
+        madeSoFar.first(Plugin.self)
     }
 
     /// A 32-byte key of the plugin's own (``MasterKey/derivedSecret(for:)``);
@@ -38,4 +58,17 @@ public struct DefaultPluginSettings: PluginSettings {
     public init() {}
     public func integer(_ key: String, in range: ClosedRange<Int>, default value: Int) -> Int { value }
     public func boolean(_ key: String, default value: Bool) -> Bool { value }
+}
+
+/// The plugins ``PluginSetup/makePlugins(_:)`` has made so far.
+private final class MadePlugins: Sendable {
+    private let plugins = Mutex<[any CredentialPlugin]>([])
+
+    func append(_ plugin: any CredentialPlugin) {
+        plugins.withLock { $0.append(plugin) }
+    }
+
+    func first<Plugin: CredentialPlugin>(_ type: Plugin.Type) -> Plugin? {
+        plugins.withLock { plugins in plugins.lazy.compactMap { $0 as? Plugin }.first }
+    }
 }

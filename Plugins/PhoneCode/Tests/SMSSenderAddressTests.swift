@@ -1,55 +1,27 @@
 import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
+import GatewayPluginKit
 import Logging
 @testable import PhoneCodePlugin
 import Synchronization
 import Testing
 
-@Suite struct SenderAddressPolicyTests {
-    @Test(arguments: [
-        "127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
-        "0.0.0.0", "224.0.0.1", "::1", "::", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1",
-    ])
-    func privateAndSpecialAddressesAreNotPublic(_ text: String) throws {
-        #expect(!SenderAddressPolicy.isPublic(try #require(IPAddress(text))))
-    }
-
-    @Test(arguments: ["8.8.8.8", "1.1.1.1", "172.32.0.1", "192.169.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"])
-    func publicAddressesArePublic(_ text: String) throws {
-        #expect(SenderAddressPolicy.isPublic(try #require(IPAddress(text))))
-    }
-
-    @Test func aSendChecksTheHostByAddressOrName() async throws {
-        let publicOnly = SenderAddressPolicy(allowsPrivateAddresses: false)
-        for url in ["http://127.0.0.1:9/sms", "https://[::1]/sms", "http://localhost:8080/", "http://169.254.169.254/latest"] {
-            await #expect(throws: SMSDeliveryFailure.self, "\(url)") { try await publicOnly.destination(of: URL(string: url)!) }
-        }
-        // A public address is let through without any lookup, and the client connects to it as written.
-        #expect(try await publicOnly.destination(of: URL(string: "https://8.8.8.8/sms")!) == nil)
-        #expect(try await SenderAddressPolicy(allowsPrivateAddresses: true).destination(of: URL(string: "http://127.0.0.1:9/sms")!) == nil)
-    }
-
-    /// glibc reads `012.1.2.3` as 10.1.2.3 (octal) where a decimal reading says
-    /// 12.1.2.3: every IPv4 form but the canonical one is refused, at setup and at send.
+/// The SMS sender under the gateway's outbound rules.
+@Suite struct SMSSenderAddressTests {
+    /// Hosts the outbound policy refuses (OutboundAddressPolicyTests) cannot be set up as senders.
     @Test(arguments: ["012.1.2.3", "127.1", "0x7f.1", "2130706433", "0x7f000001", "10.0.0.01", "sms.example.123", "8.8.8.8."])
     func numbersThatAreNotCanonicalAddressesAreRefused(_ host: String) async throws {
         let url = try #require(URL(string: "http://\(host)/sms"))
-        #expect(SenderAddressPolicy.refusal(of: url, field: "url") != nil)
-        // An app's admin cannot set such a sender up.
         let options = JSONValue.object([
             "sender": .object(["type": .string("webhook"), "url": .string(url.absoluteString), "secret": .string("0123456789abcdef")])
         ])
         #expect(throws: GatewayError.self) { try PhoneCodeOptions(options, environment: .production) }
-        for policy in [SenderAddressPolicy(allowsPrivateAddresses: false), SenderAddressPolicy(allowsPrivateAddresses: true)] {
-            await #expect(throws: SMSDeliveryFailure.self) { try await policy.destination(of: url) }
-        }
     }
 
     @Test(arguments: ["8.8.8.8", "sms.example.com", "example.com.", "[2606:4700::1111]"])
     func namesAndCanonicalAddressesAreFine(_ host: String) throws {
         let url = try #require(URL(string: "https://\(host)/sms"))
-        #expect(SenderAddressPolicy.refusal(of: url, field: "url") == nil)
         let options = JSONValue.object([
             "sender": .object(["type": .string("webhook"), "url": .string(url.absoluteString), "secret": .string("0123456789abcdef")])
         ])
@@ -65,7 +37,7 @@ import Testing
         try await FakeHTTPServer.with { base, loopback in
             let port = try #require(URL(string: base)?.port)
             let answers = Mutex(0)
-            let rebinding = SenderAddressPolicy(
+            let rebinding = OutboundAddressPolicy(
                 allowsPrivateAddresses: false,
                 resolve: { _ in
                     let call = answers.withLock { count in
@@ -92,7 +64,7 @@ import Testing
     @Test func aRedirectIsAFailedDeliveryNotFollowed() async throws {
         try await FakeHTTPServer.with { inside, target in
             try await FakeHTTPServer.with(statuses: [302, 302], location: inside + "/metadata") { outside, redirecting in
-                let sender = SMSSender(addresses: SenderAddressPolicy(allowsPrivateAddresses: true), logger: Logger(label: "test"))
+                let sender = SMSSender(addresses: OutboundAddressPolicy(allowsPrivateAddresses: true), logger: Logger(label: "test"))
                 let message = SMSMessage(
                     appID: AppID(uuid: UUID()), phoneNumber: try PhoneNumber.parse("+4915112345678", field: "n"), code: "123456",
                     expiresIn: 300)
@@ -108,7 +80,7 @@ import Testing
 
     /// Refused, reset or timed out: the reason an app admin reads is the same.
     @Test func everyConnectionFailureReadsTheSame() async throws {
-        let sender = SMSSender(addresses: SenderAddressPolicy(allowsPrivateAddresses: true), logger: Logger(label: "test"))
+        let sender = SMSSender(addresses: OutboundAddressPolicy(allowsPrivateAddresses: true), logger: Logger(label: "test"))
         let message = SMSMessage(
             appID: AppID(uuid: UUID()), phoneNumber: try PhoneNumber.parse("+4915112345678", field: "n"), code: "123456",
             expiresIn: 300)

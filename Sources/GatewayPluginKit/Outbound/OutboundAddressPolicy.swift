@@ -1,14 +1,15 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+public import Foundation
 public import GatewayCore
 import NIOPosix
 
-/// Where SMS senders may deliver. An app's admin chooses its sender's URL, so
-/// by default the gateway delivers only to public addresses: a sender URL
-/// cannot make it call its own network (the database, a cloud metadata
-/// service, an admin port). Each send resolves the URL's host, refuses it if
+/// Where the gateway may call out to (an SMS sender, a tenant's webhook). An
+/// app's admin chooses those URLs, so by default the gateway calls only
+/// public addresses: a URL cannot make it call its own network (the
+/// database, a cloud metadata service, an admin port). Each call resolves
+/// the URL's host, refuses it if
 /// any address is loopback, private, link-local or otherwise not public, and
 /// names the address it checked as the one to connect to
 /// (``destination(of:)``), so a DNS server that answers differently the
@@ -16,12 +17,12 @@ import NIOPosix
 /// that is not a canonical dotted quad (`012.1.2.3`, `127.1`, `0x7f.1`,
 /// `2130706433`) is refused outright: resolvers read such forms differently
 /// (`012` is octal 10 to glibc), so no check of them can be trusted.
-public struct SenderAddressPolicy: Sendable {
+public struct OutboundAddressPolicy: Sendable {
     /// Every address a host name stands for.
     public typealias Resolver = @Sendable (String) async throws -> [IPAddress]
 
-    /// Deliver to any address (`sms.allow_private_addresses`): for a sender
-    /// inside the operator's own network, and for tests.
+    /// Call any address (the plugin's `*.allow_private_addresses` setting):
+    /// for a service inside the operator's own network, and for tests.
     public let allowsPrivateAddresses: Bool
     private let resolve: Resolver
     /// What counts as not public; tests narrow it to stay on loopback.
@@ -31,21 +32,22 @@ public struct SenderAddressPolicy: Sendable {
         self.init(allowsPrivateAddresses: allowsPrivateAddresses, resolve: resolve, blockedRanges: Self.nonPublicRanges)
     }
 
-    init(allowsPrivateAddresses: Bool, resolve: Resolver?, blockedRanges: [CIDR]) {
+    /// `blockedRanges` replaces what counts as not public (tests stay on loopback this way).
+    public init(allowsPrivateAddresses: Bool, resolve: Resolver?, blockedRanges: [CIDR]) {
         self.allowsPrivateAddresses = allowsPrivateAddresses
         self.resolve = resolve ?? { host in try await NIOThreadPool.singleton.runIfActive { try Self.systemResolve(host) } }
         self.blockedRanges = blockedRanges
     }
 
     /// Ranges that are not public destinations (RFC 6890 and its updates).
-    static let nonPublicRanges: [CIDR] = [
+    public static let nonPublicRanges: [CIDR] = [
         "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
         "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
         "224.0.0.0/4", "240.0.0.0/4", "::/128", "::1/128", "64:ff9b::/96", "100::/64", "2001:db8::/32",
         "fc00::/7", "fe80::/10", "ff00::/8",
     ].map { CIDR($0)! }
 
-    static func isPublic(_ address: IPAddress, notIn ranges: [CIDR] = nonPublicRanges) -> Bool {
+    public static func isPublic(_ address: IPAddress, notIn ranges: [CIDR] = nonPublicRanges) -> Bool {
         !ranges.contains { $0.contains(address) }
     }
 
@@ -56,7 +58,7 @@ public struct SenderAddressPolicy: Sendable {
     /// Whether `host` reads as an IPv4 number in some resolver's eyes (its
     /// last label is decimal digits, or `0x` and hex digits: the WHATWG URL
     /// "ends in a number" rule) without being the canonical dotted quad.
-    static func isAmbiguousNumber(_ host: String) -> Bool {
+    public static func isAmbiguousNumber(_ host: String) -> Bool {
         var labels = host.split(separator: ".", omittingEmptySubsequences: false)
         if labels.count > 1, labels.last?.isEmpty == true { labels.removeLast() }
         guard let last = labels.last?.lowercased() else { return false }
@@ -66,8 +68,8 @@ public struct SenderAddressPolicy: Sendable {
         return numeric && !IPAddress.isDottedQuad(host)
     }
 
-    /// The 400 for a sender URL at `field` whose host is an ambiguous number; nil when it is fine.
-    static func refusal(of url: URL, field: String) -> GatewayError? {
+    /// The 400 for a URL at `field` whose host is an ambiguous number; nil when it is fine.
+    public static func refusal(of url: URL, field: String) -> GatewayError? {
         guard let host = url.host(percentEncoded: false), isAmbiguousNumber(host) else { return nil }
         return .invalidRequest("\(field): the host \(host) must be a name or a canonical address (like 203.0.113.7).")
     }
@@ -75,17 +77,16 @@ public struct SenderAddressPolicy: Sendable {
     /// Throws unless every address `url`'s host stands for may be reached;
     /// returns the checked address to connect to, or nil when the client may
     /// resolve the name itself (private addresses allowed, or a literal host).
-    func destination(of url: URL) async throws(SMSDeliveryFailure) -> IPAddress? {
+    public func destination(of url: URL) async throws(OutboundFailure) -> IPAddress? {
         guard let host = url.host(percentEncoded: false), !host.isEmpty else {
-            throw SMSDeliveryFailure(reason: "the sender URL has no host")
+            throw OutboundFailure(.addressRefused, "the URL has no host")
         }
         guard !Self.isAmbiguousNumber(host) else {
-            throw SMSDeliveryFailure(reason: "the sender host \(host) is a number but not a canonical address")
+            throw OutboundFailure(.addressRefused, "the host \(host) is a number but not a canonical address")
         }
         if let literal = IPAddress(host) {
             guard mayReach(literal) else {
-                throw SMSDeliveryFailure(
-                    reason: "the sender host \(host) is not a public address (sms.allow_private_addresses is off)")
+                throw OutboundFailure(.addressRefused, "the host \(host) is not a public address (private addresses are off)")
             }
             return nil
         }
@@ -94,10 +95,10 @@ public struct SenderAddressPolicy: Sendable {
         do {
             addresses = try await resolve(host)
         } catch {
-            throw SMSDeliveryFailure(reason: "the sender host \(host) did not resolve")
+            throw OutboundFailure(.noAnswer, "the host \(host) did not resolve")
         }
         guard let first = addresses.first, addresses.allSatisfy(mayReach) else {
-            throw SMSDeliveryFailure(reason: "the sender host \(host) is not a public address (sms.allow_private_addresses is off)")
+            throw OutboundFailure(.addressRefused, "the host \(host) is not a public address (private addresses are off)")
         }
         return first
     }
@@ -108,7 +109,7 @@ public struct SenderAddressPolicy: Sendable {
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, nil, &hints, &list) == 0, let first = list else {
-            throw SMSDeliveryFailure(reason: "no address")
+            throw OutboundFailure(.noAnswer, "no address")
         }
         defer { freeaddrinfo(first) }
         var addresses: [IPAddress] = []

@@ -1,9 +1,11 @@
 public import GatewayCore
 
-/// What a plugin's public routes (`POST /v1/phone_codes`, say) may use
-/// besides the database: the tenant cache, the rate limiter and the
-/// request ledger (for audit events) the token endpoint uses, so they behave like it.
-public struct PublicRouteServices: Sendable {
+/// What a plugin's routes may use besides the database: the tenant cache,
+/// the rate limiter and the request ledger (for audit events) the token
+/// endpoint uses, so public routes (`POST /v1/phone_codes`, say) behave like
+/// it, and admin routes see an app as the token endpoint does (its opened
+/// secrets, through the plugin's own verifier).
+public struct RouteServices: Sendable {
     public let plugin: PluginServices
     public let tenants: TenantCache
     public let rateLimiter: RateLimiter

@@ -1,0 +1,57 @@
+public import GatewayCore
+public import GatewayPluginKit
+import GatewayPostgres
+
+/// One app's password users as another plugin may use them: a user the
+/// directory has is checked here, and a user another service has vouched
+/// for can be added (the webhook plugin's `migrate_on_success`).
+public struct PasswordDirectory: Sendable {
+    let verifier: PasswordVerifier
+    let transactions: AuditedTransaction
+
+    /// The password plugin's verdict for a user the app has, as a password
+    /// login would give it; nil when the app has no such user (ask elsewhere).
+    public func verify(_ userID: String, password: String, in appID: AppID) async throws -> VerificationResult? {
+        guard !password.isEmpty, password.utf8.count <= PasswordPolicy.maximumBytes else { return nil }
+        return try await verifier.check(userID, password, in: appID)
+    }
+
+    /// Adds `identity` with `password`, hashed at the app's argon2id cost,
+    /// unless the app has a user with that id already (an admin's user is
+    /// never replaced), with its audit row `user.migrated` (`detail.from`:
+    /// `source`) in the same transaction. Returns whether it was added.
+    ///
+    /// - Throws: ``GatewayError/busy`` when the hashing queue is full; a
+    ///   password longer than any login accepts is not added.
+    public func adopt(
+        _ identity: VerifiedIdentity, password: String, in appID: AppID, requestID: String, from source: String
+    ) async throws -> Bool {
+        guard !password.isEmpty, password.utf8.count <= PasswordPolicy.maximumBytes else { return false }
+        let record = PasswordUserRecord(
+            userID: identity.userID,
+            hash: try await verifier.hasher.hash(password, parameters: verifier.options.argon2),
+            profile: UserProfile(
+                firstName: identity.firstName, lastName: identity.lastName, displayName: identity.displayName,
+                avatarURL: identity.avatarURL),
+            disabled: false)
+        let users = verifier.users
+        let event = AuditEvent(
+            appID: appID, event: "user.migrated", outcome: .success, userID: identity.userID, credentialType: "password",
+            requestID: requestID, detail: ["from": source])
+        return try await transactions.run(recording: event, when: { $0 }) { connection in
+            try await users.insertIfAbsent(record, in: appID, on: connection)
+        }
+    }
+}
+
+extension PasswordPlugin {
+    /// The password directory of `app`, at the cost its password options
+    /// (`plugins.password`) set; a 400 naming them when they are wrong.
+    public func directory(for app: AppSettings, services: PluginServices) throws(GatewayError) -> PasswordDirectory {
+        let verifier = PasswordVerifier(
+            options: try PasswordOptions(app.plugins[credentialType] ?? .null, hashLimits: hasher.limits),
+            users: PasswordUserRepository(client: services.client, logger: services.logger),
+            hasher: hasher, databaseTimeout: services.databaseTimeout, logger: services.logger)
+        return PasswordDirectory(verifier: verifier, transactions: services.transactions)
+    }
+}

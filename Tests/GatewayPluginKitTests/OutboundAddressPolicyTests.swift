@@ -1,0 +1,47 @@
+import Foundation
+import GatewayCore
+import GatewayPluginKit
+import Testing
+
+/// Where the gateway may call out to: public addresses only, unless allowed.
+@Suite struct OutboundAddressPolicyTests {
+    @Test(arguments: [
+        "127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1",
+        "0.0.0.0", "224.0.0.1", "::1", "::", "fe80::1", "fd00::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1",
+    ])
+    func privateAndSpecialAddressesAreNotPublic(_ text: String) throws {
+        #expect(!OutboundAddressPolicy.isPublic(try #require(IPAddress(text))))
+    }
+
+    @Test(arguments: ["8.8.8.8", "1.1.1.1", "172.32.0.1", "192.169.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"])
+    func publicAddressesArePublic(_ text: String) throws {
+        #expect(OutboundAddressPolicy.isPublic(try #require(IPAddress(text))))
+    }
+
+    @Test func aCallChecksTheHostByAddressOrName() async throws {
+        let publicOnly = OutboundAddressPolicy(allowsPrivateAddresses: false)
+        for url in ["http://127.0.0.1:9/sms", "https://[::1]/sms", "http://localhost:8080/", "http://169.254.169.254/latest"] {
+            let failure = await #expect(throws: OutboundFailure.self, "\(url)") { try await publicOnly.destination(of: URL(string: url)!) }
+            #expect(failure?.kind == .addressRefused)
+        }
+        // A public address is let through without any lookup, and the client connects to it as written.
+        #expect(try await publicOnly.destination(of: URL(string: "https://8.8.8.8/sms")!) == nil)
+        #expect(try await OutboundAddressPolicy(allowsPrivateAddresses: true).destination(of: URL(string: "http://127.0.0.1:9/sms")!) == nil)
+    }
+
+    /// glibc reads `012.1.2.3` as 10.1.2.3 (octal) where a decimal reading says
+    /// 12.1.2.3: every IPv4 form but the canonical one is refused, at setup and at call time.
+    @Test(arguments: ["012.1.2.3", "127.1", "0x7f.1", "2130706433", "0x7f000001", "10.0.0.01", "sms.example.123", "8.8.8.8."])
+    func numbersThatAreNotCanonicalAddressesAreRefused(_ host: String) async throws {
+        let url = try #require(URL(string: "http://\(host)/sms"))
+        #expect(OutboundAddressPolicy.refusal(of: url, field: "url") != nil)
+        for policy in [OutboundAddressPolicy(allowsPrivateAddresses: false), OutboundAddressPolicy(allowsPrivateAddresses: true)] {
+            await #expect(throws: OutboundFailure.self) { try await policy.destination(of: url) }
+        }
+    }
+
+    @Test(arguments: ["8.8.8.8", "sms.example.com", "example.com.", "[2606:4700::1111]"])
+    func namesAndCanonicalAddressesAreFine(_ host: String) throws {
+        #expect(OutboundAddressPolicy.refusal(of: try #require(URL(string: "https://\(host)/sms")), field: "url") == nil)
+    }
+}
