@@ -25,6 +25,7 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
         ["Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]
     ),
     ("PhoneCode", [.product(name: "Crypto", package: "swift-crypto")], [.product(name: "Crypto", package: "swift-crypto")]),
+    ("Webhook", ["PasswordPlugin"], ["PasswordPlugin", .product(name: "Crypto", package: "swift-crypto")]),
 ]
 
 /// What every plugin builds on: the seam and the libraries its types speak.
@@ -359,6 +360,7 @@ let package = Package(
             dependencies: [
                 "GatewayCore",
                 "GatewayPostgres",
+                "GatewayHTTPTestSupport",
                 "GatewayTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

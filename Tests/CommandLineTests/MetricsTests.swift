@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTPTestSupport
 import GatewayTestSupport
 import Testing
 
@@ -71,6 +72,50 @@ import Testing
             #expect(open.count == 3)
             #expect((1...20).contains(open.reduce(0, +)), "\(open)")
             #expect(await server.stop() == 0)
+        }
+    }
+
+    /// A webhook app whose service fails: each failure's reason, then the
+    /// breaker open, in the running process's metrics.
+    @Test func webhookCallsAndTheirBreakerShowInMetrics() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            try await FakeHTTPServer.with(statuses: [200, 500]) { tenant, _ in
+                let bootstrap = AdminTokenSecret.generate().text
+                var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+                environment["GATEWAY_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"] = "true"
+                let server = try await GatewayProcess.start(["serve"], environment: environment)
+                let base = "http://127.0.0.1:\(server.port)"
+                let appID = UUID().lowercasedText
+                let options: [String: any Sendable] = [
+                    "url": tenant, "secret": "0123456789abcdef", "circuit_breaker": ["failures": 2] as [String: any Sendable],
+                ]
+                let created = try await HTTPCall.send(
+                    "POST", "\(base)/admin/v1/apps", token: bootstrap,
+                    json: [
+                        "app_id": appID, "name": "webhook", "environment": "development", "provider_id": UUID().uuidString,
+                        "credential_types": ["webhook"],
+                        "plugins": ["webhook": options] as [String: any Sendable],
+                    ])
+                #expect(created.status == 201, "\(created.text)")
+                _ = try await HTTPCall.send("POST", "\(base)/admin/v1/apps/\(appID)/keys", token: bootstrap, json: ["generate": ["bits": 2048]])
+                var statuses: [Int] = []
+                for _ in 0..<4 {
+                    let login = try await HTTPCall.send(
+                        "POST", "\(base)/v1/identity_tokens",
+                        json: ["app_id": appID, "user_id": "ada", "nonce": "n", "credentials": ["type": "webhook", "password": "p"]])
+                    statuses.append(login.status)
+                }
+                // The fake's first answer is 200 with a body that is no verdict, its second a 500: two failures open the breaker.
+                #expect(statuses == [502, 502, 502, 502])
+                let text = try await HTTPCall.send("GET", "\(base)/metrics").text
+                let app = #"app_id="\#(appID)""#
+                #expect(Self.sample(text, "gateway_webhook_calls_total", [app, #"outcome="webhook_bad_answer""#]) == 1)
+                #expect(Self.sample(text, "gateway_webhook_calls_total", [app, #"outcome="webhook_bad_status""#]) == 1)
+                #expect(Self.sample(text, "gateway_webhook_calls_total", [app, #"outcome="webhook_circuit_open""#]) == 2)
+                #expect(Self.sample(text, "gateway_webhook_circuit_open", [app]) == 1)
+                #expect(Self.sample(text, "gateway_tokens_total", [app, #"reason="webhook_circuit_open""#]) == 2)
+                #expect(await server.stop() == 0)
+            }
         }
     }
 

@@ -1,0 +1,102 @@
+import Foundation
+import GatewayCore
+import GatewayPluginKit
+import GatewayPostgres
+import Hummingbird
+
+/// `POST /admin/v1/apps/{app_id}/webhook:test`: sends the app's webhook a
+/// signed question, as a login would, and shows the verdict. The body may
+/// name `user_id` (default `gateway-test`) and `credentials` (each forwarded
+/// field; default `test`). The tenant's own answer is never shown, only how
+/// the gateway read it: where private addresses are allowed, a URL could
+/// otherwise read an internal service's pages. The call does not move the
+/// app's circuit breaker, and is audited as `admin.webhook.tested`.
+struct WebhookTestController: Sendable {
+    let tenants: TenantCache
+    let call: WebhookCall
+    let transactions: AuditedTransaction
+    let databaseTimeout: Duration
+
+    func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
+        group.post("apps/{app_id}/webhook:test") { request, context in try await test(request, context) }
+    }
+
+    private struct Verdict: Encodable {
+        let outcome: String
+        let reason: String?
+        let latency_ms: Int
+        let identity: Identity?
+    }
+
+    private struct Identity: Encodable {
+        let user_id: String
+        let first_name: String?
+        let last_name: String?
+        let display_name: String?
+        let avatar_url: String?
+    }
+
+    private func test(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        let (appID, admin) = try context.authorizedAppID()
+        // No body at all is fine: every field has a default.
+        let bodyless = request.headers[.contentType] == nil && (request.headers[.contentLength] ?? "0") == "0"
+        let input = bodyless ? JSONInput(members: [:]) : try await JSONInput.read(request, maximumBytes: 16 * 1024)
+        try input.rejectUnknown(allowed: ["user_id", "credentials"])
+        let options = try await options(of: appID)
+        let userID = try input.string("user_id") ?? "gateway-test"
+        guard (1...256).contains(userID.utf8.count) else { throw GatewayError.invalidRequest("user_id must be 1 to 256 bytes.") }
+        let sent = try input.object("credentials")
+        var fields: [String: String] = [:]
+        for name in options.forwardFields {
+            let value = try sent?.string(name) ?? "test"
+            guard value.utf8.count <= 1024 else { throw GatewayError.invalidRequest("credentials.\(name) must be at most 1024 bytes.") }
+            fields[name] = value
+        }
+
+        let started = ContinuousClock.now
+        let verdict: Verdict
+        do {
+            let answer = try await call.ask(
+                WebhookCall.Question(appID: appID, userID: userID, fields: fields, requestID: context.requestID), options: options)
+            let elapsed = Self.milliseconds(since: started)
+            switch answer {
+            case .invalid:
+                verdict = Verdict(outcome: "invalid", reason: "webhook_rejected", latency_ms: elapsed, identity: nil)
+            case .valid(let identity):
+                verdict = Verdict(
+                    outcome: "valid", reason: nil, latency_ms: elapsed,
+                    identity: Identity(
+                        user_id: identity.userID, first_name: identity.firstName, last_name: identity.lastName,
+                        display_name: identity.displayName, avatar_url: identity.avatarURL))
+            }
+        } catch {
+            verdict = Verdict(outcome: "failed", reason: error.reason.rawValue, latency_ms: Self.milliseconds(since: started), identity: nil)
+        }
+        let event = AuditEvent(
+            appID: appID, event: "admin.webhook.tested", outcome: verdict.outcome == "failed" ? .failure : .success,
+            reason: verdict.reason, userID: userID, credentialType: WebhookPlugin.type, requestID: context.requestID,
+            actor: admin.id)
+        try await transactions.run(recording: event) { _ in }
+        return try AdminResponses.json(verdict)
+    }
+
+    /// The app's webhook options as its verifier holds them (the secret opened): 404 for no such
+    /// app, 409 when it does not accept webhook credentials or its options are refused.
+    private func options(of appID: AppID) async throws -> WebhookOptions {
+        let tenant: Tenant
+        do {
+            tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
+        } catch where error.code == .unknownApp {
+            throw AdminErrors.appNotFound(appID)
+        }
+        guard let verifier = try? tenant.verifier(for: WebhookPlugin.type) as? WebhookVerifier else {
+            throw GatewayError(
+                .conflict, .conflict, "This app does not accept webhook credentials; set credential_types and plugins.webhook first.")
+        }
+        return verifier.options
+    }
+
+    private static func milliseconds(since start: ContinuousClock.Instant) -> Int {
+        Int((ContinuousClock.now - start) / .milliseconds(1))
+    }
+}
