@@ -15,6 +15,10 @@ port, secret, delay = int(sys.argv[1]), sys.argv[2].encode(), float(sys.argv[3])
 
 class Tenant(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # The status line, headers and body leave as separate writes: without
+    # TCP_NODELAY, Nagle's algorithm and the gateway's delayed ACK hold each
+    # answer back 40 ms.
+    disable_nagle_algorithm = True
 
     def do_POST(self):
         started = time.monotonic()

@@ -40,18 +40,19 @@ struct WebhookTestController: Sendable {
         let (appID, admin) = try context.authorizedAppID()
         // No body at all is fine: every field has a default.
         let bodyless = request.headers[.contentType] == nil && (request.headers[.contentLength] ?? "0") == "0"
-        let input = bodyless ? JSONInput(members: [:]) : try await JSONInput.read(request, maximumBytes: 16 * 1024)
+        let input = bodyless ? JSONInput(members: [:]) : try await JSONInput.read(request)
         try input.rejectUnknown(allowed: ["user_id", "credentials"])
         let options = try await options(of: appID)
         let userID = try input.string("user_id") ?? "gateway-test"
         guard (1...256).contains(userID.utf8.count) else { throw GatewayError.invalidRequest("user_id must be 1 to 256 bytes.") }
         let sent = try input.object("credentials")
-        var fields: [String: String] = [:]
-        for name in options.forwardFields {
-            let value = try sent?.string(name) ?? "test"
-            guard value.utf8.count <= 1024 else { throw GatewayError.invalidRequest("credentials.\(name) must be at most 1024 bytes.") }
-            fields[name] = value
+        for name in sent?.members.keys.sorted() ?? [] {
+            guard let value = try sent?.string(name), value.utf8.count <= 1024 else {
+                throw GatewayError.invalidRequest("credentials.\(name) must be a string of at most 1024 bytes.")
+            }
         }
+        var fields: [String: String] = [:]
+        for name in options.forwardFields { fields[name] = try sent?.string(name) ?? "test" }
 
         let started = ContinuousClock.now
         let verdict: Verdict

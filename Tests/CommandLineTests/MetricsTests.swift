@@ -87,7 +87,8 @@ import Testing
                 let base = "http://127.0.0.1:\(server.port)"
                 let appID = UUID().lowercasedText
                 let options: [String: any Sendable] = [
-                    "url": tenant, "secret": "0123456789abcdef", "circuit_breaker": ["failures": 2] as [String: any Sendable],
+                    "url": tenant, "secret": "0123456789abcdef", "timeout_ms": 10000,
+                    "circuit_breaker": ["failures": 2] as [String: any Sendable],
                 ]
                 let created = try await HTTPCall.send(
                     "POST", "\(base)/admin/v1/apps", token: bootstrap,

@@ -16,6 +16,19 @@ public final class FakeHTTPServer: Sendable {
         /// By lowercase name.
         public let headers: [String: String]
         public let body: String
+        /// The client's port: one per connection, so requests sharing it came over one kept connection.
+        public let clientPort: Int?
+    }
+
+    /// What a request is handled with: the client's address besides the basics.
+    struct Context: RequestContext {
+        var coreContext: CoreRequestContextStorage
+        let clientPort: Int?
+
+        init(source: ApplicationRequestContextSource) {
+            coreContext = .init(source: source)
+            clientPort = source.channel.remoteAddress?.port
+        }
     }
 
     /// What the server answers one request with.
@@ -58,13 +71,15 @@ public final class FakeHTTPServer: Sendable {
         _ body: @Sendable (_ baseURL: String, _ server: FakeHTTPServer) async throws -> Result
     ) async throws -> Result {
         let server = FakeHTTPServer()
-        let router = Router()
-        @Sendable func record(_ request: Request) async throws -> Response {
+        let router = Router(context: Context.self)
+        @Sendable func record(_ request: Request, _ context: Context) async throws -> Response {
             let arrived = ContinuousClock.now
             let bytes = try await request.body.collect(upTo: 1 << 20)
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
-            let recorded = Recorded(method: request.method.rawValue, path: request.uri.path, headers: headers, body: String(buffer: bytes))
+            let recorded = Recorded(
+                method: request.method.rawValue, path: request.uri.path, headers: headers, body: String(buffer: bytes),
+                clientPort: context.clientPort)
             server.recorded.withLock { $0.append(recorded) }
             let answer = await answer(recorded)
             if answer.delay > .zero { try await Task.sleep(until: arrived + answer.delay) }
@@ -75,8 +90,8 @@ public final class FakeHTTPServer: Sendable {
             return Response(
                 status: .init(code: answer.status), headers: answerHeaders, body: .init(byteBuffer: ByteBuffer(string: answer.body)))
         }
-        router.on("/", method: .post) { request, _ in try await record(request) }
-        router.on("**", method: .post) { request, _ in try await record(request) }
+        router.on("/", method: .post) { request, context in try await record(request, context) }
+        router.on("**", method: .post) { request, context in try await record(request, context) }
         let (ports, portSink) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "fake-http")
         // The gateway keeps connections for reuse; closing them at the end is no error of the test's.

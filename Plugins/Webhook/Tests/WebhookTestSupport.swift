@@ -43,7 +43,7 @@ struct WebhookTestPlugins {
 /// by the user id's first word:
 /// - `valid-…`: valid when the password is `right`, with a profile;
 /// - `renamed-…`: valid, under the user id `canonical-…`;
-/// - `slow-…`: valid, after 3 s (past the default timeout of 2 s);
+/// - `slow-…`: valid, after 5 s (past the tests' timeout of 4 s);
 /// - `error-…`: HTTP 500; `garbage-…`: not JSON; `huge-…`: 32 KiB;
 /// - `redirect-…`: 302 to the fake's own `/elsewhere`;
 /// - `odd-…`: JSON without `valid`;
@@ -61,7 +61,7 @@ enum FakeTenant {
                 body: #"{"valid":true,"user_id":"\#(userID)","first_name":"Ada","last_name":"Lovelace","display_name":"Ada L.","avatar_url":"https://example.com/ada.png","plan":"gold"}"#)
         case "renamed" where password == "right":
             return .init(body: #"{"valid":true,"user_id":"canonical-\#(userID)"}"#)
-        case "slow": return .init(body: #"{"valid":true}"#, delay: .seconds(3))
+        case "slow": return .init(body: #"{"valid":true}"#, delay: .seconds(5))
         case "error": return .init(status: 500, body: #"{"valid":true}"#)
         case "garbage": return .init(body: "<html>not json</html>")
         case "huge": return .init(body: #"{"valid":true,"pad":""# + String(repeating: "x", count: 32 * 1024) + #""}"#)
@@ -98,13 +98,14 @@ extension FakeHTTPServer.Recorded {
 
 extension TestGateway {
     /// A development app accepting webhook credentials at `url`, with
-    /// `options` over the defaults (the tests' secret),
+    /// `options` over the defaults (the tests' secret, a 4 s timeout: the
+    /// whole suite shares two cores),
     /// and passwords at the cheapest argon2id cost.
     func createWebhookApp(
         url: String, environment: AppEnvironment = .development, rateLimits: [String: RateLimitOverride] = [:],
         _ options: [String: JSONValue] = [:]
     ) async throws -> AppSettings {
-        var members: [String: JSONValue] = ["url": .string(url), "secret": .string(tenantSecret)]
+        var members: [String: JSONValue] = ["url": .string(url), "secret": .string(tenantSecret), "timeout_ms": .number(4000)]
         members.merge(options) { $1 }
         return try await createApp { app in
             app.environment = environment

@@ -39,6 +39,20 @@ import WebhookPlugin
         }
     }
 
+    /// Logins one after another share one connection to the tenant.
+    @Test func callsKeepTheirConnection() async throws {
+        let plugins = WebhookTestPlugins()
+        try await TestGateway.with(plugins: plugins.registry) { gateway in
+            try await FakeTenant.with { base, tenant in
+                let app = try await gateway.createWebhookApp(url: base)
+                for index in 1...5 { #expect(try await gateway.webhookLogin(app, user: "valid-\(index)").status == .ok) }
+                let ports = Set(tenant.requests.map(\.clientPort))
+                #expect(tenant.requests.count == 5)
+                #expect(ports.count == 1, "\(ports)")
+            }
+        }
+    }
+
     /// Every answer but a valid or invalid one is a 502 with its reason in
     /// the audit trail: never a 401, never a token.
     @Test func eachOtherAnswerIsA502WithItsReason() async throws {
