@@ -1,3 +1,4 @@
+import CoreMetrics
 import Crypto
 public import GatewayCore
 public import GatewayPluginKit
@@ -18,6 +19,9 @@ public struct PhoneCodePlugin: CredentialPlugin {
     private let allowsLogSender: Bool
     private let senderAddresses: OutboundAddressPolicy
     private let appOptions = PhoneCodeAppOptions()
+    private let senderBreaker = CircuitBreaker<AppID>(onChange: { appID, isOpen in
+        Gauge(label: "gateway_sms_circuit_open", dimensions: [("app_id", appID.description)]).record(isOpen ? 1 : 0)
+    })
 
     /// - Parameters:
     ///   - codeKey: the key code HMACs are made with (``MasterKey/derivedSecret(for:)``).
@@ -76,7 +80,8 @@ public struct PhoneCodePlugin: CredentialPlugin {
         PhoneCodeController(
             services: services, appOptions: appOptions, codes: codes,
             repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),
-            sender: SMSSender(addresses: senderAddresses, logger: services.plugin.logger), deliveryTimes: DeliveryTimes()
+            sender: SMSSender(addresses: senderAddresses, breaker: senderBreaker, logger: services.plugin.logger),
+            deliveryTimes: DeliveryTimes()
         ).addRoutes(to: router)
     }
 

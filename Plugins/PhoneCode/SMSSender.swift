@@ -26,21 +26,40 @@ struct SMSDeliveryFailure: Error, CustomStringConvertible {
 /// to addresses the policy allows, no redirect followed (a sender that
 /// answers 3xx has failed), a bounded answer, connections reused. Every
 /// connection-level failure reads the same, so the audit trail an app admin
-/// sees cannot tell a closed port from a slow one.
+/// sees cannot tell a closed port from a slow one. After
+/// ``breakerSettings`` failed deliveries in a row, an app's sends fail at
+/// once for the cool-down (``CircuitBreaker``), then one trial decides.
 struct SMSSender: Sendable {
     static let attemptTimeout = Duration.seconds(5)
     static let attempts = 2
     static let maximumAnswerBytes = 64 * 1024
+    static let breakerSettings = CircuitBreaker<AppID>.Settings(failures: 5, coolDown: .seconds(30))
 
     let outbound: OutboundHTTP
+    let breaker: CircuitBreaker<AppID>
     let logger: Logger
 
-    init(addresses: OutboundAddressPolicy, logger: Logger) {
+    init(addresses: OutboundAddressPolicy, breaker: CircuitBreaker<AppID> = CircuitBreaker(), logger: Logger) {
         self.outbound = OutboundHTTP(addresses: addresses)
+        self.breaker = breaker
         self.logger = logger
     }
 
     func send(_ message: SMSMessage, via sender: PhoneCodeOptions.Sender) async throws(SMSDeliveryFailure) {
+        if case .log = sender { return try await deliver(message, via: sender) }
+        guard breaker.permits(message.appID) else {
+            throw SMSDeliveryFailure(reason: "circuit open: \(Self.breakerSettings.failures) failed deliveries in a row")
+        }
+        do {
+            try await deliver(message, via: sender)
+            breaker.recordSuccess(message.appID)
+        } catch {
+            breaker.recordFailure(message.appID, Self.breakerSettings)
+            throw error
+        }
+    }
+
+    private func deliver(_ message: SMSMessage, via sender: PhoneCodeOptions.Sender) async throws(SMSDeliveryFailure) {
         switch sender {
         case .log:
             // The one place a code may appear in a log line: development apps only.

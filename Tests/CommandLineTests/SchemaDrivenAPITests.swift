@@ -60,11 +60,22 @@ import Testing
                     } else {
                         #expect(run.status == 0, "schemathesis as \(caller) (exit \(run.status)):\n\(run.report)")
                     }
-                    #expect(run.output.contains("Selected: 34/34"), "every operation was selected:\n\(run.report)")
+                    let operations = try Self.operationCount()
+                    #expect(run.output.contains("Selected: \(operations)/\(operations)"), "every operation was selected:\n\(run.report)")
                 }
             }
             #expect(await server.stop() == 0)
         }
+    }
+
+    /// The operations `openapi.yaml` lists: a method under a path, before `components:`.
+    static func operationCount() throws -> Int {
+        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "openapi.yaml")
+        let text = try String(contentsOf: document, encoding: .utf8)
+        let paths = text.components(separatedBy: "\ncomponents:")[0]
+        let methods: Set<Substring> = ["    get:", "    post:", "    put:", "    patch:", "    delete:"]
+        return paths.split(separator: "\n").filter { methods.contains($0) }.count
     }
 
     /// Only Hypothesis's own crashes are forgiven: a failed health check or

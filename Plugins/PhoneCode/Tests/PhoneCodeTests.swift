@@ -310,6 +310,28 @@ import Testing
         }
     }
 
+    /// A sender that keeps failing is not called for a cool-down: after five
+    /// failed deliveries in a row the app's sends fail at once.
+    @Test func aFailingSenderTripsTheAppsCircuitBreaker() async throws {
+        try await FakeHTTPServer.with(statuses: Array(repeating: 400, count: 5)) { base, webhook in
+            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+                let app = try await gateway.createPhoneApp(webhook: base, ["allow_unbound_numbers": .bool(true)])
+                for index in 1...5 {
+                    #expect(try await gateway.requestCode(app, number: "+491511234560\(index)").status == .badGateway)
+                }
+                #expect(webhook.requests.count == 5)
+                let fast = try await gateway.requestCode(app, number: "+4915112345609")
+                #expect(fast.status == .badGateway)
+                #expect(webhook.requests.count == 5)
+                let rows = try await gateway.auditRows().filter { $0.event == "phone_code.sent" }
+                #expect(rows.last?.text.contains("circuit open") == true)
+                // Another app's sender is its own.
+                let other = try await gateway.createPhoneApp(webhook: base)
+                #expect(try await gateway.requestCode(other).status == .accepted)
+            }
+        }
+    }
+
     /// With private addresses not allowed (the deployment default), a sender
     /// URL on loopback gets nothing: the send is refused as a failed delivery.
     @Test func aSenderOnAPrivateAddressIsRefusedUnlessTheOperatorAllowsIt() async throws {
