@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import Synchronization
 import Testing
 
 /// Where the gateway may call out to: public addresses only, unless allowed.
@@ -27,6 +28,23 @@ import Testing
         // A public address is let through without any lookup, and the client connects to it as written.
         #expect(try await publicOnly.destination(of: URL(string: "https://8.8.8.8/sms")!) == nil)
         #expect(try await OutboundAddressPolicy(allowsPrivateAddresses: true).destination(of: URL(string: "http://127.0.0.1:9/sms")!) == nil)
+    }
+
+    /// A name whose addresses passed is not resolved again for a while; one
+    /// that was refused is asked again each time.
+    @Test func aCheckedNameIsKeptAndARefusedOneIsNot() async throws {
+        let lookups = Mutex<[String]>([])
+        let policy = OutboundAddressPolicy(
+            allowsPrivateAddresses: false,
+            resolve: { host in
+                lookups.withLock { $0.append(host) }
+                return [try #require(IPAddress(host.hasPrefix("public") ? "8.8.8.8" : "10.0.0.1"))]
+            })
+        for _ in 1...3 {
+            #expect(try await policy.destination(of: URL(string: "https://public.example/verify")!) == IPAddress("8.8.8.8"))
+            await #expect(throws: OutboundFailure.self) { try await policy.destination(of: URL(string: "https://inside.example/")!) }
+        }
+        #expect(lookups.withLock { $0 } == ["public.example", "inside.example", "inside.example", "inside.example"])
     }
 
     /// glibc reads `012.1.2.3` as 10.1.2.3 (octal) where a decimal reading says

@@ -4,6 +4,7 @@ import Glibc
 public import Foundation
 public import GatewayCore
 import NIOPosix
+import Synchronization
 
 /// Where the gateway may call out to (an SMS sender, a tenant's webhook). An
 /// app's admin chooses those URLs, so by default the gateway calls only
@@ -27,6 +28,10 @@ public struct OutboundAddressPolicy: Sendable {
     private let resolve: Resolver
     /// What counts as not public; tests narrow it to stay on loopback.
     private let blockedRanges: [CIDR]
+    /// Hosts whose every address passed, with the one to connect to, for
+    /// ``ResolvedHosts/lifetime``: a login does not wait for DNS each time,
+    /// and the address connected to is still one that was checked.
+    private let resolvedHosts = ResolvedHosts()
 
     public init(allowsPrivateAddresses: Bool, resolve: Resolver? = nil) {
         self.init(allowsPrivateAddresses: allowsPrivateAddresses, resolve: resolve, blockedRanges: Self.nonPublicRanges)
@@ -91,6 +96,7 @@ public struct OutboundAddressPolicy: Sendable {
             return nil
         }
         guard !allowsPrivateAddresses else { return nil }
+        if let address = resolvedHosts.address(of: host) { return address }
         let addresses: [IPAddress]
         do {
             addresses = try await resolve(host)
@@ -100,6 +106,7 @@ public struct OutboundAddressPolicy: Sendable {
         guard let first = addresses.first, addresses.allSatisfy(mayReach) else {
             throw OutboundFailure(.addressRefused, "the host \(host) is not a public address (private addresses are off)")
         }
+        resolvedHosts.remember(first, for: host)
         return first
     }
 
@@ -133,5 +140,39 @@ public struct OutboundAddressPolicy: Sendable {
             entry = current.pointee.ai_next
         }
         return addresses
+    }
+}
+
+/// Host names resolved to addresses that all passed the policy, each kept
+/// for ``lifetime`` (refusals are not kept: they are asked again). At most
+/// ``capacity`` names; past that the oldest half is forgotten.
+final class ResolvedHosts: Sendable {
+    static let lifetime = Duration.seconds(30)
+    static let capacity = 1024
+
+    private let entries = Mutex<[String: (address: IPAddress, until: ContinuousClock.Instant)]>([:])
+
+    func address(of host: String) -> IPAddress? {
+        let now = ContinuousClock.now
+        return entries.withLock { entries in
+            guard let entry = entries[host] else { return nil }
+            guard entry.until > now else {
+                entries[host] = nil
+                return nil
+            }
+            return entry.address
+        }
+    }
+
+    func remember(_ address: IPAddress, for host: String) {
+        let until = ContinuousClock.now + Self.lifetime
+        entries.withLock { entries in
+            if entries.count >= Self.capacity {
+                for (name, _) in entries.sorted(by: { $0.value.until < $1.value.until }).prefix(Self.capacity / 2) {
+                    entries[name] = nil
+                }
+            }
+            entries[host] = (address, until)
+        }
     }
 }
