@@ -71,10 +71,8 @@ struct WebhookCall: Sendable {
                 throw GatewayError.invalidRequest("answer.valid must be true or false.")
             }
             guard valid else { return .invalid }
-            let user = try reader.string("user_id") ?? userID
-            guard (1...256).contains(user.utf8.count) else {
-                throw GatewayError.invalidRequest("answer.user_id must be 1 to 256 bytes.")
-            }
+            // The token request's rule: the id goes into the token and the audit trail.
+            let user = try TokenRequest.validatedUserID(try reader.string("user_id") ?? userID, field: "answer.user_id")
             return .valid(
                 VerifiedIdentity(
                     userID: user,

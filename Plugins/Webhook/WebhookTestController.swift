@@ -43,8 +43,7 @@ struct WebhookTestController: Sendable {
         let input = bodyless ? JSONInput(members: [:]) : try await JSONInput.read(request)
         try input.rejectUnknown(allowed: ["user_id", "credentials"])
         let options = try await options(of: appID)
-        let userID = try input.string("user_id") ?? "gateway-test"
-        guard (1...256).contains(userID.utf8.count) else { throw GatewayError.invalidRequest("user_id must be 1 to 256 bytes.") }
+        let userID = try TokenRequest.validatedUserID(try input.string("user_id") ?? "gateway-test")
         let sent = try input.object("credentials")
         for name in sent?.members.keys.sorted() ?? [] {
             guard let value = try sent?.string(name), value.utf8.count <= 1024 else {

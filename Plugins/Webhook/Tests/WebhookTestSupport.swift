@@ -46,7 +46,7 @@ struct WebhookTestPlugins {
 /// - `slow-…`: valid, after 5 s (past the tests' timeout of 4 s);
 /// - `error-…`: HTTP 500; `garbage-…`: not JSON; `huge-…`: 32 KiB;
 /// - `redirect-…`: 302 to the fake's own `/elsewhere`;
-/// - `odd-…`: JSON without `valid`;
+/// - `odd-…`: JSON without `valid`; `control-…`: a user id no token request could name;
 /// - anything else: `{"valid": false}`.
 enum FakeTenant {
     static func answer(_ request: FakeHTTPServer.Recorded) -> FakeHTTPServer.Answer {
@@ -67,6 +67,7 @@ enum FakeTenant {
         case "huge": return .init(body: #"{"valid":true,"pad":""# + String(repeating: "x", count: 32 * 1024) + #""}"#)
         case "redirect": return .init(status: 302, headers: ["Location": "/elsewhere"], body: "{}")
         case "odd": return .init(body: #"{"ok":true}"#)
+        case "control": return .init(body: #"{"valid":true,"user_id":"line\nbreak"}"#)
         default: return .init(body: #"{"valid":false}"#)
         }
     }

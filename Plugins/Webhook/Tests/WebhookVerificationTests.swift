@@ -63,6 +63,7 @@ import WebhookPlugin
             ("error-1", .badGateway, "webhook_bad_status"),
             ("garbage-1", .badGateway, "webhook_bad_answer"),
             ("odd-1", .badGateway, "webhook_bad_answer"),
+            ("control-1", .badGateway, "webhook_bad_answer"),
             ("huge-1", .badGateway, "webhook_answer_too_large"),
             ("redirect-1", .badGateway, "webhook_redirect"),
         ]
