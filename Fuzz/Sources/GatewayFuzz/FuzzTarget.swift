@@ -10,6 +10,7 @@ enum FuzzTarget: String, CaseIterable {
     case requestID = "request-id"
     case clientAddress = "client-address"
     case identityToken = "identity-token"
+    case webhookAnswer = "webhook-answer"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -23,6 +24,7 @@ enum FuzzTarget: String, CaseIterable {
         case .requestID: RequestIDTarget.run(bytes)
         case .clientAddress: ClientAddressTarget.run(bytes)
         case .identityToken: IdentityTokenTarget.run(bytes)
+        case .webhookAnswer: WebhookAnswerTarget.run(bytes)
         }
     }
 }
