@@ -26,7 +26,6 @@ struct PhoneCodeController: Sendable {
     static let maximumBodyBytes = 4 * 1024
 
     let services: RouteServices
-    let appOptions: PhoneCodeAppOptions
     let codes: PhoneCodes
     let repository: PhoneCodeRepository
     let sender: SMSSender
@@ -102,11 +101,12 @@ struct PhoneCodeController: Sendable {
             }
             tenant = try await services.tenants.tenant(for: appID, within: services.plugin.databaseTimeout)
             guard tenant.settings.isEnabled else { throw GatewayError(.appDisabled, .forbidden, "This app is disabled.") }
-            // The app accepts phone codes, with options that are valid (or the 400/403 that says not),
-            // and those options were recorded when its verifier was built.
-            _ = try tenant.verifier(for: PhoneCodePlugin.type)
-            guard let recorded = appOptions.options(for: appID) else { throw .internalError }
-            options = recorded
+            // The app accepts phone codes, with options that are valid (or the 400/403 that says not):
+            // the ones its verifier was built from, secrets opened.
+            guard let verifier = try tenant.verifier(for: PhoneCodePlugin.type) as? PhoneCodeVerifier else {
+                throw .internalError
+            }
+            options = verifier.options
             guard options.allows(number) else {
                 throw GatewayError(
                     .phoneNumberNotAllowed, .forbidden, "This app does not send codes to numbers in that country.")

@@ -18,7 +18,6 @@ public struct PhoneCodePlugin: CredentialPlugin {
     private let codes: PhoneCodes
     private let allowsLogSender: Bool
     private let senderAddresses: OutboundAddressPolicy
-    private let appOptions = PhoneCodeAppOptions()
     private let senderBreaker = CircuitBreaker<AppID>(onChange: { appID, isOpen in
         Gauge(label: "gateway_sms_circuit_open", dimensions: [("app_id", appID.description)]).record(isOpen ? 1 : 0)
     })
@@ -60,7 +59,6 @@ public struct PhoneCodePlugin: CredentialPlugin {
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
         let options = try PhoneCodeOptions(options, environment: app.environment, allowsLogSender: allowsLogSender)
-        appOptions.record(options, for: app.appID)
         return PhoneCodeVerifier(
             options: options,
             codes: codes,
@@ -78,7 +76,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {
         PhoneCodeController(
-            services: services, appOptions: appOptions, codes: codes,
+            services: services, codes: codes,
             repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),
             sender: SMSSender(addresses: senderAddresses, breaker: senderBreaker, logger: services.plugin.logger),
             deliveryTimes: DeliveryTimes()
