@@ -122,6 +122,28 @@ import WebhookPlugin
         }
     }
 
+    /// An app's own admin aims the webhook at the gateway's network and
+    /// fires the test route: refused before anything is sent.
+    @Test func anAppAdminCannotReachThePrivateNetworkThroughTheWebhook() async throws {
+        let plugins = WebhookTestPlugins(allowsPrivateAddresses: false)
+        try await TestGateway.with(plugins: plugins.registry) { gateway in
+            try await FakeTenant.with { inside, tenant in
+                let app = try await gateway.createWebhookApp(url: "https://users.example.com/verify")
+                let token = try await gateway.adminToken(.app(app.appID))
+                for url in [inside, inside.replacingOccurrences(of: "127.0.0.1", with: "localhost"), "http://169.254.169.254/latest"] {
+                    let aimed = try await gateway.admin(
+                        .patch, "/admin/v1/apps/\(app.appID)", token: token,
+                        json: ["plugins": ["webhook": ["url": url, "secret": tenantSecret]]])
+                    #expect(aimed.status == .ok, "\(text(aimed))")
+                    let fired = try jsonObject(try await gateway.admin(.post, "/admin/v1/apps/\(app.appID)/webhook:test", token: token))
+                    #expect(fired["outcome"] as? String == "failed", "\(url)")
+                    #expect(fired["reason"] as? String == "webhook_address_refused", "\(url)")
+                }
+                #expect(tenant.requests.isEmpty)
+            }
+        }
+    }
+
     @Test func theTestRouteIsForTheAppsOwnAdminsAndWebhookApps() async throws {
         try await TestGateway.with(plugins: WebhookTestPlugins().registry) { gateway in
             let app = try await gateway.createWebhookApp(url: "http://127.0.0.1:9/")
