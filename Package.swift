@@ -229,14 +229,14 @@ let package = Package(
         // Build tooling: turns a target's Migrations/*.sql into Swift source,
         // so the binary carries its schema and never looks for the source tree.
         .executableTarget(
-            name: "migration-embedder",
-            path: "BuildTools/MigrationEmbedder",
+            name: "file-embedder",
+            path: "BuildTools/FileEmbedder",
             swiftSettings: upcomingFeatures
         ),
         .plugin(
             name: "EmbedMigrations",
             capability: .buildTool(),
-            dependencies: ["migration-embedder"],
+            dependencies: ["file-embedder"],
             path: "BuildTools/EmbedMigrations"
         ),
 

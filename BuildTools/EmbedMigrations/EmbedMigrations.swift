@@ -20,8 +20,8 @@ struct EmbedMigrations: BuildToolPlugin {
         return [
             .buildCommand(
                 displayName: "Embedding \(sqlFiles.count) migration(s) into \(target.name)",
-                executable: try context.tool(named: "migration-embedder").url,
-                arguments: [output.path] + sqlFiles.map(\.path),
+                executable: try context.tool(named: "file-embedder").url,
+                arguments: [output.path, "embeddedMigrations"] + sqlFiles.map(\.path),
                 inputFiles: sqlFiles,
                 outputFiles: [output]
             )

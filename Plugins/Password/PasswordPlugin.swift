@@ -37,7 +37,7 @@ public struct PasswordPlugin: CredentialPlugin {
     }
 
     public var migrations: [Migration] {
-        embeddedMigrations.map { Migration(source: "password", name: $0.name, sql: $0.sql) }
+        embeddedMigrations.map { Migration(source: "password", name: $0.name, sql: $0.text) }
     }
 
     public func makeVerifier(

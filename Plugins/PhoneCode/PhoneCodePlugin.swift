@@ -52,7 +52,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
     public static let rateLimitPolicies: [RateLimitPolicy] = [.phoneFailures, .codeSendsPerNumber, .codeSendsPerIP]
 
     public var migrations: [Migration] {
-        embeddedMigrations.map { Migration(source: "phone_code", name: $0.name, sql: $0.sql) }
+        embeddedMigrations.map { Migration(source: "phone_code", name: $0.name, sql: $0.text) }
     }
 
     public func makeVerifier(
