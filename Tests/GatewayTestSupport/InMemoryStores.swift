@@ -49,9 +49,10 @@ public final class InMemoryStores: Sendable {
 
         func find(_ appID: AppID) async throws -> StoredApp? { try memory.change { $0.apps[appID] } }
 
-        func list(only appID: AppID?, after cursor: AppID?, limit: Int) async throws -> [StoredApp] {
+        func list(only appID: AppID?, nameContaining: String?, after cursor: AppID?, limit: Int) async throws -> [StoredApp] {
             try memory.change { state in
                 state.apps.values.filter { appID == nil || $0.settings.appID == appID }
+                    .filter { nameContaining == nil || $0.settings.name.lowercased().contains(nameContaining!.lowercased()) }
                     .filter { cursor == nil || $0.settings.appID.uuid.uuidString > cursor!.uuid.uuidString }
                     .sorted { $0.settings.appID.uuid.uuidString < $1.settings.appID.uuid.uuidString }
                     .prefix(limit).map { $0 }
@@ -185,6 +186,8 @@ public final class InMemoryStores: Sendable {
         func page(_ filter: AuditFilter, after position: StoredAuditEvent.Position?, limit: Int) async throws
             -> [StoredAuditEvent]
         { [] }
+
+        func tokenCountsPerMinute(appID: AppID?, from: Date, to: Date) async throws -> [AuditMinuteCount] { [] }
     }
 
     struct Tenants: TenantStore {

@@ -3,8 +3,9 @@
 public protocol AppStore: Sendable {
     /// The app, or `nil` when no app has that id.
     func find(_ appID: AppID) async throws -> StoredApp?
-    /// Apps in app id order after `cursor`; only `appID` when given.
-    func list(only appID: AppID?, after cursor: AppID?, limit: Int) async throws -> [StoredApp]
+    /// Apps in app id order after `cursor`; only `appID` when given, only
+    /// those whose name contains `nameContaining` (any case) when given.
+    func list(only appID: AppID?, nameContaining: String?, after cursor: AppID?, limit: Int) async throws -> [StoredApp]
     /// Creates the app and records `event`; `false` (nothing recorded) when the id is taken.
     func create(_ app: AppSettings, recording event: AuditEvent) async throws -> Bool
     /// Replaces the app's settings and records `event`; `false` when there is no such app.

@@ -4,7 +4,8 @@ import GatewayPluginKit
 import Hummingbird
 
 /// `/admin/v1/admin_tokens`: operators create, list and revoke admin tokens.
-/// A token's secret is shown once, in the answer that creates it.
+/// A token's secret is shown once, in the answer that creates it. Any token
+/// reads its own record at `/admin/v1/me` (who am I, what may I see).
 struct AdminTokenController: Sendable {
     let tokens: any AdminTokenStore
     let apps: any AppStore
@@ -12,6 +13,9 @@ struct AdminTokenController: Sendable {
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("admin_tokens") { request, context in try await create(request, context) }
         group.get("admin_tokens") { request, context in try await list(request, context) }
+        group.get("me") { _, context in
+            try AdminResponses.json(AdminResources.AdminToken(try context.adminToken()))
+        }
         group.delete("admin_tokens/{token_id}") { _, context in try await revoke(context) }
     }
 

@@ -31,7 +31,17 @@ struct AppAdminController: Sendable {
     private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         _ = try context.requireOperator()
         let page = try Pagination(request)
-        let items = try await apps.list(only: nil, after: try page.afterUUID().map(AppID.init(uuid:)), limit: page.limit)
+        // `search`: an app id finds that app; other text, apps whose name contains it.
+        var only: AppID?
+        var nameContaining: String?
+        if let search = request.uri.queryParameters["search"].map(String.init) {
+            guard (1...200).contains(search.utf8.count), !search.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw GatewayError.invalidRequest("search must be 1 to 200 bytes without control characters.")
+            }
+            if let appID = AppID(search) { only = appID } else { nameContaining = search }
+        }
+        let items = try await apps.list(
+            only: only, nameContaining: nameContaining, after: try page.afterUUID().map(AppID.init(uuid:)), limit: page.limit)
         return try AdminResponses.json(
             AdminResponses.Page(items: items.map { AdminResources.App($0, plugins: settingsInput.plugins) }, next_cursor: page.nextCursor(items) { $0.settings.appID.uuid }))
     }

@@ -69,13 +69,78 @@ struct AuditEventController: Sendable {
         }
         group.get("audit_events") { request, context in
             _ = try context.requireOperator()
-            var appID: AppID?
-            if let text = request.uri.queryParameters["app_id"] {
-                guard let parsed = AppID(String(text)) else { throw GatewayError.invalidRequest("app_id must be an app id.") }
-                appID = parsed
-            }
-            return try await list(request, appID: appID)
+            return try await list(request, appID: try Self.appIDQuery(request))
         }
+        group.get("apps/{app_id}/audit_events:per_minute") { request, context in
+            let (appID, _) = try context.authorizedAppID()
+            return try await perMinute(request, appID: appID)
+        }
+        group.get("audit_events:per_minute") { request, context in
+            _ = try context.requireOperator()
+            return try await perMinute(request, appID: try Self.appIDQuery(request))
+        }
+    }
+
+    /// The operator routes' `app_id`, which narrows them to one app.
+    private static func appIDQuery(_ request: Request) throws(GatewayError) -> AppID? {
+        guard let text = request.uri.queryParameters["app_id"] else { return nil }
+        guard let appID = AppID(String(text)) else { throw .invalidRequest("app_id must be an app id.") }
+        return appID
+    }
+
+    /// A time query parameter, RFC 3339.
+    private static func time(_ name: String, in request: Request) throws(GatewayError) -> Date? {
+        guard let text = request.uri.queryParameters[name[...]] else { return nil }
+        guard let date = try? Date(String(text), strategy: .iso8601) else {
+            throw .invalidRequest("\(name) must be an RFC 3339 time, e.g. 2027-01-31T00:00:00Z.")
+        }
+        return date
+    }
+
+    /// Token requests per minute, issued and denied by reason, over at most
+    /// a day: the last hour unless `from` and `to` say otherwise. Every
+    /// minute of the range is listed, those without requests as zeros.
+    struct MinuteCounts: Encodable {
+        struct Minute: Encodable {
+            let minute: String
+            var issued = 0
+            var denied = 0
+            var denied_by_reason: [String: Int] = [:]
+        }
+        let from: String
+        let to: String
+        let minutes: [Minute]
+    }
+
+    static let longestCountedRange: TimeInterval = 24 * 3600
+
+    private func perMinute(_ request: Request, appID: AppID?) async throws -> Response {
+        func minute(_ date: Date) -> Date { Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 60).rounded(.down) * 60) }
+        let to = try Self.time("to", in: request).map(minute) ?? minute(Date()).addingTimeInterval(60)
+        let from = try Self.time("from", in: request).map(minute) ?? to.addingTimeInterval(-3600)
+        guard from < to, to.timeIntervalSince(from) <= Self.longestCountedRange else {
+            throw GatewayError.invalidRequest("from must be before to, at most 24 hours apart (whole minutes).")
+        }
+        let counts = try await events.tokenCountsPerMinute(appID: appID, from: from, to: to)
+        let format = Date.ISO8601FormatStyle(timeZone: .gmt)
+        var minutes: [MinuteCounts.Minute] = []
+        var index: [Int: Int] = [:]
+        var minute = from
+        while minute < to {
+            index[Int(minute.timeIntervalSince1970)] = minutes.count
+            minutes.append(.init(minute: minute.formatted(format)))
+            minute += 60
+        }
+        for count in counts {
+            guard let position = index[Int(count.minute.timeIntervalSince1970)] else { continue }
+            if count.issued {
+                minutes[position].issued += count.count
+            } else {
+                minutes[position].denied += count.count
+                minutes[position].denied_by_reason[count.reason ?? "unknown", default: 0] += count.count
+            }
+        }
+        return try AdminResponses.json(MinuteCounts(from: from.formatted(format), to: to.formatted(format), minutes: minutes))
     }
 
     private func list(_ request: Request, appID: AppID?) async throws -> Response {
@@ -119,20 +184,14 @@ struct AuditEventController: Sendable {
         let query = request.uri.queryParameters
         var filter = AuditFilter()
         filter.appID = appID
-        func time(_ name: String) throws(GatewayError) -> Date? {
-            guard let text = query[name[...]] else { return nil }
-            guard let date = try? Date(String(text), strategy: .iso8601) else {
-                throw .invalidRequest("\(name) must be an RFC 3339 time, e.g. 2027-01-31T00:00:00Z.")
-            }
-            return date
-        }
-        filter.from = try time("from")
-        filter.to = try time("to")
+        filter.from = try time("from", in: request)
+        filter.to = try time("to", in: request)
         filter.event = query["event"].map(String.init)
         filter.outcome = query["outcome"].map(String.init)
         if let outcome = filter.outcome, !["success", "failure"].contains(outcome) {
             throw .invalidRequest("outcome must be success or failure.")
         }
+        filter.reason = query["reason"].map(String.init)
         filter.userID = query["user_id"].map(String.init)
         filter.requestID = query["request_id"].map(String.init)
         return filter

@@ -73,17 +73,20 @@ public struct AppRepository: Sendable {
     }
 
     public func find(_ appID: AppID) async throws -> StoredApp? {
-        try await list(only: appID, after: nil, limit: 1).first
+        try await list(only: appID, nameContaining: nil, after: nil, limit: 1).first
     }
 
     /// Apps in app id order, starting after `cursor`; only `appID` when given.
-    public func list(only appID: AppID? = nil, after cursor: AppID?, limit: Int) async throws -> [StoredApp] {
+    public func list(
+        only appID: AppID? = nil, nameContaining: String? = nil, after cursor: AppID?, limit: Int
+    ) async throws -> [StoredApp] {
         let rows = try await client.query(
             """
             SELECT app_id, name, environment, provider_id, token_ttl_seconds, enabled,
                    credential_types, plugins::text, rate_limits::text, created_at, updated_at
             FROM apps
             WHERE (\(appID?.uuid)::uuid IS NULL OR app_id = \(appID?.uuid))
+              AND (\(nameContaining)::text IS NULL OR strpos(lower(name), lower(\(nameContaining))) > 0)
               AND (\(cursor?.uuid)::uuid IS NULL OR app_id > \(cursor?.uuid))
             ORDER BY app_id
             LIMIT \(limit)

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import GatewayCore
 public import Logging
 public import PostgresNIO
@@ -22,6 +22,24 @@ public struct AuditEventRepository: AuditTrail {
         return rows
     }
 
+    public func tokenCountsPerMinute(appID: AppID?, from: Date, to: Date) async throws -> [AuditMinuteCount] {
+        let rows = try await client.query(
+            """
+            SELECT date_trunc('minute', occurred_at), event = 'token.issued', reason, count(*)::int8
+            FROM audit_events
+            WHERE (\(appID?.uuid)::uuid IS NULL OR app_id = \(appID?.uuid))
+              AND occurred_at >= \(from) AND occurred_at < \(to)
+              AND event IN ('token.issued', 'token.denied')
+            GROUP BY 1, 2, 3
+            ORDER BY 1, 2, 3
+            """, logger: logger)
+        var counts: [AuditMinuteCount] = []
+        for try await (minute, issued, reason, count) in rows.decode((Date, Bool, String?, Int64).self) {
+            counts.append(AuditMinuteCount(minute: minute, issued: issued, reason: issued ? nil : reason, count: Int(count)))
+        }
+        return counts
+    }
+
     /// At most `limit` matching rows, newest first, after `position` when given.
     private func query(_ filter: AuditFilter, after position: StoredAuditEvent.Position?, limit: Int) async throws
         -> some AsyncSequence<StoredAuditEvent, any Error>
@@ -36,6 +54,7 @@ public struct AuditEventRepository: AuditTrail {
               AND (\(filter.to)::timestamptz IS NULL OR occurred_at < \(filter.to))
               AND (\(filter.event)::text IS NULL OR event = \(filter.event))
               AND (\(filter.outcome)::text IS NULL OR outcome = \(filter.outcome))
+              AND (\(filter.reason)::text IS NULL OR reason = \(filter.reason))
               AND (\(filter.userID)::text IS NULL OR user_id = \(filter.userID))
               AND (\(filter.requestID)::text IS NULL OR request_id = \(filter.requestID))
               AND (\(position?.micros)::int8 IS NULL
