@@ -109,6 +109,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // Optional native TLS on the HTTP listener (HummingbirdTLS is built on it).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // The operator console's server-rendered pages.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: pluginTargets + [
         .target(
@@ -170,6 +172,24 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // The operator console: server-rendered pages over the admin API, called in-process.
+        .target(
+            name: "GatewayConsole",
+            dependencies: [
+                "GatewayCore",
+                "GatewayPluginKit",
+                "GatewayHTTP",
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            exclude: ["Assets"],
+            swiftSettings: upcomingFeatures,
+            plugins: ["EmbedConsoleAssets"]
+        ),
         .systemLibrary(
             name: "CSodium",
             path: "Sources/CSodium",
@@ -207,6 +227,7 @@ let package = Package(
                 "GatewayPostgres",
                 "GatewayPluginKit",
                 "GatewayHTTP",
+                "GatewayConsole",
                 "OpenSSLSigner",
                 "Argon2",
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -238,6 +259,13 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["file-embedder"],
             path: "BuildTools/EmbedMigrations"
+        ),
+        // The same for the console's templates and stylesheet.
+        .plugin(
+            name: "EmbedConsoleAssets",
+            capability: .buildTool(),
+            dependencies: ["file-embedder"],
+            path: "BuildTools/EmbedConsoleAssets"
         ),
 
         .target(
@@ -352,6 +380,24 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The console over a test database, driven as a browser would (forms, cookies) without one;
+        // the real-browser suite is Tests/Browser, run by ./scripts/test.
+        .testTarget(
+            name: "GatewayConsoleTests",
+            dependencies: [
+                "GatewayConsole",
+                "GatewayCore",
+                "GatewayHTTP",
+                "GatewayHTTPTestSupport",
+                "GatewayTestSupport",
+                "GatewayPluginKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: upcomingFeatures
         ),

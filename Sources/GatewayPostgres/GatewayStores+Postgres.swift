@@ -11,6 +11,7 @@ extension GatewayStores {
             adminTokens: AdminTokenRepository(client: client, logger: logger),
             auditTrail: AuditEventRepository(client: client, logger: logger),
             tenants: PostgresTenantStore(client: client, logger: logger), ledger: ledger,
-            health: PostgresStorageHealth(client: client, ledger: ledger, logger: logger))
+            health: PostgresStorageHealth(client: client, ledger: ledger, logger: logger),
+            consoleSessions: ConsoleSessionRepository(client: client, logger: logger))
     }
 }

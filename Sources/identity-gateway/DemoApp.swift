@@ -36,9 +36,20 @@ enum DemoApp {
         logger.info("seeded the demo app", metadata: ["app_id": "\(appID)"])
     }
 
-    static func instructions(port: Int) -> String {
+    /// Stores the dev console's operator token unless it works already
+    /// (first start, or after it was revoked).
+    static func seedConsoleToken(_ secret: AdminTokenSecret, client: PostgresClient, logger: Logger) async throws {
+        guard try await AdminTokenRepository(client: client, logger: logger).authenticate(secret) == nil else { return }
+        _ = try await BootstrapToken.create(
+            name: "dev console", scope: .operator, expiresAt: nil, secret: secret, client: client, logger: logger)
+    }
+
+    static func instructions(port: Int, consoleToken: AdminTokenSecret) -> String {
         let user = users[0]
         return """
+
+            Console: http://127.0.0.1:\(port)/console
+            Sign in with the admin token: \(consoleToken.text)
 
             Demo app ready: app_id layer:///apps/staging/\(appID)
             Static test users: \(users.map { "\($0.id) / \($0.password)" }.joined(separator: ", "))

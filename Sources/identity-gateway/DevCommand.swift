@@ -22,6 +22,7 @@ struct DevCommand: AsyncParsableCommand {
         let folder = URL(fileURLWithPath: dataDir).standardizedFileURL
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let masterKeyText = try Self.masterKey(in: folder)
+        let consoleToken = try Self.consoleToken(in: folder)
         let cluster = try LocalPostgresCluster.inside(folder, port: postgresPort)
         say("starting PostgreSQL in \(cluster.folder.path) on 127.0.0.1:\(postgresPort) ...")
         let databaseURL = try cluster.start()
@@ -40,16 +41,29 @@ struct DevCommand: AsyncParsableCommand {
             let port = self.port
             try await GatewayServer(configuration: configuration, logger: logger).run { client in
                 try await DemoApp.seed(client: client, masterKey: masterKey, logger: logger)
-                say(DemoApp.instructions(port: port))
+                try await DemoApp.seedConsoleToken(consoleToken, client: client, logger: logger)
+                say(DemoApp.instructions(port: port, consoleToken: consoleToken))
             }
         }
     }
 
     /// The folder's master key, generated on first use and readable by its owner only.
     static func masterKey(in folder: URL) throws -> String {
-        let file = folder.appending(path: "master.key")
-        if let existing = try? String(contentsOf: file, encoding: .utf8) { return existing }
-        let generated = MasterKey.generateBase64()
+        try ownerOnlySecret("master.key", in: folder) { MasterKey.generateBase64() }
+    }
+
+    /// The operator token the console's sign-in is printed with, kept beside the master key.
+    static func consoleToken(in folder: URL) throws -> AdminTokenSecret {
+        AdminTokenSecret(text: try ownerOnlySecret("console.token", in: folder) { AdminTokenSecret.generate().text })
+    }
+
+    /// A secret in `name` in the folder, generated on first use, readable by its owner only.
+    private static func ownerOnlySecret(_ name: String, in folder: URL, generate: () -> String) throws -> String {
+        let file = folder.appending(path: name)
+        if let existing = try? String(contentsOf: file, encoding: .utf8) {
+            return existing.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let generated = generate()
         guard FileManager.default.createFile(
             atPath: file.path, contents: Data((generated + "\n").utf8), attributes: [.posixPermissions: 0o600])
         else { throw LocalPostgresError("cannot write \(file.path)") }

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import GatewayConsole
 import GatewayCore
 import GatewayHTTP
 import GatewayPluginKit
@@ -52,6 +53,8 @@ struct GatewayConfiguration: Sendable {
     var shutdownDrainSeconds = 0
     /// Seconds in-flight work may take after a shutdown signal before it is cancelled.
     var shutdownGraceSeconds = 30
+    /// The operator console under `/console` (`console.*`).
+    var console = ConsoleSettings()
     /// The credential plugins as the settings set them up (their own keys included).
     var plugins = PluginRegistry([])
     /// The settings file and environment, for setting the plugins up again (``everyPlugin()``).
@@ -131,6 +134,18 @@ struct GatewayConfiguration: Sendable {
                 "http.tls.certificate_file and http.tls.key_file (GATEWAY_HTTP_TLS_CERTIFICATE_FILE, "
                     + "GATEWAY_HTTP_TLS_KEY_FILE) go together: give both for TLS, or neither")
         }
+        console = ConsoleSettings(
+            enabled: Self.boolean(reader, "console.enabled", env: "GATEWAY_CONSOLE_ENABLED", default: true, &problems),
+            secureCookie: Self.boolean(
+                reader, "console.secure_cookie", env: "GATEWAY_CONSOLE_SECURE_COOKIE", default: tls != nil, &problems),
+            idleTimeout: .seconds(
+                60 * Self.integer(
+                    reader, "console.session_idle_minutes", env: "GATEWAY_CONSOLE_SESSION_IDLE_MINUTES", in: 1...1440,
+                    default: 30, &problems)),
+            lifetime: .seconds(
+                3600 * Self.integer(
+                    reader, "console.session_hours", env: "GATEWAY_CONSOLE_SESSION_HOURS", in: 1...168, default: 12,
+                    &problems)))
         databaseMaxConnections = Self.integer(
             reader, "database.max_connections", env: "GATEWAY_DATABASE_MAX_CONNECTIONS", in: 1...1000, default: 20,
             &problems)

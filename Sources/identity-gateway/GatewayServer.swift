@@ -1,3 +1,4 @@
+import GatewayConsole
 import GatewayCore
 import GatewayHTTP
 import GatewayPluginKit
@@ -62,7 +63,14 @@ struct GatewayServer {
                 stores: stores, tenants: tenants, plugins: plugins, pluginServices: pluginServices, masterKey: masterKey,
                 rateLimits: configuration.rateLimits,
                 databaseTimeout: databaseTimeout, readiness: readiness, logsRequests: configuration.logRequests,
-                metricsExposition: metricsOnMainPort, logger: logger))
+                metricsExposition: metricsOnMainPort,
+                frontEnds: configuration.console.enabled
+                    ? [
+                        try Console(
+                            settings: configuration.console, sessions: stores.consoleSessions, masterKey: masterKey,
+                            credentialTypes: plugins.credentialTypes)
+                    ] : [],
+                logger: logger))
         let changeListener = AppChangeListener(
             client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds),
             onConnection: { readiness.setListening($0) }

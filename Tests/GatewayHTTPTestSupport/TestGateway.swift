@@ -29,17 +29,21 @@ public struct TestGateway: Sendable {
     /// The test database, for a second instance (``withReplica(_:)``).
     public let databaseURL: String
 
+    /// What makes pages over the admin API (the console) from the gateway's stores and master key.
+    public typealias FrontEnds = @Sendable (GatewayStores, MasterKey) throws -> [any AdminAPIFrontEnd]
+
     /// A gateway over a fresh database, with its audit writer running.
     public static func with(
         plugins: PluginRegistry = staticUsersOnly, rateLimits: RateLimitSettings = RateLimitSettings(),
         logger: Logger = TestDatabase.logger, auditWriteTimeout: Duration = .seconds(10),
+        frontEnds: FrontEnds = { _, _ in [] },
         _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
         try await TestDatabase.with(migrations: Migration.core + plugins.migrations) { client, url in
             let masterKey = try MasterKey(base64: MasterKey.generateBase64())
             try await run(
                 client: client, databaseURL: url, masterKey: masterKey, rateLimits: rateLimits, plugins: plugins,
-                logger: logger, auditWriteTimeout: auditWriteTimeout, body)
+                logger: logger, auditWriteTimeout: auditWriteTimeout, frontEnds: frontEnds, body)
         }
     }
 
@@ -55,7 +59,7 @@ public struct TestGateway: Sendable {
 
     private static func run(
         client: PostgresClient, databaseURL: String, masterKey: MasterKey, rateLimits: RateLimitSettings,
-        plugins: PluginRegistry, logger: Logger, auditWriteTimeout: Duration,
+        plugins: PluginRegistry, logger: Logger, auditWriteTimeout: Duration, frontEnds: FrontEnds = { _, _ in [] },
         _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
         // Generous timeouts: a loaded CI machine must not turn slow steps into 503s (timing out is
@@ -70,7 +74,7 @@ public struct TestGateway: Sendable {
             pluginServices: pluginServices, masterKey: masterKey, logger: logger)
         let dependencies = GatewayDependencies(
             stores: stores, tenants: tenants, plugins: plugins, pluginServices: pluginServices, masterKey: masterKey,
-            rateLimits: rateLimits, databaseTimeout: timeout, logger: logger)
+            rateLimits: rateLimits, databaseTimeout: timeout, frontEnds: try frontEnds(stores, masterKey), logger: logger)
         let gateway = TestGateway(
             client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies, ledger: ledger,
             application: Application(router: GatewayRouter.make(dependencies), logger: logger), databaseURL: databaseURL)

@@ -13,6 +13,7 @@ public final class InMemoryStores: Sendable {
         var tokens: [UUID: (record: AdminTokenRecord, digest: Data)] = [:]
         var counters: [String: Int] = [:]
         var events: [AuditEvent] = []
+        var sessions: [Data: ConsoleSessionRecord] = [:]
         var failing = false
     }
 
@@ -33,7 +34,8 @@ public final class InMemoryStores: Sendable {
     public var stores: GatewayStores {
         GatewayStores(
             apps: Apps(memory: self), keys: Keys(memory: self), adminTokens: AdminTokens(memory: self),
-            auditTrail: Trail(), tenants: Tenants(memory: self), ledger: Ledger(memory: self), health: Health(memory: self))
+            auditTrail: Trail(), tenants: Tenants(memory: self), ledger: Ledger(memory: self), health: Health(memory: self),
+            consoleSessions: Sessions(memory: self))
     }
 
     /// Runs `body` on the state unless ``failing``.
@@ -182,6 +184,27 @@ public final class InMemoryStores: Sendable {
     }
 
     /// Reading the trail back is PostgreSQL's (its tests are there); here it is empty.
+    struct Sessions: ConsoleSessionStore {
+        let memory: InMemoryStores
+
+        func open(_ session: ConsoleSessionRecord) async throws {
+            try memory.change { $0.sessions[session.digest] = session }
+        }
+
+        func resume(digest: Data, idle: Duration) async throws -> Data? {
+            try memory.change { state in
+                guard var session = state.sessions[digest], session.expiresAt > Date() else { return nil }
+                session.expiresAt = min(Date() + TimeInterval(idle.components.seconds), session.endsAt)
+                state.sessions[digest] = session
+                return session.sealedToken
+            }
+        }
+
+        func close(digest: Data) async throws {
+            try memory.change { $0.sessions[digest] = nil }
+        }
+    }
+
     struct Trail: AuditTrail {
         func page(_ filter: AuditFilter, after position: StoredAuditEvent.Position?, limit: Int) async throws
             -> [StoredAuditEvent]

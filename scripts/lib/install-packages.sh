@@ -23,5 +23,6 @@ GATEWAY_RUNTIME_PACKAGES=(postgresql pkg-config libsodium-dev libssl-dev)
 # What the test suite needs on top: openssl verifies token signatures
 # independently; libargon2 (the reference argon2) checks the hashes made
 # through libsodium; python3 runs the OpenAPI validator from PyPI; haproxy
-# checks deploy/patroni/haproxy.cfg.
-GATEWAY_TEST_PACKAGES=(openssl libargon2-dev python3 python3-venv haproxy)
+# checks deploy/patroni/haproxy.cfg; Chromium and its driver run the
+# console's browser suite.
+GATEWAY_TEST_PACKAGES=(openssl libargon2-dev python3 python3-venv haproxy chromium chromium-driver)

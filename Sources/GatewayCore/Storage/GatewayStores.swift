@@ -11,10 +11,13 @@ public struct GatewayStores: Sendable {
     public let ledger: any RequestLedger
     /// What `/readyz` asks.
     public let health: any StorageHealth
+    /// The operator console's sign-ins.
+    public let consoleSessions: any ConsoleSessionStore
 
     public init(
         apps: any AppStore, keys: any KeyStore, adminTokens: any AdminTokenStore, auditTrail: any AuditTrail,
-        tenants: any TenantStore, ledger: any RequestLedger, health: any StorageHealth
+        tenants: any TenantStore, ledger: any RequestLedger, health: any StorageHealth,
+        consoleSessions: any ConsoleSessionStore
     ) {
         self.apps = apps
         self.keys = keys
@@ -23,5 +26,6 @@ public struct GatewayStores: Sendable {
         self.tenants = tenants
         self.ledger = ledger
         self.health = health
+        self.consoleSessions = consoleSessions
     }
 }

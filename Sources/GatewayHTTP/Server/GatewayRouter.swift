@@ -22,13 +22,16 @@ public struct GatewayDependencies: Sendable {
     /// Renders `/metrics` (Prometheus text); empty where no metrics backend
     /// runs, `nil` when metrics are served on a port of their own.
     public let metricsExposition: (@Sendable () async -> [UInt8])?
+    /// Pages over the admin API (the console), when served.
+    public let frontEnds: [any AdminAPIFrontEnd]
     public let logger: Logger
 
     public init(
         stores: GatewayStores, tenants: TenantCache, plugins: PluginRegistry, pluginServices: PluginServices,
         masterKey: MasterKey, rateLimits: RateLimitSettings,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
-        metricsExposition: (@Sendable () async -> [UInt8])? = { [] }, logger: Logger
+        metricsExposition: (@Sendable () async -> [UInt8])? = { [] }, frontEnds: [any AdminAPIFrontEnd] = [],
+        logger: Logger
     ) {
         self.stores = stores
         self.tenants = tenants
@@ -40,6 +43,7 @@ public struct GatewayDependencies: Sendable {
         self.readiness = readiness
         self.logsRequests = logsRequests
         self.metricsExposition = metricsExposition
+        self.frontEnds = frontEnds
         self.logger = logger
     }
 }
@@ -77,25 +81,62 @@ public enum GatewayRouter {
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: routeServices)
         }
-        TokenValidationController(keys: stores.keys, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
         JWKSController(tenants: dependencies.tenants, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
+        let api = AdminAPIRoutes(dependencies, routeServices: routeServices)
+        api.addRoutes(to: router)
 
-        let admin = router.group("/admin/v1").add(middleware: AdminAuthMiddleware(tokens: stores.adminTokens, databaseTimeout: dependencies.databaseTimeout))
-        AppAdminController(
-            apps: stores.apps,
-            settingsInput: AppSettingsInput(
-                plugins: dependencies.plugins, pluginServices: pluginServices, rateLimits: dependencies.rateLimits,
-                masterKey: dependencies.masterKey)
-        ).addRoutes(to: admin)
-        KeyAdminController(
-            apps: stores.apps, keys: stores.keys, masterKey: dependencies.masterKey, generator: KeyGenerator())
-            .addRoutes(to: admin)
-        AdminTokenController(tokens: stores.adminTokens, apps: stores.apps).addRoutes(to: admin)
-        AuditEventController(events: stores.auditTrail).addRoutes(to: admin)
-        for plugin in dependencies.plugins.all {
-            plugin.addAdminRoutes(to: admin, services: routeServices)
+        if !dependencies.frontEnds.isEmpty {
+            // The same controllers again, in a router of their own that the front ends call in-process.
+            let inner = Router(context: GatewayRequestContext.self)
+            inner.add(middleware: ErrorMiddleware())
+            api.addRoutes(to: inner)
+            let adminAPI = AdminAPI(responder: inner.buildResponder())
+            for frontEnd in dependencies.frontEnds { frontEnd.addRoutes(to: router, api: adminAPI) }
         }
         router.add(middleware: MethodNotAllowedMiddleware(routes: router.routes.map { ($0.path, $0.method) }))
         return router
+    }
+}
+
+/// The admin API under `/admin/v1` behind admin-token authentication, and
+/// token validation: built once, added to the public router and, for the
+/// console, to an in-process one, so both share each controller's state.
+struct AdminAPIRoutes {
+    let dependencies: GatewayDependencies
+    let routeServices: RouteServices
+    let validation: TokenValidationController
+    let apps: AppAdminController
+    let keys: KeyAdminController
+    let adminTokens: AdminTokenController
+    let audit: AuditEventController
+
+    init(_ dependencies: GatewayDependencies, routeServices: RouteServices) {
+        let stores = dependencies.stores
+        self.dependencies = dependencies
+        self.routeServices = routeServices
+        validation = TokenValidationController(keys: stores.keys, databaseTimeout: dependencies.databaseTimeout)
+        apps = AppAdminController(
+            apps: stores.apps,
+            settingsInput: AppSettingsInput(
+                plugins: dependencies.plugins, pluginServices: dependencies.pluginServices,
+                rateLimits: dependencies.rateLimits, masterKey: dependencies.masterKey))
+        keys = KeyAdminController(
+            apps: stores.apps, keys: stores.keys, masterKey: dependencies.masterKey, generator: KeyGenerator())
+        adminTokens = AdminTokenController(tokens: stores.adminTokens, apps: stores.apps)
+        audit = AuditEventController(events: stores.auditTrail)
+    }
+
+    func addRoutes(to router: Router<GatewayRequestContext>) {
+        validation.addRoutes(to: router)
+        let admin = router.group("/admin/v1").add(
+            middleware: AdminAuthMiddleware(
+                tokens: dependencies.stores.adminTokens, databaseTimeout: dependencies.databaseTimeout))
+        apps.addRoutes(to: admin)
+        keys.addRoutes(to: admin)
+        adminTokens.addRoutes(to: admin)
+        audit.addRoutes(to: admin)
+        for plugin in dependencies.plugins.all {
+            plugin.addAdminRoutes(to: admin, services: routeServices)
+        }
     }
 }

@@ -37,3 +37,15 @@ public final class RequestLogFacts: Sendable {
         set { storedAppID.withLock { $0 = newValue } }
     }
 }
+
+extension GatewayRequestContext {
+    /// A context for a call the gateway makes to its own routes while
+    /// serving `outer` (the console calling the admin API): the same request
+    /// id, logger and client, fresh route parameters, no admin token yet.
+    public init(callingFrom outer: GatewayRequestContext) {
+        self.coreContext = .init(source: outer)
+        self.peerAddress = outer.peerAddress
+        self.clientIP = outer.clientIP
+        self.requestID = outer.requestID
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import GatewayCore
+import GatewayHTTP
+import GatewayPluginKit
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// Registers console pages behind the session: a page without a live
+/// session goes to sign-in; a form post without the session's CSRF token
+/// is refused with 403 before anything else happens.
+struct ConsoleRoutes {
+    let group: RouterGroup<GatewayRequestContext>
+    let gate: SessionGate
+    let pages: PageRenderer
+
+    func get(_ path: RouterPath, _ handler: @escaping @Sendable (ConsoleVisit) async throws -> Response) {
+        let gate = self.gate
+        group.get(path) { request, context in
+            guard let visit = try await gate.visit(request, context) else {
+                return PageRenderer.redirect(SessionGate.signInPath(returningTo: request, notice: nil))
+            }
+            do { return try await handler(visit) } catch let page as PageAnswer { return page.response }
+        }
+    }
+
+    func post(_ path: RouterPath, _ handler: @escaping @Sendable (ConsoleVisit, FormInput) async throws -> Response) {
+        let gate = self.gate
+        let pages = self.pages
+        group.post(path) { request, context in
+            let form = try await FormInput.read(request)
+            guard let visit = try await gate.visit(request, context) else {
+                return PageRenderer.redirect(SessionGate.signInPath(returningTo: nil, notice: "ended"))
+            }
+            guard let sent = form["csrf"], ConstantTime.equals(sent, visit.csrfToken) else {
+                return pages.page(
+                    "message", title: "Form expired", visit: visit,
+                    data: ["message": "This form was not sent from this session's own page. Reload the page and try again."],
+                    status: .forbidden)
+            }
+            do { return try await handler(visit, form) } catch let page as PageAnswer { return page.response }
+        }
+    }
+}

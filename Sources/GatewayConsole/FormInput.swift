@@ -1,0 +1,57 @@
+import Foundation
+import GatewayCore
+import GatewayPluginKit
+import Hummingbird
+
+/// An `application/x-www-form-urlencoded` body, as a browser posts a form.
+struct FormInput: Sendable {
+    /// The largest form the console reads: a user import pasted whole fits.
+    static let maximumBytes = 4 * 1024 * 1024
+
+    private let fields: [(name: String, value: String)]
+
+    init(fields: [(name: String, value: String)]) {
+        self.fields = fields
+    }
+
+    static func read(_ request: Request) async throws -> FormInput {
+        guard let type = request.headers[.contentType]?.lowercased(),
+            type.hasPrefix("application/x-www-form-urlencoded")
+        else {
+            throw GatewayError(.unsupportedMediaType, .unsupportedMediaType, "Send the form as application/x-www-form-urlencoded.")
+        }
+        let body = try await request.readBody(upTo: maximumBytes)
+        return FormInput(encoded: String(decoding: body.readableBytesView, as: UTF8.self))
+    }
+
+    init(encoded: String) {
+        var fields: [(String, String)] = []
+        for pair in encoded.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String {
+                String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
+            fields.append((decode(parts[0]), parts.count > 1 ? decode(parts[1]) : ""))
+        }
+        self.fields = fields
+    }
+
+    /// The first value sent under `name`, `nil` when none was sent.
+    subscript(_ name: String) -> String? {
+        fields.first { $0.name == name }?.value
+    }
+
+    /// The value, whitespace trimmed; `nil` when missing or empty.
+    func text(_ name: String) -> String? {
+        guard let value = self[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else { return nil }
+        return value
+    }
+
+    /// Every value sent under `name` (checkboxes).
+    func all(_ name: String) -> [String] {
+        fields.filter { $0.name == name }.map(\.value)
+    }
+
+    /// Whether a checkbox named `name` was ticked.
+    func isChecked(_ name: String) -> Bool { self[name] != nil }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+import NIOCore
+
+/// Renders the console's pages from the embedded Mustache templates, each
+/// inside `layout.mustache`, with the headers every page carries.
+struct PageRenderer: Sendable {
+    private let library: MustacheLibrary
+
+    init() throws {
+        var library = MustacheLibrary()
+        for (name, text) in embeddedConsoleAssets where name.hasSuffix(".mustache") {
+            try library.register(text, named: String(name.dropLast(".mustache".count)))
+        }
+        self.library = library
+    }
+
+    /// Every console answer: no caching (pages hold a tenant's data), no
+    /// framing, no script or style from anywhere but the console itself.
+    static let securityHeaders: HTTPFields = [
+        .cacheControl: "no-store",
+        .contentSecurityPolicy:
+            "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; "
+            + "frame-ancestors 'none'; base-uri 'none'",
+        HTTPField.Name("X-Frame-Options")!: "DENY",
+        HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+        HTTPField.Name("Referrer-Policy")!: "same-origin",
+    ]
+
+    /// `template` rendered with `data` plus what the layout shows of the visit.
+    func page(
+        _ template: String, title: String, visit: ConsoleVisit?, data: [String: Any] = [:],
+        status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
+    ) -> Response {
+        var values = data
+        values["title"] = title
+        if let visit {
+            values["signed_in"] = true
+            values["csrf"] = visit.csrfToken
+            values["me_name"] = visit.me.name
+            values["me_scope"] = visit.me.scope
+            if visit.isOperator {
+                values["operator"] = true
+            } else if let appID = visit.scopedAppID {
+                values["scoped_app_link"] = ConsolePaths.app(appID)
+            }
+        }
+        let html = library.render(values, withTemplate: template) ?? "<!doctype html><title>Error</title>"
+        var fields = Self.securityHeaders
+        fields[.contentType] = "text/html; charset=utf-8"
+        for field in headers { fields.append(field) }
+        return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// 303 to `location` (after a form post, so a reload does not post again).
+    static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
+        var fields = securityHeaders
+        fields[.location] = location
+        for field in headers { fields.append(field) }
+        return Response(status: .seeOther, headers: fields)
+    }
+
+    /// A stylesheet or script from the embedded assets.
+    static func asset(_ name: String) -> Response? {
+        guard let text = embeddedConsoleAssets.first(where: { $0.name == name })?.text else { return nil }
+        var fields = securityHeaders
+        fields[.contentType] = name.hasSuffix(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8"
+        fields[.cacheControl] = "public, max-age=300"
+        return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+}

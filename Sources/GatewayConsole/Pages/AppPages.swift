@@ -1,0 +1,158 @@
+import Foundation
+import GatewayCore
+import HTTPTypes
+import Hummingbird
+
+/// The apps list (search, paging, create) and an app's settings page
+/// (edit, turn off or on, delete).
+struct AppPages: Sendable {
+    let pages: PageRenderer
+    let credentialTypes: [String]
+
+    static let pageSize = 20
+    static let notices = [
+        "created": "App created. Generate a key next: an app without an active key cannot sign tokens.",
+        "saved": "Settings saved.",
+        "deleted": "App deleted.",
+    ]
+
+    func addRoutes(_ routes: ConsoleRoutes) {
+        routes.get("apps") { visit in try await list(visit, form: nil, errors: [:]) }
+        routes.post("apps") { visit, form in try await create(visit, form) }
+        routes.get("apps/{app_id}") { visit in
+            try await settings(visit, appID: visit.parameter("app_id"), form: nil, errors: [:])
+        }
+        routes.post("apps/{app_id}/settings") { visit, form in
+            try await save(visit, appID: visit.parameter("app_id"), form)
+        }
+        routes.post("apps/{app_id}/enabled") { visit, form in
+            let appID = visit.parameter("app_id")
+            let answer = await visit.call(.patch, ConsolePaths.adminApp(appID), json: ["enabled": .bool(form["enabled"] == "true")])
+            guard answer.succeeded else {
+                return try await settings(visit, appID: appID, form: nil, errors: ["error": answer.errorMessage], status: answer.status)
+            }
+            return PageRenderer.redirect("\(ConsolePaths.app(appID))?notice=saved")
+        }
+        routes.post("apps/{app_id}/delete") { visit, _ in
+            let appID = visit.parameter("app_id")
+            let answer = await visit.call(.delete, ConsolePaths.adminApp(appID))
+            guard answer.succeeded else {
+                return try await settings(visit, appID: appID, form: nil, errors: ["error": answer.errorMessage], status: answer.status)
+            }
+            return PageRenderer.redirect("\(ConsolePaths.root)/apps?notice=deleted")
+        }
+    }
+
+    private func list(_ visit: ConsoleVisit, form: FormInput?, errors: [String: Any], status: HTTPResponse.Status = .ok)
+        async throws -> Response
+    {
+        if let appID = visit.scopedAppID { return PageRenderer.redirect(ConsolePaths.app(appID)) }
+        let query = visit.request.uri.queryParameters
+        let search = query["search"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        let answer = await visit.call(
+            .get, "/admin/v1/apps",
+            query: [("limit", "\(Self.pageSize)"), ("search", search), ("cursor", query["cursor"].map(String.init))])
+        guard answer.succeeded else { return pages.apiFailure(answer, visit: visit) }
+        let apps = answer.items.map { app -> [String: Any] in
+            var app = app
+            app["href"] = ConsolePaths.app(app["app_id"] as? String ?? "")
+            app["types"] = (app["credential_types"] as? [String] ?? []).joined(separator: ", ")
+            return app
+        }
+        var data: [String: Any] = errors
+        data["apps"] = apps
+        data["none"] = apps.isEmpty
+        data["search"] = search ?? ""
+        data["searched"] = search != nil
+        if let next = answer.nextCursor {
+            data["next_href"] = ConsoleVisit.pathAndQuery("\(ConsolePaths.root)/apps", [("search", search), ("cursor", next)])
+        }
+        data["notice"] = query["notice"].flatMap { Self.notices[String($0)] }
+        data["types"] = credentialTypes.map { type in ["type": type, "checked": form?.all("credential_types").contains(type) ?? false] }
+        data["new"] = [
+            "name": form?["name"] ?? "",
+            "provider_id": form?["provider_id"] ?? "",
+            "production": form?["environment"] == "production",
+        ]
+        return pages.page("apps", title: "Apps", visit: visit, data: data, status: status)
+    }
+
+    private func create(_ visit: ConsoleVisit, _ form: FormInput) async throws -> Response {
+        let appID = UUID().uuidString.lowercased()
+        let body: [String: JSONValue] = [
+            "app_id": .string(appID),
+            "name": .string(form["name"] ?? ""),
+            "environment": .string(form["environment"] ?? "development"),
+            // Layer's provider id for the app; a development app may start with a made-up one.
+            "provider_id": .string(form.text("provider_id") ?? UUID().uuidString.lowercased()),
+            "credential_types": .array(form.all("credential_types").map(JSONValue.string)),
+        ]
+        let answer = await visit.call(.post, "/admin/v1/apps", json: body)
+        if !answer.succeeded && visit.scopedAppID != nil { return pages.apiFailure(answer, visit: visit) }
+        guard answer.succeeded else {
+            return try await list(
+                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["name", "environment", "provider_id", "credential_types"]),
+                status: answer.status)
+        }
+        return PageRenderer.redirect("\(ConsolePaths.app(appID))?notice=created")
+    }
+
+    private func settings(_ visit: ConsoleVisit, appID: String, form: FormInput?, errors: [String: Any],
+                          status: HTTPResponse.Status = .ok) async throws -> Response {
+        let header = try await AppHeader.load(appID, visit, pages)
+        var data = header.values(current: "settings").merging(errors) { $1 }
+        let app = header.app
+        let plugins = JSONText.pretty(header.json["plugins"] ?? .object([:]))
+        let limits = JSONText.pretty(header.json["rate_limits"] ?? .object([:]))
+        let chosen = form.map { $0.all("credential_types") } ?? header.types
+        data["form"] = [
+            "name": form?["name"] ?? app["name"] as? String ?? "",
+            "ttl": form?["token_ttl_seconds"] ?? "\(app["token_ttl_seconds"] as? Int ?? 120)",
+            "production": (form?["environment"] ?? app["environment"] as? String) == "production",
+            "plugins": form?["plugins"] ?? plugins,
+            "plugins_shown": form?["plugins_shown"] ?? plugins,
+            "rate_limits": form?["rate_limits"] ?? limits,
+            "rate_limits_shown": form?["rate_limits_shown"] ?? limits,
+        ]
+        data["types"] = Set(credentialTypes + header.types).sorted().map { ["type": $0, "checked": chosen.contains($0)] }
+        data["enabled"] = app["enabled"] as? Bool ?? false
+        data["jwks_href"] = "/v1/apps/\(ConsolePaths.segment(appID))/jwks.json"
+        data["notice"] = visit.request.uri.queryParameters["notice"].flatMap { Self.notices[String($0)] }
+        return pages.page("app", title: app["name"] as? String ?? "App", visit: visit, data: data, status: status)
+    }
+
+    /// A PATCH of what the form changed; the plugin and limit JSON only when
+    /// edited, so an untouched secret (shown as ********) is never sent back.
+    private func save(_ visit: ConsoleVisit, appID: String, _ form: FormInput) async throws -> Response {
+        var body: [String: JSONValue] = [
+            "name": .string(form["name"] ?? ""),
+            "environment": .string(form["environment"] ?? "development"),
+            "credential_types": .array(form.all("credential_types").map(JSONValue.string)),
+        ]
+        guard let ttl = Int(form["token_ttl_seconds"]?.trimmingCharacters(in: .whitespaces) ?? "") else {
+            return try await settings(
+                visit, appID: appID, form: form, errors: FormErrors.local("token_ttl_seconds", "Enter a whole number of seconds."),
+                status: .badRequest)
+        }
+        body["token_ttl_seconds"] = .number(Double(ttl))
+        for field in ["plugins", "rate_limits"] {
+            guard let text = form[field], text != form["\(field)_shown"] else { continue }
+            guard let object = JSONText.object(text) else {
+                return try await settings(
+                    visit, appID: appID, form: form, errors: FormErrors.local(field, "This must be a JSON object."),
+                    status: .badRequest)
+            }
+            body[field] = .object(object)
+        }
+        let answer = await visit.call(.patch, ConsolePaths.adminApp(appID), json: body)
+        guard answer.succeeded else {
+            return try await settings(
+                visit, appID: appID, form: form,
+                errors: FormErrors.place(
+                    answer.errorMessage,
+                    fields: ["name", "environment", "provider_id", "token_ttl_seconds", "credential_types", "plugins", "rate_limits"]),
+                status: answer.status)
+        }
+        return PageRenderer.redirect("\(ConsolePaths.app(appID))?notice=saved")
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import GatewayCore
+import HTTPTypes
+import Hummingbird
+
+/// An app's phone numbers: bindings (bind, unbind) and the test numbers its
+/// phone-code options set (edited with the other plugin options, on the
+/// settings page).
+struct PhoneNumberPages: Sendable {
+    let pages: PageRenderer
+
+    static let pageSize = 25
+    static let profileFields = ["first_name", "last_name", "display_name", "avatar_url"]
+    static let notices = ["bound": "Number bound.", "unbound": "Number unbound."]
+
+    func addRoutes(_ routes: ConsoleRoutes) {
+        routes.get("apps/{app_id}/phone-numbers") { visit in try await list(visit, form: nil, errors: [:]) }
+        routes.post("apps/{app_id}/phone-numbers") { visit, form in try await bind(visit, form) }
+        routes.post("apps/{app_id}/phone-numbers/{number}/unbind") { visit, _ in
+            let appID = visit.parameter("app_id")
+            let answer = await visit.call(.delete, Self.apiPath(appID, visit.parameter("number")))
+            guard answer.succeeded else { return try await list(visit, form: nil, errors: ["error": answer.errorMessage], status: answer.status) }
+            return PageRenderer.redirect("\(ConsolePaths.app(appID))/phone-numbers?notice=unbound")
+        }
+    }
+
+    static func apiPath(_ appID: String, _ number: String) -> String {
+        "\(ConsolePaths.adminApp(appID))/phone_numbers/\(ConsolePaths.segment(number))"
+    }
+
+    private func bind(_ visit: ConsoleVisit, _ form: FormInput) async throws -> Response {
+        let appID = visit.parameter("app_id")
+        guard let number = form.text("phone_number") else {
+            return try await list(visit, form: form, errors: FormErrors.local("phone_number", "Enter a number in E.164 form, e.g. +14155550123."), status: .badRequest)
+        }
+        var body: [String: JSONValue] = ["user_id": .string(form["user_id"] ?? "")]
+        for field in Self.profileFields { if let value = form.text(field) { body[field] = .string(value) } }
+        let answer = await visit.call(.put, Self.apiPath(appID, number), json: body)
+        guard answer.succeeded else {
+            return try await list(
+                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["phone_number", "user_id"] + Self.profileFields),
+                status: answer.status)
+        }
+        return PageRenderer.redirect("\(ConsolePaths.app(appID))/phone-numbers?notice=bound")
+    }
+
+    private func list(_ visit: ConsoleVisit, form: FormInput?, errors: [String: Any], status: HTTPResponse.Status = .ok)
+        async throws -> Response
+    {
+        let appID = visit.parameter("app_id")
+        let header = try await AppHeader.load(appID, visit, pages)
+        let query = visit.request.uri.queryParameters
+        let answer = await visit.call(
+            .get, "\(ConsolePaths.adminApp(appID))/phone_numbers",
+            query: [("limit", "\(Self.pageSize)"), ("cursor", query["cursor"].map(String.init))])
+        guard answer.succeeded else { return pages.apiFailure(answer, visit: visit) }
+        let base = "\(ConsolePaths.app(appID))/phone-numbers"
+        let bindings = answer.items.map { binding -> [String: Any] in
+            var binding = binding
+            binding["unbind_action"] = "\(base)/\(ConsolePaths.segment(binding["phone_number"] as? String ?? ""))/unbind"
+            return binding
+        }
+        var data = header.values(current: "phone").merging(errors) { $1 }
+        data["bindings"] = bindings
+        data["none"] = bindings.isEmpty
+        data["numbers_base"] = base
+        if let next = answer.nextCursor { data["next_href"] = ConsoleVisit.pathAndQuery(base, [("cursor", next)]) }
+        let options = (header.app["plugins"] as? [String: Any])?["phone_code"] as? [String: Any]
+        let tests = options?["test_numbers"] as? [[String: Any]] ?? []
+        data["test_numbers"] = tests
+        data["no_test_numbers"] = tests.isEmpty
+        var new: [String: Any] = ["phone_number": form?["phone_number"] ?? "", "user_id": form?["user_id"] ?? ""]
+        for field in Self.profileFields { new[field] = form?[field] ?? "" }
+        data["new"] = new
+        data["notice"] = query["notice"].flatMap { Self.notices[String($0)] }
+        return pages.page("phone_numbers", title: "Phone numbers", visit: visit, data: data, status: status)
+    }
+}

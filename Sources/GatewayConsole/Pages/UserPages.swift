@@ -1,0 +1,145 @@
+import Foundation
+import GatewayCore
+import HTTPTypes
+import Hummingbird
+
+/// An app's password users: list and search by prefix, create, import an
+/// NDJSON file with the API's per-line report, and one user's page (reset
+/// the password, edit the profile, turn off or on, delete). A password
+/// typed here is sent to the API and never shown again.
+struct UserPages: Sendable {
+    let pages: PageRenderer
+
+    static let pageSize = 25
+    static let profileFields = ["first_name", "last_name", "display_name", "avatar_url"]
+    static let notices = [
+        "created": "User saved.", "password": "Password changed.", "saved": "Profile saved.",
+        "disabled": "User turned off: their logins are refused.", "enabled": "User turned on.", "deleted": "User deleted.",
+    ]
+
+    func addRoutes(_ routes: ConsoleRoutes) {
+        routes.get("apps/{app_id}/users") { visit in try await list(visit, form: nil, errors: [:]) }
+        routes.post("apps/{app_id}/users") { visit, form in try await create(visit, form) }
+        routes.post("apps/{app_id}/users/import") { visit, form in try await importFile(visit, form) }
+        routes.get("apps/{app_id}/users/{user_id}") { visit in try await user(visit, errors: [:]) }
+        routes.post("apps/{app_id}/users/{user_id}/password") { visit, form in
+            try await change(visit, ["password": .string(form["password"] ?? "")], notice: "password", fields: ["password"])
+        }
+        routes.post("apps/{app_id}/users/{user_id}/profile") { visit, form in
+            var body: [String: JSONValue] = [:]
+            for field in Self.profileFields { body[field] = .string(form[field] ?? "") }
+            return try await change(visit, body, notice: "saved", fields: Self.profileFields)
+        }
+        routes.post("apps/{app_id}/users/{user_id}/disabled") { visit, form in
+            let disabled = form["disabled"] == "true"
+            return try await change(visit, ["disabled": .bool(disabled)], notice: disabled ? "disabled" : "enabled")
+        }
+        routes.post("apps/{app_id}/users/{user_id}/delete") { visit, _ in
+            let appID = visit.parameter("app_id")
+            let answer = await visit.call(.delete, Self.apiPath(appID, visit.parameter("user_id")))
+            guard answer.succeeded else { return try await user(visit, errors: ["error": answer.errorMessage], status: answer.status) }
+            return PageRenderer.redirect("\(ConsolePaths.app(appID))/users?notice=deleted")
+        }
+    }
+
+    static func apiPath(_ appID: String, _ userID: String) -> String {
+        "\(ConsolePaths.adminApp(appID))/users/\(ConsolePaths.segment(userID))"
+    }
+
+    static func pagePath(_ appID: String, _ userID: String) -> String {
+        "\(ConsolePaths.app(appID))/users/\(ConsolePaths.segment(userID))"
+    }
+
+    private func list(
+        _ visit: ConsoleVisit, form: FormInput?, errors: [String: Any], report: [String: Any]? = nil,
+        status: HTTPResponse.Status = .ok
+    ) async throws -> Response {
+        let appID = visit.parameter("app_id")
+        let header = try await AppHeader.load(appID, visit, pages)
+        let query = visit.request.uri.queryParameters
+        let prefix = query["prefix"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        let answer = await visit.call(
+            .get, "\(ConsolePaths.adminApp(appID))/users",
+            query: [("limit", "\(Self.pageSize)"), ("prefix", prefix), ("cursor", query["cursor"].map(String.init))])
+        guard answer.succeeded else { return pages.apiFailure(answer, visit: visit) }
+        let users = answer.items.map { user -> [String: Any] in
+            var user = user
+            user["href"] = Self.pagePath(appID, user["user_id"] as? String ?? "")
+            return user
+        }
+        var data = header.values(current: "users").merging(errors) { $1 }
+        data["users"] = users
+        data["none"] = users.isEmpty
+        data["prefix"] = prefix ?? ""
+        data["users_base"] = "\(ConsolePaths.app(appID))/users"
+        if let next = answer.nextCursor {
+            data["next_href"] = ConsoleVisit.pathAndQuery("\(ConsolePaths.app(appID))/users", [("prefix", prefix), ("cursor", next)])
+        }
+        // What was typed comes back after a refusal, except the password.
+        var new: [String: Any] = ["user_id": form?["user_id"] ?? ""]
+        for field in Self.profileFields { new[field] = form?[field] ?? "" }
+        data["new"] = new
+        if let report { data["report"] = report }
+        data["notice"] = query["notice"].flatMap { Self.notices[String($0)] }
+        return pages.page("users", title: "Users", visit: visit, data: data, status: status)
+    }
+
+    private func create(_ visit: ConsoleVisit, _ form: FormInput) async throws -> Response {
+        let appID = visit.parameter("app_id")
+        guard let userID = form.text("user_id") else {
+            return try await list(visit, form: form, errors: FormErrors.local("user_id", "Enter a user id."), status: .badRequest)
+        }
+        var body: [String: JSONValue] = ["password": .string(form["password"] ?? "")]
+        for field in Self.profileFields { if let value = form.text(field) { body[field] = .string(value) } }
+        let answer = await visit.call(.put, Self.apiPath(appID, userID), json: body)
+        guard answer.succeeded else {
+            return try await list(
+                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["user_id", "password"] + Self.profileFields),
+                status: answer.status)
+        }
+        return PageRenderer.redirect("\(Self.pagePath(appID, userID))?notice=created")
+    }
+
+    /// The file's text (read into the form by the page's script, or pasted)
+    /// goes to the API's NDJSON import as it is; the page shows its report.
+    private func importFile(_ visit: ConsoleVisit, _ form: FormInput) async throws -> Response {
+        let appID = visit.parameter("app_id")
+        let text = form["ndjson"] ?? ""
+        guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            return try await list(visit, form: nil, errors: FormErrors.local("ndjson", "Choose a file or paste its lines."), status: .badRequest)
+        }
+        let answer = await visit.call(.post, "\(ConsolePaths.adminApp(appID))/users:import", body: text, contentType: "application/x-ndjson")
+        guard answer.succeeded, let report = answer.value as? [String: Any] else {
+            return try await list(visit, form: nil, errors: FormErrors.place(answer.errorMessage, fields: ["ndjson"]), status: answer.status)
+        }
+        var shown = report
+        shown["has_errors"] = !((report["errors"] as? [Any])?.isEmpty ?? true)
+        return try await list(visit, form: nil, errors: [:], report: shown)
+    }
+
+    private func change(_ visit: ConsoleVisit, _ body: [String: JSONValue], notice: String, fields: [String] = []) async throws
+        -> Response
+    {
+        let appID = visit.parameter("app_id")
+        let userID = visit.parameter("user_id")
+        let answer = await visit.call(.patch, Self.apiPath(appID, userID), json: body)
+        guard answer.succeeded else {
+            return try await user(visit, errors: FormErrors.place(answer.errorMessage, fields: fields), status: answer.status)
+        }
+        return PageRenderer.redirect("\(Self.pagePath(appID, userID))?notice=\(notice)")
+    }
+
+    private func user(_ visit: ConsoleVisit, errors: [String: Any], status: HTTPResponse.Status = .ok) async throws -> Response {
+        let appID = visit.parameter("app_id")
+        let userID = visit.parameter("user_id")
+        let header = try await AppHeader.load(appID, visit, pages)
+        let answer = await visit.call(.get, Self.apiPath(appID, userID))
+        guard answer.succeeded, let user = answer.value as? [String: Any] else { return pages.apiFailure(answer, visit: visit) }
+        var data = header.values(current: "users").merging(errors) { $1 }
+        data["user"] = user
+        data["user_base"] = Self.pagePath(appID, userID)
+        data["disabled"] = user["disabled"] as? Bool ?? false
+        data["notice"] = visit.request.uri.queryParameters["notice"].flatMap { Self.notices[String($0)] }
+        return pages.page("user", title: "User \(userID)", visit: visit, data: data, status: status)
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import GatewayCore
+import HTTPTypes
+import Hummingbird
+
+/// The token validator (Layer's dashboard tool, for this gateway's apps):
+/// paste an identity token, see its header and claims and every problem
+/// `POST /v1/identity_tokens/validate` reports. The pasted token is not
+/// shown back.
+struct ValidatorPage: Sendable {
+    let pages: PageRenderer
+
+    /// Longer than any token this gateway mints; the API has its own limit.
+    static let largestToken = 16 * 1024
+
+    func addRoutes(_ routes: ConsoleRoutes) {
+        routes.get("validator") { visit in pages.page("validator", title: "Token validator", visit: visit) }
+        routes.post("validator") { visit, form in
+            let token = form.text("identity_token") ?? ""
+            guard !token.isEmpty, token.utf8.count <= Self.largestToken else {
+                return pages.page(
+                    "validator", title: "Token validator", visit: visit,
+                    data: FormErrors.local("identity_token", "Paste an identity token (at most 16 KiB)."), status: .badRequest)
+            }
+            let answer = await visit.call(.post, "/v1/identity_tokens/validate", json: ["identity_token": .string(token)])
+            guard answer.succeeded else {
+                return pages.page(
+                    "validator", title: "Token validator", visit: visit,
+                    data: FormErrors.place(answer.errorMessage, fields: ["identity_token"]), status: answer.status)
+            }
+            var result: [String: Any] = [
+                "valid": answer.json["valid"] == .bool(true),
+                "header": JSONText.pretty(answer.json["header"] ?? .object([:])),
+                "claims": JSONText.pretty(answer.json["claims"] ?? .object([:])),
+            ]
+            if let appID = answer.string("app_id") {
+                result["app_id"] = appID
+                result["app_href"] = ConsolePaths.app(appID)
+            }
+            if case .array(let problems)? = answer.json["problems"] {
+                result["problems"] = problems.compactMap(APIAnswer.templateValue)
+                result["has_problems"] = !problems.isEmpty
+            }
+            return pages.page("validator", title: "Token validator", visit: visit, data: ["result": result])
+        }
+    }
+}

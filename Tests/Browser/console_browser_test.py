@@ -1,0 +1,236 @@
+"""Drives the operator console in headless Chromium against a running gateway.
+
+Usage: console_browser_test.py BASE_URL OPERATOR_TOKEN SCREENSHOT_DIR
+
+Signs in, creates an app, generates and activates a key, adds a user, gets
+a token for that user from the public endpoint, checks it in the validator,
+finds the issued row and the chart on the audit page, then revokes the
+signed-in admin token and sees the session end. On every page it checks
+that each form field has a label and that the page fits a phone's width.
+Screenshots of the apps page and the audit chart go to SCREENSHOT_DIR.
+Exits 0 when every step held; otherwise prints the step that failed.
+"""
+
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import WebDriverWait
+
+BASE, TOKEN, SHOTS = sys.argv[1], sys.argv[2], sys.argv[3]
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = os.environ.get("GATEWAY_TEST_CHROMIUM", "/usr/bin/chromium")
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                     "--window-size=1200,900", "--lang=en-US"):
+        options.add_argument(argument)
+    service = Service(executable_path=os.environ.get("GATEWAY_TEST_CHROMEDRIVER", "/usr/bin/chromedriver"))
+    return webdriver.Chrome(options=options, service=service)
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def wait_for(driver, css):
+    return WebDriverWait(driver, 15).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+def settle(driver):
+    WebDriverWait(driver, 15).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def page_is_usable(driver, name):
+    """Every visible field has a label; nothing overflows a 390 px wide screen."""
+    unlabeled = driver.execute_script("""
+        return Array.from(document.querySelectorAll('input:not([type=hidden]), select, textarea'))
+          .filter(f => !(f.id && document.querySelector('label[for="' + f.id + '"]')) && !f.closest('label'))
+          .map(f => f.name || f.id || f.outerHTML.slice(0, 60));
+    """)
+    check(not unlabeled, f"{name}: fields without a label: {unlabeled}")
+    size = driver.get_window_size()
+    driver.set_window_size(390, 844)
+    settle(driver)
+    overflow = driver.execute_script(
+        "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    driver.set_window_size(size["width"], size["height"])
+    check(overflow <= 1, f"{name}: wider than a phone screen by {overflow} px")
+
+
+def submit(driver, form_css, fields, confirm=False):
+    form = wait_for(driver, form_css)
+    for name, value in fields.items():
+        boxes = form.find_elements(By.CSS_SELECTOR, f"input[type=checkbox][name='{name}'][value='{value}']")
+        field = boxes[0] if boxes else form.find_element(By.NAME, name)
+        if field.get_attribute("type") == "checkbox":
+            if not field.is_selected():
+                field.click()
+        elif field.tag_name == "select":
+            field.find_element(By.CSS_SELECTOR, f"option[value='{value}']").click()
+        else:
+            field.clear()
+            field.send_keys(value)
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    if confirm:
+        WebDriverWait(driver, 5).until(expected_conditions.alert_is_present()).accept()
+    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(form))
+    settle(driver)
+
+
+def follow(driver, link_text):
+    link = driver.find_element(By.LINK_TEXT, link_text)
+    link.click()
+    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(link))
+    settle(driver)
+
+
+def post_json(path, body):
+    request = urllib.request.Request(BASE + path, data=json.dumps(body).encode(),
+                                     headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def notice(driver):
+    found = driver.find_elements(By.CSS_SELECTOR, ".notice")
+    return found[0].text if found else ""
+
+
+def run(driver):
+    step = "sign in"
+    driver.get(BASE + "/console/apps")
+    check("/console/sign-in" in driver.current_url, f"{step}: not sent to sign-in but to {driver.current_url}")
+    page_is_usable(driver, "sign-in")
+    # By keyboard only: the token field has the focus, Enter sends the form.
+    field = driver.switch_to.active_element
+    check(field.get_attribute("name") == "token", f"{step}: the focus is on {field.get_attribute('name')!r}")
+    field.send_keys(TOKEN, Keys.ENTER)
+    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(field))
+    settle(driver)
+    check(driver.current_url.endswith("/console/apps"), f"{step}: landed on {driver.current_url}")
+    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+    first = driver.switch_to.active_element
+    check(first.get_attribute("class") == "skip", f"{step}: the first Tab reaches {first.get_attribute('outerHTML')[:80]}")
+    check(TOKEN not in driver.page_source, f"{step}: the token is in the page")
+
+    step = "create an app"
+    submit(driver, "form[method=post][action='/console/apps']", {"name": "Browser Shop", "credential_types": "password"})
+    check("App created" in notice(driver), f"{step}: {notice(driver)!r}")
+    app_id = driver.find_element(By.CSS_SELECTOR, "p.id code").text
+    app_page = driver.current_url.split("?")[0]
+    page_is_usable(driver, "app settings")
+
+    step = "generate and activate a key"
+    follow(driver, "Keys")
+    submit(driver, "form[action$='/keys/generate']", {"bits": "2048"})
+    submit(driver, "form[action$='/keys/generate']", {"bits": "2048"})
+    states = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "td .badge")]
+    check(sorted(states) == ["active", "next"], f"{step}: key states {states}")
+    submit(driver, "form[action$='/activate']", {})
+    check("Key activated" in notice(driver), f"{step}: {notice(driver)!r}")
+    states = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "td .badge")]
+    check(sorted(states) == ["active", "retired"], f"{step}: key states after activation {states}")
+    page_is_usable(driver, "keys")
+
+    step = "add a user"
+    follow(driver, "Users")
+    submit(driver, "form[method=post][action$='/users']",
+           {"user_id": "dana", "password": "a-long-enough-password", "display_name": "Dana Scully"})
+    check("User saved" in notice(driver), f"{step}: {notice(driver)!r}")
+    check("a-long-enough-password" not in driver.page_source, f"{step}: the password is in the page")
+    page_is_usable(driver, "user")
+
+    step = "get a token through the public endpoint"
+    status, answer = post_json("/v1/identity_tokens", {
+        "app_id": app_id, "user_id": "dana", "nonce": "browser+nonce/=",
+        "credentials": {"type": "password", "password": "a-long-enough-password"}})
+    check(status == 200, f"{step}: {status} {answer}")
+    token = answer["identity_token"]
+    status, answer = post_json("/v1/identity_tokens", {
+        "app_id": app_id, "user_id": "dana", "nonce": "n",
+        "credentials": {"type": "password", "password": "not-her-password"}})
+    check(status == 401, f"{step}: a wrong password answered {status}")
+
+    step = "validate the token"
+    follow(driver, "Token validator")
+    submit(driver, "form[action='/console/validator']", {"identity_token": token})
+    verdict = wait_for(driver, "#verdict").text
+    check(verdict == "Valid", f"{step}: verdict {verdict!r}")
+    claims = json.loads(driver.find_element(By.ID, "token-claims").text)
+    check(claims["prn"] == "dana" and claims["nce"] == "browser+nonce/=", f"{step}: claims {claims}")
+    page_is_usable(driver, "validator")
+
+    step = "see the issued row and the chart"
+    driver.get(app_page + "/audit")
+    settle(driver)
+    rows = [row.text for row in driver.find_elements(By.CSS_SELECTOR, "table.events tbody tr")]
+    check(any("token.issued" in row and "dana" in row for row in rows), f"{step}: rows {rows[:5]}")
+    check(any("token.denied" in row and "bad_password" in row for row in rows), f"{step}: no denial in {rows[:5]}")
+    chart = driver.find_element(By.CSS_SELECTOR, "svg.chart")
+    label = chart.get_attribute("aria-label")
+    check("1 issued" in label and "1 denied" in label, f"{step}: chart says {label!r}")
+    legend = [text.text for text in chart.find_elements(By.CSS_SELECTOR, "text.legend")]
+    check("denied: bad_password: 1" in legend, f"{step}: legend {legend}")
+    page_is_usable(driver, "audit")
+    figure = driver.find_element(By.CSS_SELECTOR, "figure.chart-box")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", figure)
+    figure.screenshot(os.path.join(SHOTS, "console-audit-chart.png"))
+    driver.get(BASE + "/console/apps")
+    settle(driver)
+    driver.save_screenshot(os.path.join(SHOTS, "console-apps.png"))
+
+    step = "create an admin token, sign in with it, revoke it"
+    driver.get(BASE + "/console/admin-tokens")
+    settle(driver)
+    submit(driver, "form[action='/console/admin-tokens']", {"name": "browser session"})
+    created = wait_for(driver, "#created-token").get_attribute("value")
+    check(created.startswith("igw_"), f"{step}: created {created[:6]!r}")
+    page_is_usable(driver, "admin tokens")
+    submit(driver, "form.sign-out", {})
+    check("/console/sign-in" in driver.current_url, f"{step}: sign-out went to {driver.current_url}")
+    driver.get(BASE + "/console/apps")
+    check("/console/sign-in" in driver.current_url, f"{step}: a page after sign-out: {driver.current_url}")
+    submit(driver, "form[action='/console/sign-in']", {"token": created})
+    driver.get(BASE + "/console/admin-tokens")
+    settle(driver)
+    mine = [row for row in driver.find_elements(By.CSS_SELECTOR, "tbody tr") if "you" in row.text]
+    check(len(mine) == 1, f"{step}: {len(mine)} rows marked as this session's token")
+    revoke = mine[0].find_element(By.CSS_SELECTOR, "button[type=submit]")
+    revoke.click()
+    WebDriverWait(driver, 5).until(expected_conditions.alert_is_present()).accept()
+    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(revoke))
+    settle(driver)
+    check("/console/sign-in" in driver.current_url, f"{step}: after revoking, at {driver.current_url}")
+    driver.get(BASE + "/console/apps")
+    check("/console/sign-in" in driver.current_url, f"{step}: the revoked session still opens {driver.current_url}")
+
+
+def main():
+    os.makedirs(SHOTS, exist_ok=True)
+    driver = browser()
+    try:
+        run(driver)
+    except Exception as error:  # report the step and the page, then fail
+        print(f"FAILED: {error}\nat {driver.current_url}\n{driver.page_source[:3000]}")
+        return 1
+    finally:
+        driver.quit()
+    print("console browser suite: every step held")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+import Foundation
+import GatewayConsole
+import GatewayCore
+import GatewayHTTPTestSupport
+import GatewayTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// The pages' own work, each through the form a browser would post: what
+/// they show after the API answered, and the API's refusal beside the form.
+@Suite struct ConsolePagesTests {
+    @Test func usersAreImportedWithAReportPerLine() async throws {
+        try await withConsoleGateway { gateway in
+            let token = try await gateway.adminToken(.operator)
+            let app = try await gateway.createApp { $0.credentialTypes = ["static", "password"] }
+            let usersPath = "/console/apps/\(app.appID.uuid.lowercasedText)/users"
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(token)
+                let lines = [
+                    #"{"user_id":"ann","password":"ann-long-password","display_name":"Ann"}"#,
+                    #"{"user_id":"ben","password":"short"}"#,
+                    #"{"user_id":"cy","password_hash":"$2b$04$abcdefghijklmnopqrstuuS7x0vAsF1GkCyq/ve6ydBkmvNuSqHhO"}"#,
+                ]
+                let report = try await browser.post("\(usersPath)/import", [("ndjson", lines.joined(separator: "\n"))])
+                #expect(report.status == .ok)
+                #expect(text(report).contains("3 lines: 2 created, 0 replaced, 1 failed."), "\(text(report))")
+                #expect(text(report).contains("<td>2</td><td>ben</td>"), "the bad line is named")
+                #expect(!text(report).contains("ann-long-password"))
+                // The API's refusal lands beside the field it names, and what was typed comes back but the password.
+                let refused = try await browser.post(usersPath, [("user_id", "dot"), ("password", "short1"), ("display_name", "Dot")])
+                #expect(refused.status == .badRequest)
+                #expect(text(refused).contains(#"<p class="field-error">password must be at least 8 characters.</p>"#))
+                #expect(text(refused).contains(#"name="password" type="password" autocomplete="new-password" required aria-invalid="true""#))
+                #expect(text(refused).contains(#"value="Dot""#) && !text(refused).contains("short1"))
+                let empty = try await browser.post("\(usersPath)/import", [("ndjson", "  \n")])
+                #expect(empty.status == .badRequest && text(empty).contains("Choose a file or paste its lines."))
+
+                // Search by prefix, and the user's page.
+                let found = try await browser.get("\(usersPath)?prefix=a")
+                #expect(text(found).contains(">ann</a>") && !text(found).contains(">cy</a>"))
+                let turnedOff = try await browser.post("\(usersPath)/ann/disabled", [("disabled", "true")])
+                #expect(turnedOff.location == "\(usersPath)/ann?notice=disabled")
+                let login = try await client.postJSON([
+                    "app_id": app.appID.uuid.lowercasedText, "user_id": "ann", "nonce": "n",
+                    "credentials": ["type": "password", "password": "ann-long-password"],
+                ])
+                #expect(login.status == .unauthorized, "a user turned off in the console cannot log in")
+                let deleted = try await browser.post("\(usersPath)/cy/delete", [])
+                #expect(deleted.location == "\(usersPath)?notice=deleted")
+                #expect(try await browser.get("\(usersPath)/cy").status == .notFound)
+            }
+        }
+    }
+
+    @Test func phoneNumbersAreBoundAndUnbound() async throws {
+        try await withConsoleGateway { gateway in
+            let token = try await gateway.adminToken(.operator)
+            let app = try await gateway.createApp {
+                $0.credentialTypes = ["phone_code"]
+                $0.plugins = [
+                    "phone_code": .object([
+                        "sender": .object(["type": .string("log")]),
+                        "test_numbers": .array([.object(["phone_number": .string("+15555550100"), "code": .string("123456")])]),
+                    ])
+                ]
+            }
+            let numbersPath = "/console/apps/\(app.appID.uuid.lowercasedText)/phone-numbers"
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(token)
+                let page = try await browser.get(numbersPath)
+                #expect(page.status == .ok, "\(text(page))")
+                #expect(text(page).contains("+15555550100"), "the test number is listed")
+                let refused = try await browser.post(numbersPath, [("phone_number", "555-0100"), ("user_id", "dee")])
+                #expect(refused.status == .badRequest)
+                #expect(text(refused).contains(#"value="dee""#), "what was typed comes back")
+                let bound = try await browser.post(numbersPath, [("phone_number", "+14155550123"), ("user_id", "dee")])
+                #expect(bound.location == "\(numbersPath)?notice=bound", "\(text(bound))")
+                #expect(text(try await browser.get(numbersPath)).contains("<code>+14155550123</code>"))
+                let unbound = try await browser.post("\(numbersPath)/%2B14155550123/unbind", [])
+                #expect(unbound.location == "\(numbersPath)?notice=unbound")
+                #expect(!text(try await browser.get(numbersPath)).contains("<code>+14155550123</code>"))
+            }
+        }
+    }
+
+    @Test func keysAuditAndTheValidatorShowWhatTheAPISays() async throws {
+        try await withConsoleGateway { gateway in
+            let token = try await gateway.adminToken(.operator)
+            let app = try await gateway.createApp()
+            let other = try await gateway.createApp()
+            let appPath = "/console/apps/\(app.appID.uuid.lowercasedText)"
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(token)
+                // The active key cannot be deleted: the API's 409, shown on the keys page.
+                let keys = try await client.admin(.get, "/admin/v1/apps/\(app.appID.uuid.lowercasedText)/keys", token: token)
+                let keyID = try #require((try jsonObject(keys)["items"] as? [[String: Any]])?.first?["key_id"] as? String)
+                let encoded = keyID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+                let refused = try await browser.post("\(appPath)/keys/\(encoded)/delete", [])
+                #expect(refused.status == .conflict, "\(text(refused))")
+                #expect(text(refused).contains("class=\"error\""))
+
+                // Tokens issued and denied, for this app and another.
+                let issued = try await client.postJSON(aliceRequest(app))
+                var wrong = aliceRequest(app)
+                wrong["credentials"] = ["type": "static", "password": "nope"]
+                #expect(try await client.postJSON(wrong).status == .unauthorized)
+                #expect(try await client.postJSON(aliceRequest(other)).status == .ok)
+
+                let audit = try await browser.get("\(appPath)/audit?reason=bad_password")
+                #expect(audit.status == .ok)
+                #expect(text(audit).contains("<td>token.denied</td>") && !text(audit).contains("<td>token.issued</td>"))
+                #expect(text(audit).contains(#"aria-label="Token requests per minute: 1 issued, 1 denied""#))
+                let export = try await browser.get("\(appPath)/audit/export?event=token.issued")
+                #expect(export.status == .ok)
+                #expect(export.headers[.contentDisposition]?.contains("attachment") == true)
+                let lines = text(export).split(separator: "\n")
+                #expect(lines.count == 1 && lines[0].contains(app.appID.uuid.lowercasedText))
+                let badRange = try await browser.get("\(appPath)/audit?from=yesterday")
+                #expect(badRange.status == .badRequest && text(badRange).contains("from must be an RFC 3339 time"))
+
+                // The validator: the token valid; a changed one not, with its problem named.
+                let compact = try #require(identityToken(in: issued))
+                let valid = try await browser.post("/console/validator", [("identity_token", compact)])
+                #expect(text(valid).contains(#"<h2 id="verdict" class="valid">Valid</h2>"#))
+                #expect(!text(valid).contains(compact), "the pasted token is not shown back")
+                let tampered = String(compact.dropLast(4)) + "AAAA"
+                let invalid = try await browser.post("/console/validator", [("identity_token", tampered)])
+                #expect(text(invalid).contains("Not valid") && text(invalid).contains("bad_signature"))
+
+                // Apps: search and paging.
+                let searched = try await browser.get("/console/apps?search=\(other.appID.uuid.lowercasedText)")
+                #expect(text(searched).contains(other.appID.uuid.lowercasedText) && !text(searched).contains(app.appID.uuid.lowercasedText))
+            }
+        }
+    }
+}
