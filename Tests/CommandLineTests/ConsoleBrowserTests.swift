@@ -42,4 +42,25 @@ import Testing
             #expect(await server.stop() == 0)
         }
     }
+
+    /// `console.enabled=false` serves no console route at all; the API stays.
+    @Test func theConsoleCanBeTurnedOff() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            for enabled in [true, false] {
+                let server = try await GatewayProcess.start(
+                    ["serve"],
+                    environment: [
+                        "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
+                        "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_CONSOLE_ENABLED": "\(enabled)", "GATEWAY_MODE": "development",
+                    ])
+                let base = "http://127.0.0.1:\(server.port)"
+                let signIn = try await HTTPCall.send("GET", "\(base)/console")
+                #expect(signIn.status == (enabled ? 200 : 404), "console.enabled=\(enabled): \(signIn.status) \(signIn.text.prefix(300))")
+                #expect(signIn.text.contains("Admin token") == enabled)
+                #expect(try await HTTPCall.send("GET", "\(base)/console/assets/console.css").status == (enabled ? 200 : 404))
+                #expect(try await HTTPCall.send("GET", "\(base)/admin/v1/me").status == 401, "the API is there either way")
+                #expect(await server.stop() == 0)
+            }
+        }
+    }
 }
