@@ -1,0 +1,46 @@
+import GatewayCore
+import GatewayPluginKit
+import Hummingbird
+
+/// The admin API under `/admin/v1` behind admin-token authentication, and
+/// token validation: built once, added to the public router and, for the
+/// console, to an in-process one, so both share each controller's state.
+struct AdminAPIRoutes {
+    let dependencies: GatewayDependencies
+    let routeServices: RouteServices
+    let validation: TokenValidationController
+    let apps: AppAdminController
+    let keys: KeyAdminController
+    let adminTokens: AdminTokenController
+    let audit: AuditEventController
+
+    init(_ dependencies: GatewayDependencies, routeServices: RouteServices) {
+        let stores = dependencies.stores
+        self.dependencies = dependencies
+        self.routeServices = routeServices
+        validation = TokenValidationController(keys: stores.keys, databaseTimeout: dependencies.databaseTimeout)
+        apps = AppAdminController(
+            apps: stores.apps,
+            settingsInput: AppSettingsInput(
+                plugins: dependencies.plugins, pluginServices: dependencies.pluginServices,
+                rateLimits: dependencies.rateLimits, masterKey: dependencies.masterKey))
+        keys = KeyAdminController(
+            apps: stores.apps, keys: stores.keys, masterKey: dependencies.masterKey, generator: KeyGenerator())
+        adminTokens = AdminTokenController(tokens: stores.adminTokens, apps: stores.apps)
+        audit = AuditEventController(events: stores.auditTrail)
+    }
+
+    func addRoutes(to router: Router<GatewayRequestContext>) {
+        validation.addRoutes(to: router)
+        let admin = router.group("/admin/v1").add(
+            middleware: AdminAuthMiddleware(
+                tokens: dependencies.stores.adminTokens, databaseTimeout: dependencies.databaseTimeout))
+        apps.addRoutes(to: admin)
+        keys.addRoutes(to: admin)
+        adminTokens.addRoutes(to: admin)
+        audit.addRoutes(to: admin)
+        for plugin in dependencies.plugins.all {
+            plugin.addAdminRoutes(to: admin, services: routeServices)
+        }
+    }
+}
