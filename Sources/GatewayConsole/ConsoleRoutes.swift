@@ -16,11 +16,14 @@ struct ConsoleRoutes {
 
     func get(_ path: RouterPath, _ handler: @escaping @Sendable (ConsoleVisit) async throws -> Response) {
         let gate = self.gate
+        let pages = self.pages
         group.get(path) { request, context in
-            guard let visit = try await gate.visit(request, context) else {
-                return PageRenderer.redirect(SessionGate.signInPath(returningTo: request, notice: nil))
+            await pages.answering(context) {
+                guard let visit = try await gate.visit(request, context) else {
+                    return PageRenderer.redirect(SessionGate.signInPath(returningTo: request, notice: nil))
+                }
+                return try await handler(visit)
             }
-            do { return try await handler(visit) } catch let page as PageAnswer { return page.response }
         }
     }
 
@@ -28,17 +31,19 @@ struct ConsoleRoutes {
         let gate = self.gate
         let pages = self.pages
         group.post(path) { request, context in
-            let form = try await FormInput.read(request)
-            guard let visit = try await gate.visit(request, context) else {
-                return PageRenderer.redirect(SessionGate.signInPath(returningTo: nil, notice: "ended"))
+            await pages.answering(context) {
+                let form = try await FormInput.read(request)
+                guard let visit = try await gate.visit(request, context) else {
+                    return PageRenderer.redirect(SessionGate.signInPath(returningTo: nil, notice: "ended"))
+                }
+                guard let sent = form["csrf"], ConstantTime.equals(sent, visit.csrfToken) else {
+                    return pages.page(
+                        "message", title: "Form expired", visit: visit,
+                        data: ["message": "This form was not sent from this session's own page. Reload the page and try again."],
+                        status: .forbidden)
+                }
+                return try await handler(visit, form)
             }
-            guard let sent = form["csrf"], ConstantTime.equals(sent, visit.csrfToken) else {
-                return pages.page(
-                    "message", title: "Form expired", visit: visit,
-                    data: ["message": "This form was not sent from this session's own page. Reload the page and try again."],
-                    status: .forbidden)
-            }
-            do { return try await handler(visit, form) } catch let page as PageAnswer { return page.response }
         }
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import GatewayCore
+import GatewayPluginKit
 import HTTPTypes
 import Hummingbird
 import Mustache
@@ -52,6 +54,23 @@ struct PageRenderer: Sendable {
         fields[.contentType] = "text/html; charset=utf-8"
         for field in headers { fields.append(field) }
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// What `body` answers; a page it gave up on (``PageAnswer``) as that
+    /// page; any failure (the database away, a body too large) as an error
+    /// page with the status the API would answer, never a JSON body.
+    func answering(_ context: GatewayRequestContext, _ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let page as PageAnswer {
+            return page.response
+        } catch {
+            let failure = ErrorResponder.translate(error, logger: context.logger)
+            return page(
+                "message", title: "Request failed", visit: nil, data: ["message": failure.message],
+                status: ErrorResponder.status(for: failure.kind),
+                headers: failure.retryAfterSeconds.map { [.retryAfter: "\($0)"] } ?? [:])
+        }
     }
 
     /// 303 to `location` (after a form post, so a reload does not post again).

@@ -1,6 +1,6 @@
 import Foundation
 public import GatewayCore
-import GatewayHTTP
+public import GatewayHTTP
 public import GatewayPluginKit
 public import GatewayTestSupport
 public import HTTPTypes
@@ -26,7 +26,10 @@ public struct MemoryGateway: Sendable {
         self.init(rateLimits: rateLimits, plugins: PluginRegistry(plugins))
     }
 
-    public init(rateLimits: RateLimitSettings = RateLimitSettings(), plugins: PluginRegistry = TestGateway.staticUsersOnly) {
+    public init(
+        rateLimits: RateLimitSettings = RateLimitSettings(), plugins: PluginRegistry = TestGateway.staticUsersOnly,
+        frontEnds: TestGateway.FrontEnds = { _, _ in [] }
+    ) {
         let logger = Logger(label: "memory-gateway")
         // A plugin's own tables are in PostgreSQL; this client is never run,
         // so a plugin with tables answers here only what needs none (routing).
@@ -39,7 +42,7 @@ public struct MemoryGateway: Sendable {
             pluginServices: services, masterKey: masterKey, logger: logger)
         let dependencies = GatewayDependencies(
             stores: stores, tenants: tenants, plugins: plugins, pluginServices: services, masterKey: masterKey,
-            rateLimits: rateLimits, logsRequests: false, logger: logger)
+            rateLimits: rateLimits, logsRequests: false, frontEnds: (try? frontEnds(stores, masterKey)) ?? [], logger: logger)
         application = Application(router: GatewayRouter.make(dependencies), logger: logger)
     }
 

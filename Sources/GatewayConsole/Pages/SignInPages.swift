@@ -24,7 +24,9 @@ struct SignInPages: Sendable {
                 request, next: query["next"].map(String.init),
                 notice: query["notice"].flatMap { Self.notices[String($0)] }, error: nil, status: .ok)
         }
-        group.post("sign-in") { request, context in try await signIn(request, context) }
+        group.post("sign-in") { request, context in
+            await pages.answering(context) { try await signIn(request, context) }
+        }
         routes.post("sign-out") { visit, _ in
             let clearing = try await gate.close(visit.request)
             return PageRenderer.redirect(
