@@ -81,9 +81,11 @@ struct PageRenderer: Sendable {
         return Response(status: .seeOther, headers: fields)
     }
 
-    /// A stylesheet or script from the embedded assets.
+    /// A stylesheet or script from the embedded assets (never a template).
     static func asset(_ name: String) -> Response? {
-        guard let text = embeddedConsoleAssets.first(where: { $0.name == name })?.text else { return nil }
+        guard name.hasSuffix(".css") || name.hasSuffix(".js"),
+            let text = embeddedConsoleAssets.first(where: { $0.name == name })?.text
+        else { return nil }
         var fields = securityHeaders
         fields[.contentType] = name.hasSuffix(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8"
         fields[.cacheControl] = "public, max-age=300"

@@ -88,6 +88,12 @@ import Testing
 
                 let apps = try await browser.get("/console")
                 #expect(apps.location == "/console/apps")
+
+                // Assets: the stylesheet and script, never a template or anything else.
+                #expect(try await browser.get("/console/assets/console.css").headers[.contentType] == "text/css; charset=utf-8")
+                for name in ["layout.mustache", "..%2Fconsole.css", "%2Fetc%2Fpasswd", "nothing.js"] {
+                    #expect(try await browser.get("/console/assets/\(name)").status == .notFound, "\(name)")
+                }
             }
         }
     }
