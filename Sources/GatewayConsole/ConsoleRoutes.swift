@@ -27,15 +27,20 @@ struct ConsoleRoutes {
         }
     }
 
-    func post(_ path: RouterPath, _ handler: @escaping @Sendable (ConsoleVisit, FormInput) async throws -> Response) {
+    /// A form handler; the body is read only for a live session (the cookie
+    /// decides), up to `maximumBytes`, so a stranger's post costs no memory.
+    func post(
+        _ path: RouterPath, maximumBytes: Int = FormInput.largestForm,
+        _ handler: @escaping @Sendable (ConsoleVisit, FormInput) async throws -> Response
+    ) {
         let gate = self.gate
         let pages = self.pages
         group.post(path) { request, context in
             await pages.answering(context) {
-                let form = try await FormInput.read(request)
                 guard let visit = try await gate.visit(request, context) else {
                     return PageRenderer.redirect(SessionGate.signInPath(returningTo: nil, notice: "ended"))
                 }
+                let form = try await FormInput.read(request, upTo: maximumBytes)
                 guard let sent = form["csrf"], ConstantTime.equals(sent, visit.csrfToken) else {
                     return pages.page(
                         "message", title: "Form expired", visit: visit,

@@ -5,8 +5,14 @@ import Hummingbird
 
 /// An `application/x-www-form-urlencoded` body, as a browser posts a form.
 struct FormInput: Sendable {
-    /// The largest form the console reads: a user import pasted whole fits.
-    static let maximumBytes = 4 * 1024 * 1024
+    /// The largest form the console reads, and only from a signed-in
+    /// session: a user import pasted whole fits.
+    static let largestImport = 4 * 1024 * 1024
+    /// Every other signed-in form's limit: the largest JSON body the admin
+    /// API takes, url-encoded (each byte at most three).
+    static let largestForm = 3 * JSONInput.maximumBodyBytes
+    /// The sign-in form's, read before anyone is known: a token and a path.
+    static let largestSignIn = 16 * 1024
 
     private let fields: [(name: String, value: String)]
 
@@ -14,7 +20,7 @@ struct FormInput: Sendable {
         self.fields = fields
     }
 
-    static func read(_ request: Request) async throws -> FormInput {
+    static func read(_ request: Request, upTo maximumBytes: Int) async throws -> FormInput {
         guard let type = request.headers[.contentType]?.lowercased(),
             type.hasPrefix("application/x-www-form-urlencoded")
         else {

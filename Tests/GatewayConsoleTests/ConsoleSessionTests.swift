@@ -69,6 +69,10 @@ import Testing
                     #expect(browser.cookies["gateway_console"] == nil)
                 }
 
+                // A stranger's sign-in is read up to 16 KiB: beyond, a 413 page.
+                let huge = try await browser.post("/console/sign-in", [("token", String(repeating: "x", count: 20_000))])
+                #expect(huge.status == .contentTooLarge && text(huge).contains("<!doctype html>"))
+
                 let accepted = try await browser.post("/console/sign-in", [("token", token), ("next", "//evil.example/x")])
                 #expect(accepted.status == .seeOther)
                 #expect(accepted.location == "/console", "next only returns to a console page")
@@ -115,6 +119,9 @@ import Testing
                     #expect(refused.status == .forbidden, "csrf \(csrf ?? "none")")
                 }
                 #expect(try await gateway.auditRows().filter { $0.event == "admin.app.created" }.isEmpty)
+                // A signed-in form is read up to three times the API's largest JSON body.
+                let tooLarge = try await browser.post("/console/apps", fields + [("name", String(repeating: "x", count: 800 * 1024))])
+                #expect(tooLarge.status == .contentTooLarge)
 
                 let created = try await browser.post("/console/apps", fields)
                 #expect(created.status == .seeOther)

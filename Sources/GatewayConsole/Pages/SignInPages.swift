@@ -48,7 +48,7 @@ struct SignInPages: Sendable {
     }
 
     private func signIn(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
-        let form = try await FormInput.read(request)
+        let form = try await FormInput.read(request, upTo: FormInput.largestSignIn)
         let cookies = gate.cookies
         let next = form["next"]
         guard let expected = cookies.value(named: cookies.signInName, in: request), let sent = form["csrf"],

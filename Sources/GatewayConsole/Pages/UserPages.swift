@@ -20,7 +20,9 @@ struct UserPages: Sendable {
     func addRoutes(_ routes: ConsoleRoutes) {
         routes.get("apps/{app_id}/users") { visit in try await list(visit, form: nil, errors: [:]) }
         routes.post("apps/{app_id}/users") { visit, form in try await create(visit, form) }
-        routes.post("apps/{app_id}/users/import") { visit, form in try await importFile(visit, form) }
+        routes.post("apps/{app_id}/users/import", maximumBytes: FormInput.largestImport) { visit, form in
+            try await importFile(visit, form)
+        }
         routes.get("apps/{app_id}/users/{user_id}") { visit in try await user(visit, errors: [:]) }
         routes.post("apps/{app_id}/users/{user_id}/password") { visit, form in
             try await change(visit, ["password": .string(form["password"] ?? "")], notice: "password", fields: ["password"])
