@@ -137,4 +137,31 @@ import Testing
             }
         }
     }
+
+    @Test func appsArePagedAndAnOperatorDeletesOne() async throws {
+        try await withConsoleGateway { gateway in
+            let token = try await gateway.adminToken(.operator)
+            var created: [AppSettings] = []
+            for index in 0..<23 { created.append(try await gateway.createApp { $0.name = "App \(index)" }) }
+            let apps = created
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(token)
+                let first = text(try await browser.get("/console/apps"))
+                let next = try #require(first.range(of: #"<a href="([^"]+)" rel="next">"#, options: .regularExpression).map {
+                    String(first[$0].dropFirst(9).dropLast(13)).replacingOccurrences(of: "&amp;", with: "&")
+                })
+                let second = text(try await browser.get(next))
+                let listed = { (page: String) in apps.filter { page.contains($0.appID.uuid.lowercasedText) }.count }
+                #expect(listed(first) == 20 && listed(second) == 3, "20 a page, the rest on the next")
+                #expect(!second.contains(#"rel="next""#))
+
+                let doomed = apps[0].appID.uuid.lowercasedText
+                let deleted = try await browser.post("/console/apps/\(doomed)/delete", [])
+                #expect(deleted.location == "/console/apps?notice=deleted")
+                #expect(try await browser.get("/console/apps/\(doomed)").status == .notFound)
+                #expect(try await gateway.auditRows().contains { $0.event == "admin.app.deleted" })
+            }
+        }
+    }
 }

@@ -96,6 +96,14 @@ import Testing
                 let after = try await browser.get(appPath)
                 pages.append(after)
                 #expect(text(after).contains("********"))
+                // Options left as shown (with ********) are not sent back: the API would refuse the marker.
+                let shownAgain = try #require(Self.textarea("plugins_shown", in: text(after)))
+                let untouched = try await browser.post(
+                    "\(appPath)/settings",
+                    [("name", "App, renamed"), ("token_ttl_seconds", "120"), ("credential_types", "static"),
+                     ("credential_types", "password"), ("credential_types", "webhook"), ("plugins", shownAgain),
+                     ("plugins_shown", shownAgain)])
+                #expect(untouched.status == .seeOther, "\(text(untouched))")
 
                 // A user's password, refused and accepted.
                 pages.append(try await browser.post("\(appPath)/users", [("user_id", "carol"), ("password", "short")]))
