@@ -96,6 +96,17 @@ import Testing
                 let after = try await browser.get(appPath)
                 pages.append(after)
                 #expect(text(after).contains("********"))
+                // A refused edit does not show the typed options back: they hold a secret.
+                let typedSecret = "typed-secret-\(UUID().lowercasedText)"
+                let refusedEdit = try await browser.post(
+                    "\(appPath)/settings",
+                    [("name", "App"), ("token_ttl_seconds", "120"), ("credential_types", "static"), ("credential_types", "password"),
+                     ("credential_types", "webhook"),
+                     ("plugins", #"{"static":{"allow_any_user":true},"webhook":{"url":"ftp://x","secret":"\#(typedSecret)"}}"#),
+                     ("plugins_shown", shown)])
+                #expect(refusedEdit.status == .badRequest, "\(text(refusedEdit))")
+                #expect(text(refusedEdit).contains(#"<p class="field-error">plugins.webhook.url"#), "\(text(refusedEdit))")
+                #expect(!text(refusedEdit).contains(typedSecret))
                 // Options left as shown (with ********) are not sent back: the API would refuse the marker.
                 let shownAgain = try #require(Self.textarea("plugins_shown", in: text(after)))
                 let untouched = try await browser.post(

@@ -109,8 +109,9 @@ struct AppPages: Sendable {
             "name": form?["name"] ?? app["name"] as? String ?? "",
             "ttl": form?["token_ttl_seconds"] ?? "\(app["token_ttl_seconds"] as? Int ?? 120)",
             "production": (form?["environment"] ?? app["environment"] as? String) == "production",
-            "plugins": form?["plugins"] ?? plugins,
-            "plugins_shown": form?["plugins_shown"] ?? plugins,
+            // Never what was typed: plugin options hold secrets. A refused edit shows the stored options again.
+            "plugins": plugins,
+            "plugins_shown": plugins,
             "rate_limits": form?["rate_limits"] ?? limits,
             "rate_limits_shown": form?["rate_limits_shown"] ?? limits,
         ]
@@ -123,6 +124,8 @@ struct AppPages: Sendable {
 
     /// A PATCH of what the form changed; the plugin and limit JSON only when
     /// edited, so an untouched secret (shown as ********) is never sent back.
+    /// After a refusal the page shows the stored plugin options, not the
+    /// edited ones, which may hold a secret typed in.
     private func save(_ visit: ConsoleVisit, appID: String, _ form: FormInput) async throws -> Response {
         var body: [String: JSONValue] = [
             "name": .string(form["name"] ?? ""),
