@@ -18,6 +18,7 @@ import urllib.error
 import urllib.request
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -44,6 +45,19 @@ def check(condition, message):
 
 def wait_for(driver, css):
     return WebDriverWait(driver, 15).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, css)))
+
+
+def replaced(element):
+    """A wait condition: the page holding `element` has been replaced. While
+    Chromium swaps documents, asking about the old node can fail with an
+    inspector error instead of a stale reference; both mean it is gone."""
+    def check(_):
+        try:
+            element.is_enabled()
+            return False
+        except (StaleElementReferenceException, WebDriverException):
+            return True
+    return check
 
 
 def settle(driver):
@@ -83,14 +97,14 @@ def submit(driver, form_css, fields, confirm=False):
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     if confirm:
         WebDriverWait(driver, 5).until(expected_conditions.alert_is_present()).accept()
-    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(form))
+    WebDriverWait(driver, 15).until(replaced(form))
     settle(driver)
 
 
 def follow(driver, link_text):
     link = driver.find_element(By.LINK_TEXT, link_text)
     link.click()
-    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(link))
+    WebDriverWait(driver, 15).until(replaced(link))
     settle(driver)
 
 
@@ -118,7 +132,7 @@ def run(driver):
     field = driver.switch_to.active_element
     check(field.get_attribute("name") == "token", f"{step}: the focus is on {field.get_attribute('name')!r}")
     field.send_keys(TOKEN, Keys.ENTER)
-    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(field))
+    WebDriverWait(driver, 15).until(replaced(field))
     settle(driver)
     check(driver.current_url.endswith("/console/apps"), f"{step}: landed on {driver.current_url}")
     driver.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
@@ -211,7 +225,7 @@ def run(driver):
     revoke = mine[0].find_element(By.CSS_SELECTOR, "button[type=submit]")
     revoke.click()
     WebDriverWait(driver, 5).until(expected_conditions.alert_is_present()).accept()
-    WebDriverWait(driver, 15).until(expected_conditions.staleness_of(revoke))
+    WebDriverWait(driver, 15).until(replaced(revoke))
     settle(driver)
     check("/console/sign-in" in driver.current_url, f"{step}: after revoking, at {driver.current_url}")
     driver.get(BASE + "/console/apps")
