@@ -10,6 +10,20 @@ let upcomingFeatures: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// Products several targets use, spelled once.
+enum Products {
+    static let coreMetrics: Target.Dependency = .product(name: "CoreMetrics", package: "swift-metrics")
+    static let crypto: Target.Dependency = .product(name: "Crypto", package: "swift-crypto")
+    static let httpTypes: Target.Dependency = .product(name: "HTTPTypes", package: "swift-http-types")
+    static let hummingbird: Target.Dependency = .product(name: "Hummingbird", package: "hummingbird")
+    static let hummingbirdTesting: Target.Dependency = .product(name: "HummingbirdTesting", package: "hummingbird")
+    static let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+    static let nioCore: Target.Dependency = .product(name: "NIOCore", package: "swift-nio")
+    static let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
+    static let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
+    static let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
+}
+
 /// The credential plugins: a folder `Plugins/<name>/` each (with its own
 /// `Migrations/` if it has tables, and its tests in `Tests/`), built on the
 /// seam, plus what else it and its tests use. Registered with one entry here
@@ -20,29 +34,29 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
         "Password",
         [
             "Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-            .product(name: "NIOPosix", package: "swift-nio"),
+            Products.nioPosix,
         ],
         ["Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]
     ),
-    ("PhoneCode", [.product(name: "Crypto", package: "swift-crypto")], [.product(name: "Crypto", package: "swift-crypto")]),
-    ("Webhook", ["PasswordPlugin"], ["PasswordPlugin", .product(name: "Crypto", package: "swift-crypto")]),
+    ("PhoneCode", [Products.crypto], [Products.crypto]),
+    ("Webhook", ["PasswordPlugin"], ["PasswordPlugin", Products.crypto]),
 ]
 
 /// What every plugin builds on: the seam and the libraries its types speak.
 let pluginSeam: [Target.Dependency] = [
     "GatewayCore", "GatewayPluginKit", "GatewayPostgres",
-    .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log"),
-    .product(name: "NIOCore", package: "swift-nio"), .product(name: "PostgresNIO", package: "postgres-nio"),
-    .product(name: "CoreMetrics", package: "swift-metrics"),
+    Products.hummingbird, Products.logging,
+    Products.nioCore, Products.postgresNIO,
+    Products.coreMetrics,
 ]
 
 /// What every plugin's tests drive: a gateway over a test database.
 let pluginTestSeam: [Target.Dependency] = [
     "GatewayCore", "GatewayPluginKit", "GatewayPostgres", "GatewayHTTPTestSupport", "GatewayTestSupport",
     "StaticUsersPlugin",
-    .product(name: "HummingbirdTesting", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"),
-    .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
-    .product(name: "PostgresNIO", package: "postgres-nio"),
+    Products.hummingbirdTesting, Products.httpTypes,
+    Products.logging, Products.nioCore,
+    Products.postgresNIO,
 ]
 
 func pluginFolderHas(_ plugin: String, _ folder: String) -> Bool {
@@ -116,20 +130,15 @@ let package = Package(
         .target(
             name: "GatewayCore",
             dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                Products.crypto, Products.cryptoExtras,
             ],
             swiftSettings: upcomingFeatures
         ),
         .target(
             name: "GatewayPostgres",
             dependencies: [
-                "GatewayCore",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
+                "GatewayCore", Products.postgresNIO, Products.logging, Products.crypto,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), Products.coreMetrics,
             ],
             swiftSettings: upcomingFeatures,
             // The core schema, from the top-level Migrations/ folder.
@@ -141,34 +150,20 @@ let package = Package(
         .target(
             name: "GatewayPluginKit",
             dependencies: [
-                "GatewayCore",
-                "GatewayPostgres",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
+                "GatewayCore", "GatewayPostgres", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                Products.crypto, Products.nioPosix, Products.hummingbird, Products.httpTypes, Products.logging,
+                Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), Products.postgresNIO,
+                Products.coreMetrics,
             ],
             swiftSettings: upcomingFeatures
         ),
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "GatewayCore",
-                "GatewayPluginKit",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
+                "GatewayCore", "GatewayPluginKit", Products.hummingbird, Products.httpTypes, Products.logging,
+                Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"), Products.nioPosix,
+                Products.coreMetrics,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -176,15 +171,9 @@ let package = Package(
         .target(
             name: "GatewayConsole",
             dependencies: [
-                "GatewayCore",
-                "GatewayPluginKit",
-                "GatewayHTTP",
-                .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "GatewayCore", "GatewayPluginKit", "GatewayHTTP",
+                .product(name: "Mustache", package: "swift-mustache"), Products.crypto, Products.hummingbird,
+                Products.httpTypes, Products.logging, Products.nioCore,
             ],
             exclude: ["Assets"],
             swiftSettings: upcomingFeatures,
@@ -223,25 +212,15 @@ let package = Package(
         .executableTarget(
             name: "identity-gateway",
             dependencies: [
-                "GatewayCore",
-                "GatewayPostgres",
-                "GatewayPluginKit",
-                "GatewayHTTP",
-                "GatewayConsole",
-                "OpenSSLSigner",
-                "Argon2",
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayHTTP", "GatewayConsole",
+                "OpenSSLSigner", "Argon2", .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Configuration", package: "swift-configuration"), Products.hummingbird,
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"), Products.nioCore,
+                Products.nioPosix, Products.coreMetrics, .product(name: "Prometheus", package: "swift-prometheus"),
                 "InstalledPlugins",
             ],
             swiftSettings: upcomingFeatures
@@ -271,13 +250,8 @@ let package = Package(
         .target(
             name: "GatewayTestSupport",
             dependencies: [
-                "GatewayCore",
-                "GatewayPostgres",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "GatewayCore", "GatewayPostgres", Products.postgresNIO, Products.logging, Products.hummingbirdTesting,
+                Products.httpTypes, Products.nioCore,
             ],
             path: "Tests/GatewayTestSupport",
             swiftSettings: upcomingFeatures
@@ -286,20 +260,10 @@ let package = Package(
         .target(
             name: "GatewayHTTPTestSupport",
             dependencies: [
-                "GatewayCore",
-                "GatewayHTTP",
-                "GatewayPluginKit",
-                "GatewayPostgres",
-                "GatewayTestSupport",
-                "InstalledPlugins",
-                "OpenSSLSigner",
-                "StaticUsersPlugin",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "GatewayCore", "GatewayHTTP", "GatewayPluginKit", "GatewayPostgres", "GatewayTestSupport",
+                "InstalledPlugins", "OpenSSLSigner", "StaticUsersPlugin", Products.hummingbird,
+                Products.hummingbirdTesting, Products.httpTypes, Products.logging, Products.nioCore,
+                Products.postgresNIO,
             ],
             path: "Tests/GatewayHTTPTestSupport",
             swiftSettings: upcomingFeatures
@@ -320,10 +284,7 @@ let package = Package(
         .testTarget(
             name: "OpenSSLSignerTests",
             dependencies: [
-                "OpenSSLSigner",
-                "GatewayCore",
-                "GatewayTestSupport",
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                "OpenSSLSigner", "GatewayCore", "GatewayTestSupport", Products.cryptoExtras,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -346,17 +307,9 @@ let package = Package(
         .testTarget(
             name: "GatewayHTTPUnitTests",
             dependencies: [
-                "GatewayHTTP",
-                "GatewayHTTPTestSupport",
-                "OpenSSLSigner",
-                "StaticUsersPlugin",
-                "GatewayTestSupport",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                "GatewayHTTP", "GatewayHTTPTestSupport", "OpenSSLSigner", "StaticUsersPlugin", "GatewayTestSupport",
+                Products.hummingbirdTesting, Products.httpTypes, Products.postgresNIO, Products.logging,
+                Products.nioCore, .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
@@ -366,20 +319,10 @@ let package = Package(
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
-                "GatewayCore",
-                "GatewayPluginKit",
-                "GatewayPostgres",
-                "GatewayHTTP",
-                "GatewayHTTPTestSupport",
-                "GatewayTestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                "GatewayCore", "GatewayPluginKit", "GatewayPostgres", "GatewayHTTP", "GatewayHTTPTestSupport",
+                "GatewayTestSupport", Products.hummingbird, Products.hummingbirdTesting, Products.httpTypes,
+                Products.logging, Products.nioCore, Products.postgresNIO, .product(name: "Yams", package: "Yams"),
+                Products.cryptoExtras,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -388,32 +331,19 @@ let package = Package(
         .testTarget(
             name: "GatewayConsoleTests",
             dependencies: [
-                "GatewayConsole",
-                "GatewayCore",
-                "GatewayHTTP",
-                "GatewayHTTPTestSupport",
-                "GatewayTestSupport",
-                "GatewayPluginKit",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "GatewayConsole", "GatewayCore", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayTestSupport",
+                "GatewayPluginKit", Products.hummingbird, Products.hummingbirdTesting, Products.httpTypes,
+                Products.nioCore,
             ],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
             name: "CommandLineTests",
             dependencies: [
-                "GatewayCore",
-                "GatewayPostgres",
-                "GatewayHTTPTestSupport",
-                "GatewayTestSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                "GatewayCore", "GatewayPostgres", "GatewayHTTPTestSupport", "GatewayTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), Products.nioCore,
+                .product(name: "NIOHTTP1", package: "swift-nio"), Products.nioPosix,
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), Products.postgresNIO,
             ],
             swiftSettings: upcomingFeatures
         ),
