@@ -78,7 +78,9 @@ let pluginTargets: [Target] = credentialPlugins.flatMap { plugin -> [Target] in
     guard hasTests else { return [source] }
     let tests = Target.testTarget(
         name: "\(plugin.name)PluginTests",
-        dependencies: [.target(name: "\(plugin.name)Plugin")] + pluginTestSeam + plugin.testsUse,
+        // The static-users plugin is in the seam already; naming it twice is a manifest warning.
+        dependencies: (plugin.name == "StaticUsers" ? [] : [.target(name: "\(plugin.name)Plugin")]) + pluginTestSeam
+            + plugin.testsUse,
         path: "\(folder)/Tests",
         swiftSettings: upcomingFeatures
     )
