@@ -23,13 +23,7 @@ import Testing
         let screenshots = environment["GATEWAY_TEST_SCREENSHOTS"] ?? root.appending(path: ".build/console-screenshots").path
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            let server = try await GatewayProcess.start(
-                ["serve"],
-                environment: [
-                    "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
-                    "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_ADMIN_BOOTSTRAP_TOKEN": bootstrap,
-                    "GATEWAY_MODE": "development",
-                ])
+            let server = try await GatewayProcess.start(["serve"], environment: ResilienceTests.environment(url, bootstrap: bootstrap))
             var childEnvironment = ["PATH": environment["PATH"] ?? "/usr/bin:/bin", "HOME": environment["HOME"] ?? "/tmp"]
             for name in ["GATEWAY_TEST_CHROMIUM", "GATEWAY_TEST_CHROMEDRIVER"] { childEnvironment[name] = environment[name] }
             let run = try await GatewayProcess.runProgram(
@@ -47,12 +41,9 @@ import Testing
     @Test func theConsoleCanBeTurnedOff() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             for enabled in [true, false] {
-                let server = try await GatewayProcess.start(
-                    ["serve"],
-                    environment: [
-                        "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
-                        "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_CONSOLE_ENABLED": "\(enabled)", "GATEWAY_MODE": "development",
-                    ])
+                var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+                environment["GATEWAY_CONSOLE_ENABLED"] = "\(enabled)"
+                let server = try await GatewayProcess.start(["serve"], environment: environment)
                 let base = "http://127.0.0.1:\(server.port)"
                 let signIn = try await HTTPCall.send("GET", "\(base)/console")
                 #expect(signIn.status == (enabled ? 200 : 404), "console.enabled=\(enabled): \(signIn.status) \(signIn.text.prefix(300))")

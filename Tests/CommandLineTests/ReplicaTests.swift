@@ -8,13 +8,9 @@ import Testing
     @Test func aChangeThroughOneReplicaReachesTheOtherLongBeforeItsReload() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            let environment = [
-                "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
-                "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "10000", "GATEWAY_MODE": "development",
-                "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_ADMIN_BOOTSTRAP_TOKEN": bootstrap,
-                // Only NOTIFY can explain a change seen within a second.
-                "GATEWAY_CACHE_RELOAD_SECONDS": "3600",
-            ]
+            var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+            // Only NOTIFY can explain a change seen within a second.
+            environment["GATEWAY_CACHE_RELOAD_SECONDS"] = "3600"
             // Both start (and migrate, and seed the bootstrap token) at once.
             async let startingA = GatewayProcess.start(["serve"], environment: environment)
             async let startingB = GatewayProcess.start(["serve"], environment: environment)

@@ -28,12 +28,8 @@ import Testing
             let bootstrap = AdminTokenSecret.generate().text
             let server = try await GatewayProcess.start(
                 ["serve"],
-                environment: [
-                    "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
-                    "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_ADMIN_BOOTSTRAP_TOKEN": bootstrap,
-                    "GATEWAY_MODE": "development",
-                    "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "\(Self.databaseTimeoutMilliseconds)",
-                ])
+                environment: ResilienceTests.environment(
+                    url, bootstrap: bootstrap, databaseTimeoutMs: Self.databaseTimeoutMilliseconds))
             let base = "http://127.0.0.1:\(server.port)"
             let seeded = try await Self.seed(base, bootstrap: bootstrap)
             let keptTokens = [seeded.operatorTokenID, seeded.appTokenID]

@@ -19,14 +19,12 @@ import Testing
             try await TestDatabase.with(migrations: []) { client, url in
                 let bootstrap = AdminTokenSecret.generate().text
                 let masterKey = MasterKey.generateBase64()
-                let server = try await GatewayProcess.start(
-                    ["serve"],
-                    environment: [
-                        "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": masterKey, "GATEWAY_HTTP_PORT": "0",
-                        "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_ADMIN_BOOTSTRAP_TOKEN": bootstrap,
-                        "GATEWAY_LOG_LEVEL": "trace", "GATEWAY_LOG_FORMAT": "json", "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "10000",
-                        "GATEWAY_MODE": "development", "GATEWAY_WEBHOOK_ALLOW_PRIVATE_ADDRESSES": "true",
-                    ])
+                var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+                environment["GATEWAY_MASTER_KEY"] = masterKey
+                environment["GATEWAY_LOG_LEVEL"] = "trace"
+                environment["GATEWAY_LOG_FORMAT"] = "json"
+                environment["GATEWAY_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"] = "true"
+                let server = try await GatewayProcess.start(["serve"], environment: environment)
                 let base = "http://127.0.0.1:\(server.port)"
                 let userPassword = "correct horse battery staple"
                 let staticPassword = "static-secret-password"
