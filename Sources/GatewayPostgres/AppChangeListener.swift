@@ -6,8 +6,11 @@ public import ServiceLifecycle
 /// `onChange`, so every replica drops a changed app from its cache within
 /// moments of the commit. As a safety net for a lost connection or a missed
 /// notification, it also says "everything" on every (re)connect and every
-/// `reloadInterval`.
+/// `reloadInterval`. Each (re)connect is logged at info as
+/// ``listeningLine``: from then on the replica hears every change.
 public struct AppChangeListener: Service {
+    public static let listeningLine = "listening for app changes"
+
     private let client: PostgresClient
     private let logger: Logger
     private let reloadInterval: Duration
@@ -43,6 +46,7 @@ public struct AppChangeListener: Service {
                 try await client.withConnection { connection in
                     try await connection.listen(on: AppChangeNotification.channel) { notifications in
                         onConnection(true)
+                        logger.info("\(Self.listeningLine)")
                         onChange(AppChangeNotification.everything)
                         for try await notification in notifications {
                             onChange(notification.payload)

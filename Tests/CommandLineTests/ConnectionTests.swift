@@ -105,7 +105,8 @@ import Testing
             let before = try Self.residentBytes(of: server.pid)
             var idle: [any Channel] = []
             for _ in 0..<400 { idle.append(try await RawClient.connect(port: server.port)) }
-            #expect(try await HTTPCall.send("GET", "http://127.0.0.1:\(server.port)/readyz").status == 200)
+            let ready = try await HTTPCall.send("GET", "http://127.0.0.1:\(server.port)/readyz")
+            #expect(ready.status == 200, "\(ready.text)")
             let during = try Self.residentBytes(of: server.pid)
             #expect(during - before < 64 << 20, "\((during - before) >> 20) MiB for 400 idle connections")
             var closed = 0

@@ -1,4 +1,5 @@
 public import Foundation
+import GatewayPostgres
 import Synchronization
 
 /// The built `identity-gateway` binary run as a child process, the way an
@@ -56,13 +57,14 @@ public final class GatewayProcess: Sendable {
         return Exit(status: status, output: text)
     }
 
-    /// Starts `serve` (or another server command) and returns once it logs
-    /// that `listeners` servers listen (their ports in ``ports``, in the
-    /// order logged), or throws with its output if it exits first.
+    /// Starts `serve` and returns once it logs that `listeners` servers listen
+    /// (their ports in ``ports``, in the order logged) and that its
+    /// app-change listener is connected, so `/readyz` answers 200 from then
+    /// on while the database does; throws with its output if it exits first.
     public static func start(
         _ arguments: [String], environment: [String: String], listeners: Int = 1
     ) async throws -> GatewayProcess {
-        // The "listening" line is logged at info: above that this would wait forever.
+        // The "listening" lines are logged at info: above that this would wait forever.
         if let level = environment["GATEWAY_LOG_LEVEL"], ["warning", "error", "critical"].contains(level) {
             throw Failure(description: "GATEWAY_LOG_LEVEL=\(level) hides the line start() waits for; use info or lower")
         }
@@ -92,7 +94,7 @@ public final class GatewayProcess: Sendable {
         for await chunk in lines {
             seen += chunk
             let ports = listeningPorts(in: seen)
-            if ports.count >= listeners {
+            if ports.count >= listeners, seen.contains(AppChangeListener.listeningLine) {
                 let server = GatewayProcess(child: child, ports: ports, seen: seen)
                 let reader = Task { for await chunk in lines { server.output.withLock { $0 += chunk } } }
                 server.reader.withLock { $0 = reader }
