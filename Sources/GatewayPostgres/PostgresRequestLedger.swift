@@ -73,13 +73,19 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
 
     /// - Parameters:
     ///   - concurrency: batches in flight at once, each on its own connection.
+    ///     One: every batch touches the same counter rows (the deployment's
+    ///     `ip`, each app's), so a second batch would only wait for the
+    ///     first's row locks until it commits, and the batches left for it are
+    ///     emptier. One batch keeps up as long as signatures stay off the
+    ///     cooperative pool (`SigningThreads` in GatewayHTTP), so its loop
+    ///     resumes as soon as the commit answers.
     ///   - writesAudit: `false` drops audit events and returns at once. Only
     ///     for measuring what the audit trail costs; never in production.
     ///   - backlogCapacity: rows ``recordEventually(_:)`` keeps in memory while
     ///     PostgreSQL is away; `backlogRetry` is how often it tries them.
     public init(
         client: PostgresClient, logger: Logger, timeout: Duration = .seconds(2), maximumBatch: Int = 500,
-        maximumQueue: Int = 20_000, concurrency: Int = 2, writesAudit: Bool = true,
+        maximumQueue: Int = 20_000, concurrency: Int = 1, writesAudit: Bool = true,
         backlogCapacity: Int = 10_000, backlogRetry: Duration = .seconds(1)
     ) {
         self.writesAudit = writesAudit

@@ -57,7 +57,7 @@ public struct TokenIssuer: Sendable {
             let ready = try await prepare(request, context, &attempt)
             let row = try await commit(ready, &attempt, logger: context.logger)
             // Signed only once its row is committed: no token leaves without one.
-            let token = try ready.signingKey.mint(ready.claims)
+            let token = try await SigningThreads.shared.run { try ready.signingKey.mint(ready.claims) }
             return attempt.outcome(.success(token), row: row)
         } catch {
             return await deny(ErrorResponder.translate(error, logger: context.logger), attempt)

@@ -1,0 +1,51 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Threads of their own for RSA signatures, one a core, outside Swift's
+/// cooperative pool.
+///
+/// A signature holds a core for 0.25–1 ms. On the cooperative pool, which
+/// also has one thread a core, every other step of a token (the
+/// group-commit loop taking its answer, each waiting request resuming) waits
+/// behind the signatures queued before it. Here the kernel shares the cores
+/// between the signers and those short steps instead. The group-commit loop
+/// then comes round as soon as its batch commits, which keeps one batch in
+/// flight busy (`PostgresRequestLedger` in GatewayPostgres). The figures
+/// are in docs/performance.md ("What changed").
+final class SigningThreads: Sendable {
+    /// The process's signers, started on first use.
+    static let shared = SigningThreads(threads: ProcessInfo.processInfo.activeProcessorCount)
+
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    /// Counts the jobs not yet taken; each thread waits on it.
+    private let waiting = DispatchSemaphore(value: 0)
+
+    init(threads: Int) {
+        precondition(threads >= 1)
+        for index in 0..<threads {
+            Thread { [self] in
+                // Named from inside: on Linux a name set before start() never reaches the thread.
+                // 15 bytes at most, what Linux keeps.
+                Thread.current.name = "token-signer-\(index)"
+                serve()
+            }.start()
+        }
+    }
+
+    /// Runs `work` on a signing thread and returns what it returned or threw.
+    func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+            jobs.withLock { $0.append { continuation.resume(with: Result { try work() }) } }
+            waiting.signal()
+        }
+    }
+
+    private func serve() -> Never {
+        while true {
+            waiting.wait()
+            let job = jobs.withLock { $0.removeFirst() }
+            job()
+        }
+    }
+}
