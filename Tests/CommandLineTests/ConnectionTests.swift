@@ -13,7 +13,7 @@ import Testing
 @Suite struct ConnectionTests {
     @Test func silentAndTricklingConnectionsAreClosedAfterTheIdleTimeout() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
-            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
             environment["GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS"] = "1"
             let server = try await GatewayProcess.start(["serve"], environment: environment)
 
@@ -35,7 +35,7 @@ import Testing
     /// old scripts) otherwise waited for the idle timeout on every request.
     @Test func anHTTP10ConnectionIsClosedAfterItsResponse() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
-            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
             environment["GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS"] = "600"
             let server = try await GatewayProcess.start(["serve"], environment: environment)
             let oneShot = try await RawClient.connect(port: server.port)
@@ -59,7 +59,7 @@ import Testing
     @Test func stalledAuditExportsDoNotHoldTheDatabasePool() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+            var environment = serveEnvironment(url, bootstrap: bootstrap)
             environment["GATEWAY_DATABASE_MAX_CONNECTIONS"] = "3"
             let server = try await GatewayProcess.start(["serve"], environment: environment)
             let base = "http://127.0.0.1:\(server.port)"
@@ -99,7 +99,7 @@ import Testing
     /// its memory grows by less than 64 MiB for them.
     @Test func manyIdleConnectionsAreFreedAndDoNotStopOthers() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
-            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
             environment["GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS"] = "3"
             let server = try await GatewayProcess.start(["serve"], environment: environment)
             let before = try Self.residentBytes(of: server.pid)
@@ -121,7 +121,7 @@ import Testing
     @Test func pipelinedRequestsAreAnsweredInOrder() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             let server = try await GatewayProcess.start(
-                ["serve"], environment: ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text))
+                ["serve"], environment: serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text))
             let pipelined = "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n" + "GET /nowhere HTTP/1.1\r\nHost: a\r\n\r\n"
                 + "POST /v1/identity_tokens HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
                 + "GET /readyz HTTP/1.1\r\nHost: a\r\n\r\n"
@@ -140,7 +140,7 @@ import Testing
     /// once, not after the idle timeout.
     @Test func aHalfClosedConnectionIsAnsweredOrLetGo() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
-            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
             environment["GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS"] = "600"
             let server = try await GatewayProcess.start(["serve"], environment: environment)
 

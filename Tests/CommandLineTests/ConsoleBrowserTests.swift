@@ -23,7 +23,7 @@ import Testing
         let screenshots = environment["GATEWAY_TEST_SCREENSHOTS"] ?? root.appending(path: ".build/console-screenshots").path
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            let server = try await GatewayProcess.start(["serve"], environment: ResilienceTests.environment(url, bootstrap: bootstrap))
+            let server = try await GatewayProcess.start(["serve"], environment: serveEnvironment(url, bootstrap: bootstrap))
             var childEnvironment = ["PATH": environment["PATH"] ?? "/usr/bin:/bin", "HOME": environment["HOME"] ?? "/tmp"]
             for name in ["GATEWAY_TEST_CHROMIUM", "GATEWAY_TEST_CHROMEDRIVER"] { childEnvironment[name] = environment[name] }
             let run = try await GatewayProcess.runProgram(
@@ -41,7 +41,7 @@ import Testing
     @Test func theConsoleCanBeTurnedOff() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             for enabled in [true, false] {
-                var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+                var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
                 environment["GATEWAY_CONSOLE_ENABLED"] = "\(enabled)"
                 let server = try await GatewayProcess.start(["serve"], environment: environment)
                 let base = "http://127.0.0.1:\(server.port)"

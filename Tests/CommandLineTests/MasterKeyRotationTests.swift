@@ -10,7 +10,7 @@ import Testing
     /// returns the app and that gateway's environment.
     private static func appWithKeySealed(under masterKey: String, url: String) async throws -> (String, [String: String]) {
         let bootstrap = AdminTokenSecret.generate().text
-        var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+        var environment = serveEnvironment(url, bootstrap: bootstrap)
         environment["GATEWAY_MASTER_KEY"] = masterKey
         let server = try await GatewayProcess.start(["serve"], environment: environment)
         let appID = try await ResilienceTests.createApp(base: "http://127.0.0.1:\(server.port)", token: bootstrap)

@@ -20,7 +20,7 @@ import Testing
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
             let server = try await GatewayProcess.start(
-                ["serve"], environment: ResilienceTests.environment(url, bootstrap: bootstrap))
+                ["serve"], environment: serveEnvironment(url, bootstrap: bootstrap))
             let base = "http://127.0.0.1:\(server.port)"
             let appID = try await ResilienceTests.createApp(base: base, token: bootstrap)
             let before = try await HTTPCall.send("GET", "\(base)/metrics")
@@ -81,7 +81,7 @@ import Testing
         try await TestDatabase.with(migrations: []) { _, url in
             try await FakeHTTPServer.with(statuses: [200, 500]) { tenant, _ in
                 let bootstrap = AdminTokenSecret.generate().text
-                var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+                var environment = serveEnvironment(url, bootstrap: bootstrap)
                 environment["GATEWAY_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"] = "true"
                 let server = try await GatewayProcess.start(["serve"], environment: environment)
                 let base = "http://127.0.0.1:\(server.port)"
@@ -123,7 +123,7 @@ import Testing
     @Test func metricsCanHaveAPortOfTheirOwn() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+            var environment = serveEnvironment(url, bootstrap: bootstrap)
             environment["GATEWAY_METRICS_PORT"] = "0"
             let server = try await GatewayProcess.start(["serve"], environment: environment, listeners: 2)
             // Both servers log the same "listening on" line: the metrics one answers /metrics.
@@ -146,7 +146,7 @@ import Testing
     /// Production keeps metrics off the public port by default: on 9090.
     @Test func inProductionMetricsAreOffTheMainPortByDefault() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
-            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
             environment["GATEWAY_MODE"] = "production"
             let server = try await GatewayProcess.start(["serve"], environment: environment, listeners: 2)
             let main = try #require(server.ports.first { $0 != 9090 })

@@ -8,7 +8,7 @@ import Testing
     @Test func aChangeThroughOneReplicaReachesTheOtherLongBeforeItsReload() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+            var environment = serveEnvironment(url, bootstrap: bootstrap)
             // Only NOTIFY can explain a change seen within a second.
             environment["GATEWAY_CACHE_RELOAD_SECONDS"] = "3600"
             // Both start (and migrate, and seed the bootstrap token) at once.

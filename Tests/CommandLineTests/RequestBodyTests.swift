@@ -12,7 +12,7 @@ import Testing
     /// log, never an "unexpected error" line.
     @Test func aBodyCutOffByTheClientIsA400NotAnError() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
-            let environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            let environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
             let server = try await GatewayProcess.start(["serve"], environment: environment)
             let channel = try await RawClient.connect(port: server.port)
             try await channel.writeAndFlush(ByteBuffer(string:
@@ -32,7 +32,7 @@ import Testing
     /// any of it is sent, on the same connection.
     @Test func continueIsAnsweredAndAnOversizedBodyIsRefusedBeforeItIsSent() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
-            let environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            let environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
             let server = try await GatewayProcess.start(["serve"], environment: environment)
             let body = #"{"app_id":"\#(UUID())","user_id":"alice","nonce":"n"}"#
             let head = "POST /v1/identity_tokens HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
@@ -74,7 +74,7 @@ import Testing
     @Test func aBodySentOneByteAtATimeIsReadWhole() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+            var environment = serveEnvironment(url, bootstrap: bootstrap)
             environment["GATEWAY_HTTP_MIN_BODY_BYTES_PER_SECOND"] = "0"
             let server = try await GatewayProcess.start(["serve"], environment: environment)
             let base = "http://127.0.0.1:\(server.port)"
@@ -113,7 +113,7 @@ import Testing
     /// restarts the idle timer, so that alone never would.
     @Test func aBodyTrickledBelowTheMinimumRateIsCut() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
-            var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+            var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
             environment["GATEWAY_HTTP_IDLE_TIMEOUT_SECONDS"] = "600"
             environment["GATEWAY_HTTP_MIN_BODY_BYTES_PER_SECOND"] = "100"
             environment["GATEWAY_HTTP_MIN_BODY_RATE_GRACE_SECONDS"] = "1"

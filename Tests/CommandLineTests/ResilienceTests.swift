@@ -7,16 +7,6 @@ import Testing
 /// Limits and the audit trail as replicas share them, and what happens when
 /// PostgreSQL goes away and comes back.
 @Suite struct ResilienceTests {
-    /// - Parameter databaseTimeoutMs: short where the test is about timing out;
-    ///   otherwise long, so a loaded CI machine does not turn waits into 503s.
-    static func environment(_ url: String, bootstrap: String, databaseTimeoutMs: Int = 10_000) -> [String: String] {
-        [
-            "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
-            "GATEWAY_MIGRATE_ON_START": "true", "GATEWAY_ADMIN_BOOTSTRAP_TOKEN": bootstrap,
-            "GATEWAY_DATABASE_REQUEST_TIMEOUT_MS": "\(databaseTimeoutMs)", "GATEWAY_MODE": "development",
-        ]
-    }
-
     /// Creates a development app with one static user and a key through the admin API.
     static func createApp(base: String, token: String, rateLimits: [String: any Sendable] = [:]) async throws -> String {
         let appID = UUID().lowercasedText
@@ -40,7 +30,7 @@ import Testing
     @Test func aPerUserLimitHoldsInTotalAcrossReplicas() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            let environment = Self.environment(url, bootstrap: bootstrap)
+            let environment = serveEnvironment(url, bootstrap: bootstrap)
             let a = try await GatewayProcess.start(["serve"], environment: environment)
             let b = try await GatewayProcess.start(["serve"], environment: environment)
             let bases = ["http://127.0.0.1:\(a.port)", "http://127.0.0.1:\(b.port)"]
@@ -84,7 +74,7 @@ import Testing
     private static func outage(url: String, folder: URL, startCluster: [String]) async throws {
         let bootstrap = AdminTokenSecret.generate().text
         let server = try await GatewayProcess.start(
-            ["serve"], environment: Self.environment(url, bootstrap: bootstrap, databaseTimeoutMs: 1000))
+            ["serve"], environment: serveEnvironment(url, bootstrap: bootstrap, databaseTimeoutMs: 1000))
         do {
             try await outage(of: server, url: url, folder: folder, startCluster: startCluster, bootstrap: bootstrap)
         } catch {
@@ -220,7 +210,7 @@ import Testing
     @Test func sigtermDuringABurstDrainsCleanly() async throws {
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            var environment = Self.environment(url, bootstrap: bootstrap)
+            var environment = serveEnvironment(url, bootstrap: bootstrap)
             environment["GATEWAY_SHUTDOWN_DRAIN_SECONDS"] = "1"
             let server = try await GatewayProcess.start(["serve"], environment: environment)
             let base = "http://127.0.0.1:\(server.port)"

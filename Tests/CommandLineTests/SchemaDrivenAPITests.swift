@@ -28,7 +28,7 @@ import Testing
             let bootstrap = AdminTokenSecret.generate().text
             let server = try await GatewayProcess.start(
                 ["serve"],
-                environment: ResilienceTests.environment(
+                environment: serveEnvironment(
                     url, bootstrap: bootstrap, databaseTimeoutMs: Self.databaseTimeoutMilliseconds))
             let base = "http://127.0.0.1:\(server.port)"
             let seeded = try await Self.seed(base, bootstrap: bootstrap)

@@ -19,7 +19,7 @@ import Testing
             try await TestDatabase.with(migrations: []) { client, url in
                 let bootstrap = AdminTokenSecret.generate().text
                 let masterKey = MasterKey.generateBase64()
-                var environment = ResilienceTests.environment(url, bootstrap: bootstrap)
+                var environment = serveEnvironment(url, bootstrap: bootstrap)
                 environment["GATEWAY_MASTER_KEY"] = masterKey
                 environment["GATEWAY_LOG_LEVEL"] = "trace"
                 environment["GATEWAY_LOG_FORMAT"] = "json"

@@ -42,7 +42,7 @@ import Testing
     @Test func servesHTTPSWithTheConfiguredCertificateAndRefusesPlainHTTP() async throws {
         try await Self.withCertificate { folder in
             try await TestDatabase.with(migrations: []) { _, url in
-                var environment = ResilienceTests.environment(url, bootstrap: AdminTokenSecret.generate().text)
+                var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
                 environment["GATEWAY_HTTP_TLS_CERTIFICATE_FILE"] = folder.appending(path: "cert.pem").path
                 environment["GATEWAY_HTTP_TLS_KEY_FILE"] = folder.appending(path: "key.pem").path
                 let server = try await GatewayProcess.start(["serve"], environment: environment)

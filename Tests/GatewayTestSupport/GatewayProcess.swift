@@ -66,7 +66,7 @@ public final class GatewayProcess: Sendable {
     ) async throws -> GatewayProcess {
         // The "listening" lines are logged at info: above that this would wait forever.
         if let level = environment["GATEWAY_LOG_LEVEL"], ["warning", "error", "critical"].contains(level) {
-            throw Failure(description: "GATEWAY_LOG_LEVEL=\(level) hides the line start() waits for; use info or lower")
+            throw Failure(description: "GATEWAY_LOG_LEVEL=\(level) hides the lines start() waits for; use info or lower")
         }
         // A socket pair rather than a pipe, because both ends can be made
         // close-on-exec at birth (Glibc's module does not offer pipe2): no
