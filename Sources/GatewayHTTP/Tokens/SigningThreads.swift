@@ -25,9 +25,7 @@ final class SigningThreads: Sendable {
         precondition(threads >= 1)
         for index in 0..<threads {
             Thread { [self] in
-                // Named from inside: on Linux a name set before start() never reaches the thread.
-                // 15 bytes at most, what Linux keeps.
-                Thread.current.name = "token-signer-\(index)"
+                Self.nameCurrentThread("token-signer-\(index)")
                 serve()
             }.start()
         }
@@ -39,6 +37,19 @@ final class SigningThreads: Sendable {
             jobs.withLock { $0.append { continuation.resume(with: Result { try work() }) } }
             waiting.signal()
         }
+    }
+
+    /// Names the calling thread, as `top -H` and /proc show it (15 bytes at
+    /// most). On Linux it writes /proc/thread-self/comm, because Foundation's
+    /// `Thread.name` did not reliably reach the kernel: set before `start()`
+    /// it never did, and set from inside the new thread it once left the
+    /// creating thread's name (in a full test run, under load).
+    private static func nameCurrentThread(_ name: String) {
+        #if os(Linux)
+        try? name.write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
+        #else
+        Thread.current.name = name
+        #endif
     }
 
     private func serve() -> Never {

@@ -14,9 +14,19 @@ import Testing
         let fired = Atomic(false)
     }
 
+    /// The calling thread's name as the kernel has it (what `top -H` shows).
+    static func currentThreadName() -> String {
+        #if os(Linux)
+        let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+        return comm.trimmingCharacters(in: .newlines)
+        #else
+        return Thread.current.name ?? ""
+        #endif
+    }
+
     @Test func workRunsOnASigningThreadAndItsResultOrErrorComesBack() async throws {
         let signers = SigningThreads(threads: 2)
-        let name = try await signers.run { Thread.current.name ?? "" }
+        let name = try await signers.run { Self.currentThreadName() }
         #expect(name.hasPrefix("token-signer-"))
         await #expect(throws: Refused.self) { try await signers.run { throw Refused() } }
     }
