@@ -58,15 +58,21 @@ struct ResealKeysCommand: AsyncParsableCommand {
         while true {
             let page = try await apps.list(after: cursor, limit: 200)
             for stored in page {
-                let (resealed, changed) = try plugins.resealingSecrets(of: stored.settings, with: masterKey)
-                guard changed > 0 else { continue }
-                let event = AuditEvent(
-                    appID: stored.settings.appID, event: "admin.plugin_secrets.resealed", outcome: .success,
-                    requestID: "reseal-keys-\(UUID().lowercasedText)", detail: ["resealed": "\(changed)"])
-                _ = try await transactions.run(recording: event, when: { $0 }) { connection in
-                    try await apps.update(resealed, on: connection)
-                }
-                total += changed
+                let appID = stored.settings.appID
+                // Read locked in the write's transaction: an admin's change made meanwhile is resealed, not lost.
+                total += try await transactions.run(
+                    { connection -> Int in
+                        guard let current = try await apps.find(appID, lockingOn: connection) else { return 0 }
+                        let (resealed, changed) = try plugins.resealingSecrets(of: current.settings, with: masterKey)
+                        if changed > 0 { _ = try await apps.update(resealed, on: connection) }
+                        return changed
+                    },
+                    recording: { changed in
+                        guard changed > 0 else { return nil }
+                        return AuditEvent(
+                            appID: appID, event: "admin.plugin_secrets.resealed", outcome: .success,
+                            requestID: "reseal-keys-\(UUID().lowercasedText)", detail: ["resealed": "\(changed)"])
+                    })
             }
             guard page.count == 200, let last = page.last else { return total }
             cursor = last.settings.appID

@@ -70,12 +70,15 @@ public final class InMemoryStores: Sendable {
             }
         }
 
-        func update(_ app: AppSettings, recording event: AuditEvent) async throws -> Bool {
+        func update(
+            _ appID: AppID, recording event: AuditEvent, _ change: @escaping @Sendable (StoredApp) throws -> AppSettings
+        ) async throws -> StoredApp? {
             try memory.change { state in
-                guard let stored = state.apps[app.appID] else { return false }
-                state.apps[app.appID] = StoredApp(settings: app, createdAt: stored.createdAt, updatedAt: Date())
+                guard let current = state.apps[appID] else { return nil }
+                let stored = StoredApp(settings: try change(current), createdAt: current.createdAt, updatedAt: Date())
+                state.apps[appID] = stored
                 state.events.append(event)
-                return true
+                return stored
             }
         }
 

@@ -54,14 +54,18 @@ struct AppAdminController: Sendable {
 
     private func update(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
-        guard let current = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
         let input = try await JSONInput.read(request)
-        let settings = try settingsInput.update(current.settings, from: input)
-        if !admin.scope.isOperator { try settingsInput.requireOperatorFor(settings, from: current.settings) }
         let event = AuditEvent(
             appID: appID, event: "admin.app.updated", outcome: .success, requestID: context.requestID, actor: admin.id,
             detail: ["fields": input.members.keys.sorted().joined(separator: ",")])
-        guard try await apps.update(settings, recording: event), let stored = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
+        // The check and the write read the same locked row: an app admin's change
+        // made at the same moment as an operator's never writes back what the operator changed.
+        let stored = try await apps.update(appID, recording: event) { [settingsInput] current in
+            let settings = try settingsInput.update(current.settings, from: input)
+            if !admin.scope.isOperator { try settingsInput.requireOperatorFor(settings, from: current.settings) }
+            return settings
+        }
+        guard let stored else { throw AdminErrors.appNotFound(appID) }
         return try AdminResponses.json(AdminResources.App(stored, plugins: settingsInput.plugins))
     }
 

@@ -82,8 +82,7 @@ public struct AppRepository: Sendable {
     ) async throws -> [StoredApp] {
         let rows = try await client.query(
             """
-            SELECT app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-                   credential_types, plugins::text, rate_limits::text, created_at, updated_at
+            SELECT \(unescaped: Self.columns)
             FROM apps
             WHERE (\(appID?.uuid)::uuid IS NULL OR app_id = \(appID?.uuid))
               AND (\(nameContaining)::text IS NULL OR strpos(lower(name), lower(\(nameContaining))) > 0)
@@ -91,6 +90,24 @@ public struct AppRepository: Sendable {
             ORDER BY app_id
             LIMIT \(limit)
             """, logger: logger)
+        return try await Self.decode(rows)
+    }
+
+    /// The app's row, locked until `connection`'s transaction ends, so that
+    /// what the caller checks is what its write replaces: a concurrent
+    /// writer waits for this transaction and then reads its result.
+    public func find(_ appID: AppID, lockingOn connection: PostgresConnection) async throws -> StoredApp? {
+        let rows = try await connection.query(
+            "SELECT \(unescaped: Self.columns) FROM apps WHERE app_id = \(appID.uuid) FOR UPDATE", logger: logger)
+        return try await Self.decode(rows).first
+    }
+
+    private static let columns = """
+        app_id, name, environment, provider_id, token_ttl_seconds, enabled,
+        credential_types, plugins::text, rate_limits::text, created_at, updated_at
+        """
+
+    private static func decode(_ rows: PostgresRowSequence) async throws -> [StoredApp] {
         var apps: [StoredApp] = []
         for try await row in rows.decode((UUID, String, String, UUID, Int, Bool, [String], String, String, Date, Date).self) {
             let (appID, name, environment, providerID, ttl, enabled, credentialTypes, pluginsJSON, limitsJSON, created, updated) = row
