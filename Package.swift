@@ -297,7 +297,10 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayPluginKitTests",
-            dependencies: ["GatewayCore", "GatewayPluginKit", "GatewayHTTPTestSupport"],
+            dependencies: [
+                "GatewayCore", "GatewayPluginKit", "GatewayHTTPTestSupport", Products.logging, Products.nioCore,
+                Products.nioPosix,
+            ],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

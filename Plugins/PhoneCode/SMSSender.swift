@@ -68,7 +68,7 @@ struct SMSSender: Sendable {
                 metadata: ["app_id": "\(message.appID)", "phone_number": "\(message.phoneNumber)", "code": "\(message.code)"])
         case .webhook(let url, let secret):
             let (headers, body) = Self.webhookRequest(message, secret: secret, now: Date())
-            try await deliver(body, headers: headers, to: url)
+            try await deliver(body, headers: headers, to: url, for: message.appID)
         case .twilio(let accountSID, let authToken, let from, let text, let baseURL):
             let url = baseURL.appending(path: "2010-04-01/Accounts/\(accountSID)/Messages.json")
             let credentials = Data("\(accountSID):\(authToken)".utf8).base64EncodedString()
@@ -78,7 +78,7 @@ struct SMSSender: Sendable {
             try await deliver(
                 ByteBuffer(string: body),
                 headers: [("Authorization", "Basic \(credentials)"), ("Content-Type", "application/x-www-form-urlencoded")],
-                to: url)
+                to: url, for: message.appID)
         }
     }
 
@@ -93,12 +93,14 @@ struct SMSSender: Sendable {
     }
 
     /// Posts `body` to `url`, retrying once after a 5xx or no answer.
-    private func deliver(_ body: ByteBuffer, headers: [(name: String, value: String)], to url: URL) async throws(SMSDeliveryFailure) {
+    private func deliver(
+        _ body: ByteBuffer, headers: [(name: String, value: String)], to url: URL, for appID: AppID
+    ) async throws(SMSDeliveryFailure) {
         var lastFailure = SMSDeliveryFailure(reason: "not attempted")
         for attempt in 1...Self.attempts {
             do {
                 let response = try await outbound.post(
-                    url, headers: headers, body: body, timeout: Self.attemptTimeout,
+                    url, for: appID.uuid.lowercasedText, headers: headers, body: body, timeout: Self.attemptTimeout,
                     maximumAnswerBytes: Self.maximumAnswerBytes, logger: logger)
                 if (200..<300).contains(response.status) { return }
                 lastFailure = SMSDeliveryFailure(reason: "HTTP \(response.status)")

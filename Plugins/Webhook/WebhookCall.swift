@@ -33,7 +33,7 @@ struct WebhookCall: Sendable {
         let response: OutboundResponse
         do {
             response = try await outbound.post(
-                options.url, headers: WebhookSignature.headers(for: body, secret: options.secret, now: now),
+                options.url, for: question.appID.uuid.lowercasedText, headers: WebhookSignature.headers(for: body, secret: options.secret, now: now),
                 body: ByteBuffer(bytes: body), timeout: options.timeout, maximumAnswerBytes: Self.maximumAnswerBytes,
                 logger: logger)
         } catch {

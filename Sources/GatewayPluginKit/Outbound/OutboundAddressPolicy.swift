@@ -3,7 +3,6 @@ import Glibc
 #endif
 public import Foundation
 public import GatewayCore
-import NIOPosix
 import Synchronization
 
 /// Where the gateway may call out to (an SMS sender, a tenant's webhook). An
@@ -20,12 +19,13 @@ import Synchronization
 /// (`012` is octal 10 to glibc), so no check of them can be trusted.
 public struct OutboundAddressPolicy: Sendable {
     /// Every address a host name stands for.
-    public typealias Resolver = @Sendable (String) async throws -> [IPAddress]
+    public typealias Resolver = HostLookups.Resolver
 
     /// Call any address (the plugin's `*.allow_private_addresses` setting):
     /// for a service inside the operator's own network, and for tests.
     public let allowsPrivateAddresses: Bool
-    private let resolve: Resolver
+    /// Bounded, shared and remembered name lookups.
+    private let lookups: HostLookups
     /// What counts as not public; tests narrow it to stay on loopback.
     private let blockedRanges: [CIDR]
     /// Hosts whose every address passed, with the one to connect to, for
@@ -40,7 +40,7 @@ public struct OutboundAddressPolicy: Sendable {
     /// `blockedRanges` replaces what counts as not public (tests stay on loopback this way).
     public init(allowsPrivateAddresses: Bool, resolve: Resolver?, blockedRanges: [CIDR]) {
         self.allowsPrivateAddresses = allowsPrivateAddresses
-        self.resolve = resolve ?? { host in try await NIOThreadPool.singleton.runIfActive { try Self.systemResolve(host) } }
+        self.lookups = HostLookups(resolve: resolve)
         self.blockedRanges = blockedRanges
     }
 
@@ -80,9 +80,10 @@ public struct OutboundAddressPolicy: Sendable {
     }
 
     /// Throws unless every address `url`'s host stands for may be reached;
-    /// returns the checked address to connect to, or nil when the client may
-    /// resolve the name itself (private addresses allowed, or a literal host).
-    public func destination(of url: URL) async throws(OutboundFailure) -> IPAddress? {
+    /// returns the checked address to connect to, or nil for a literal host
+    /// (the client connects to it as written). `subject` (the app the call is
+    /// for) bounds how many name lookups one app may hold (``HostLookups``).
+    public func destination(of url: URL, for subject: String) async throws(OutboundFailure) -> IPAddress? {
         guard let host = url.host(percentEncoded: false), !host.isEmpty else {
             throw OutboundFailure(.addressRefused, "the URL has no host")
         }
@@ -95,14 +96,8 @@ public struct OutboundAddressPolicy: Sendable {
             }
             return nil
         }
-        guard !allowsPrivateAddresses else { return nil }
         if let address = resolvedHosts.address(of: host) { return address }
-        let addresses: [IPAddress]
-        do {
-            addresses = try await resolve(host)
-        } catch {
-            throw OutboundFailure(.noAnswer, "the host \(host) did not resolve")
-        }
+        let addresses = try await lookups.addresses(of: host, for: subject)
         guard let first = addresses.first, addresses.allSatisfy(mayReach) else {
             throw OutboundFailure(.addressRefused, "the host \(host) is not a public address (private addresses are off)")
         }

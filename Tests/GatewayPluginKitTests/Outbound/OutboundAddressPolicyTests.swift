@@ -22,12 +22,12 @@ import Testing
     @Test func aCallChecksTheHostByAddressOrName() async throws {
         let publicOnly = OutboundAddressPolicy(allowsPrivateAddresses: false)
         for url in ["http://127.0.0.1:9/sms", "https://[::1]/sms", "http://localhost:8080/", "http://169.254.169.254/latest"] {
-            let failure = await #expect(throws: OutboundFailure.self, "\(url)") { try await publicOnly.destination(of: URL(string: url)!) }
+            let failure = await #expect(throws: OutboundFailure.self, "\(url)") { try await publicOnly.destination(of: URL(string: url)!, for: "app") }
             #expect(failure?.kind == .addressRefused)
         }
         // A public address is let through without any lookup, and the client connects to it as written.
-        #expect(try await publicOnly.destination(of: URL(string: "https://8.8.8.8/sms")!) == nil)
-        #expect(try await OutboundAddressPolicy(allowsPrivateAddresses: true).destination(of: URL(string: "http://127.0.0.1:9/sms")!) == nil)
+        #expect(try await publicOnly.destination(of: URL(string: "https://8.8.8.8/sms")!, for: "app") == nil)
+        #expect(try await OutboundAddressPolicy(allowsPrivateAddresses: true).destination(of: URL(string: "http://127.0.0.1:9/sms")!, for: "app") == nil)
     }
 
     /// A name whose addresses passed is not resolved again for a while; one
@@ -41,8 +41,8 @@ import Testing
                 return [try #require(IPAddress(host.hasPrefix("public") ? "8.8.8.8" : "10.0.0.1"))]
             })
         for _ in 1...3 {
-            #expect(try await policy.destination(of: URL(string: "https://public.example/verify")!) == IPAddress("8.8.8.8"))
-            await #expect(throws: OutboundFailure.self) { try await policy.destination(of: URL(string: "https://inside.example/")!) }
+            #expect(try await policy.destination(of: URL(string: "https://public.example/verify")!, for: "app") == IPAddress("8.8.8.8"))
+            await #expect(throws: OutboundFailure.self) { try await policy.destination(of: URL(string: "https://inside.example/")!, for: "app") }
         }
         #expect(lookups.withLock { $0 } == ["public.example", "inside.example", "inside.example", "inside.example"])
     }
@@ -54,7 +54,7 @@ import Testing
         let url = try #require(URL(string: "http://\(host)/sms"))
         #expect(OutboundAddressPolicy.refusal(of: url, field: "url") != nil)
         for policy in [OutboundAddressPolicy(allowsPrivateAddresses: false), OutboundAddressPolicy(allowsPrivateAddresses: true)] {
-            await #expect(throws: OutboundFailure.self) { try await policy.destination(of: url) }
+            await #expect(throws: OutboundFailure.self) { try await policy.destination(of: url, for: "app") }
         }
     }
 
