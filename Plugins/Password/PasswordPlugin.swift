@@ -50,7 +50,7 @@ public struct PasswordPlugin: CredentialPlugin {
         UserAdminController(
             apps: services.plugin.apps,
             users: PasswordUserRepository(client: services.plugin.client, logger: services.plugin.logger),
-            hasher: hasher, transactions: services.plugin.transactions
+            hasher: hasher, transactions: services.plugin.transactions, work: services.adminWork
         ).addRoutes(to: admin)
     }
 }

@@ -11,6 +11,7 @@ struct UserAdminController: Sendable {
     let users: PasswordUserRepository
     let hasher: PasswordHasher
     let transactions: AuditedTransaction
+    let work: AdminWorkLimit
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.get("apps/{app_id}/users") { request, context in try await list(request, context) }
@@ -44,6 +45,7 @@ struct UserAdminController: Sendable {
         guard let password = input.password else {
             throw GatewayError.invalidRequest("password or password_hash is required.")
         }
+        if case .plain = password { try await work.charge(admin, for: appID) }
         let record = PasswordUserRecord(
             userID: userID, hash: try await hash(password, options: options), profile: input.profile,
             disabled: input.disabled ?? false)
@@ -65,6 +67,7 @@ struct UserAdminController: Sendable {
         let options = try await options(of: appID)
         let body = try await JSONInput.read(request)
         let input = try UserInput(body, policy: options.policy)
+        if case .plain? = input.password { try await work.charge(admin, for: appID) }
         let newHash = try await input.password.asyncMap { try await hash($0, options: options) }
         let users = self.users
         let event = AuditEvent(
@@ -112,6 +115,7 @@ struct UserAdminController: Sendable {
             throw GatewayError(
                 .unsupportedMediaType, .unsupportedMediaType, "Send the users as application/x-ndjson, one JSON object a line.")
         }
+        try await work.charge(admin, for: appID)
         let importer = UserImporter(
             appID: appID, options: try await options(of: appID), users: users, hasher: hasher,
             transactions: transactions, requestID: context.requestID, actor: admin.id)

@@ -10,12 +10,15 @@ import Hummingbird
 /// field; default `test`). The tenant's own answer is never shown, only how
 /// the gateway read it: where private addresses are allowed, a URL could
 /// otherwise read an internal service's pages. The call does not move the
-/// app's circuit breaker, and is audited as `admin.webhook.tested`.
+/// app's circuit breaker, and is audited as `admin.webhook.tested`. Where the
+/// deployment allows private addresses, the answer says only `ok` or
+/// `failed`: a reason or a latency would map the operator's network.
 struct WebhookTestController: Sendable {
     let tenants: TenantCache
     let call: WebhookCall
     let transactions: AuditedTransaction
     let databaseTimeout: Duration
+    let work: AdminWorkLimit
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("apps/{app_id}/webhook:test") { request, context in try await test(request, context) }
@@ -24,8 +27,13 @@ struct WebhookTestController: Sendable {
     private struct Verdict: Encodable {
         let outcome: String
         let reason: String?
-        let latency_ms: Int
+        let latency_ms: Int?
         let identity: Identity?
+
+        /// What may be shown when the URL may point into the operator's network.
+        var withoutDetail: Verdict {
+            Verdict(outcome: outcome == "failed" ? "failed" : "ok", reason: nil, latency_ms: nil, identity: nil)
+        }
     }
 
     private struct Identity: Encodable {
@@ -52,6 +60,7 @@ struct WebhookTestController: Sendable {
         }
         var fields: [String: String] = [:]
         for name in options.forwardFields { fields[name] = try sent?.string(name) ?? "test" }
+        try await work.charge(admin, for: appID)
 
         let started = ContinuousClock.now
         let verdict: Verdict
@@ -77,7 +86,7 @@ struct WebhookTestController: Sendable {
             reason: verdict.reason, userID: userID, credentialType: WebhookPlugin.type, requestID: context.requestID,
             actor: admin.id)
         try await transactions.run(recording: event) { _ in }
-        return try AdminResponses.json(verdict)
+        return try AdminResponses.json(call.outbound.addresses.allowsPrivateAddresses ? verdict.withoutDetail : verdict)
     }
 
     /// The app's webhook options as its verifier holds them (the secret opened): 404 for no such

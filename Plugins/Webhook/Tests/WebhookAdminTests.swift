@@ -125,7 +125,7 @@ import WebhookPlugin
     /// An app's own admin aims the webhook at the gateway's network and
     /// fires the test route: refused before anything is sent.
     @Test func anAppAdminCannotReachThePrivateNetworkThroughTheWebhook() async throws {
-        let plugins = WebhookTestPlugins(allowsPrivateAddresses: false)
+        let plugins = WebhookTestPlugins(addresses: OutboundAddressPolicy(allowsPrivateAddresses: false))
         try await TestGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { inside, tenant in
                 let app = try await gateway.createWebhookApp(url: "https://users.example.com/verify")

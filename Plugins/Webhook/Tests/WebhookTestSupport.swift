@@ -24,16 +24,20 @@ final class TestClock: Sendable {
 /// The plugins of a webhook test: static users, passwords, and webhooks
 /// that may call loopback (the fake tenant listens there).
 struct WebhookTestPlugins {
+    /// The production policy (private addresses off), with loopback taken
+    /// for a public address: the fake tenant stands for one on the internet.
+    static let loopbackAsPublic = OutboundAddressPolicy(
+        allowsPrivateAddresses: false, resolve: nil,
+        blockedRanges: OutboundAddressPolicy.nonPublicRanges.filter { !$0.contains(IPAddress("127.0.0.1")!) && !$0.contains(IPAddress("::1")!) })
+
     let clock = TestClock()
     let webhook: WebhookPlugin
     let registry: PluginRegistry
 
-    init(allowsPrivateAddresses: Bool = true) {
+    init(addresses: OutboundAddressPolicy = Self.loopbackAsPublic) {
         let passwords = PasswordPlugin(hasher: PasswordHasher())
         let clock = self.clock
-        webhook = WebhookPlugin(
-            addresses: OutboundAddressPolicy(allowsPrivateAddresses: allowsPrivateAddresses), passwords: passwords,
-            now: { clock.now })
+        webhook = WebhookPlugin(addresses: addresses, passwords: passwords, now: { clock.now })
         registry = PluginRegistry([StaticUsersPlugin(), passwords, webhook])
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
 import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
@@ -135,7 +136,7 @@ import WebhookPlugin
     /// SSRF: without the operator's `webhook.allow_private_addresses`, a
     /// webhook on the gateway's own network gets nothing.
     @Test func aPrivateAddressIsRefusedUnlessTheOperatorAllowsIt() async throws {
-        let plugins = WebhookTestPlugins(allowsPrivateAddresses: false)
+        let plugins = WebhookTestPlugins(addresses: OutboundAddressPolicy(allowsPrivateAddresses: false))
         try await TestGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 for url in [base, base.replacingOccurrences(of: "127.0.0.1", with: "localhost")] {

@@ -56,6 +56,14 @@ extension RateLimitPolicy {
     public static let userFailures = RateLimitPolicy(
         name: "user_failures", limit: 10, periodSeconds: 900, counting: .failures)
 
+    /// Costly admin work (a webhook test call, a password hashed, a key
+    /// generated) by one admin token.
+    public static let adminWorkPerToken = RateLimitPolicy(
+        name: "admin_work_token", limit: 30, periodSeconds: 60, counting: .everyRequest)
+    /// Costly admin work for one app, whichever token asks.
+    public static let adminWorkPerApp = RateLimitPolicy(
+        name: "admin_work_app", limit: 60, periodSeconds: 60, counting: .everyRequest)
+
     /// The gateway's own policies; plugins bring theirs (``CredentialPlugin``).
-    public static let gatewayPolicies = [clientIP, app, userFailures]
+    public static let gatewayPolicies = [clientIP, app, userFailures, adminWorkPerToken, adminWorkPerApp]
 }

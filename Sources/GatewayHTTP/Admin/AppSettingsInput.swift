@@ -60,9 +60,10 @@ struct AppSettingsInput {
     /// 403 naming the field when an app's own admin (not an operator) makes
     /// a change only an operator may: the app's identity to Layer
     /// (`provider_id`, which the validator finds keys by), its `environment`,
-    /// turning on an app that is off, or a rate limit looser than the
-    /// deployment's default for that policy (tighter ones, and leaving a limit
-    /// as it was, are the app admin's to set).
+    /// turning on an app that is off, a rate limit looser than the
+    /// deployment's default for that policy or than the override in place
+    /// (which may be the operator's), or removing an override (tighter
+    /// limits, and leaving a limit as it was, are the app admin's to set).
     func requireOperatorFor(_ updated: AppSettings, from current: AppSettings) throws(GatewayError) {
         func operatorOnly(_ what: String) -> GatewayError {
             GatewayError(.insufficientScope, .forbidden, "\(what) needs an operator token.")
@@ -72,13 +73,23 @@ struct AppSettingsInput {
         if updated.isEnabled && !current.isEnabled { throw operatorOnly("Enabling a disabled app") }
         for (name, override) in updated.rateLimits.sorted(by: { $0.key < $1.key }) where current.rateLimits[name] != override {
             guard let deployment = rateLimits.policies[name] else { continue }
-            let perSecond = Double(override.limit) / Double(override.periodSeconds)
-            let deploymentPerSecond = Double(deployment.limit) / Double(deployment.periodSeconds)
-            guard override.limit <= deployment.limit, perSecond <= deploymentPerSecond else {
+            if Self.isLooser(override, than: deployment.limit, per: deployment.periodSeconds) {
                 throw operatorOnly(
                     "rate_limits.\(name) looser than the deployment's \(deployment.limit) per \(deployment.periodSeconds) s")
             }
+            // An override in place may have been the operator's: an app admin only tightens it.
+            if let stored = current.rateLimits[name], Self.isLooser(override, than: stored.limit, per: stored.periodSeconds) {
+                throw operatorOnly("rate_limits.\(name) looser than its current \(stored.limit) per \(stored.periodSeconds) s")
+            }
         }
+        for name in current.rateLimits.keys.sorted() where updated.rateLimits[name] == nil {
+            throw operatorOnly("Removing rate_limits.\(name)")
+        }
+    }
+
+    private static func isLooser(_ override: RateLimitOverride, than limit: Int, per periodSeconds: Int) -> Bool {
+        let perSecond = Double(override.limit) / Double(override.periodSeconds)
+        return override.limit > limit || perSecond > Double(limit) / Double(periodSeconds)
     }
 
     private func apply(_ input: JSONInput, to settings: inout AppSettings) throws(GatewayError) {

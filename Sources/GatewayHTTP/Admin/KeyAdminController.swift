@@ -10,6 +10,8 @@ struct KeyAdminController: Sendable {
     let keys: any KeyStore
     let masterKey: MasterKey
     let generator: KeyGenerator
+    /// Generating a key is costly work: charged to the caller and the app.
+    let work: AdminWorkLimit
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("apps/{app_id}/keys") { request, context in try await create(request, context) }
@@ -48,6 +50,7 @@ struct KeyAdminController: Sendable {
             guard RSAKeyPair.generatableBits.contains(bits) else {
                 throw GatewayError.invalidRequest("generate.bits must be 2048, 3072 or 4096.")
             }
+            try await work.charge(admin, for: appID)
             pair = try await generator.generate(bits: bits)
         default:
             throw GatewayError.invalidRequest("Send either private_key_pem (with key_id) or generate, not both.")

@@ -25,7 +25,8 @@ struct AdminAPIRoutes {
                 plugins: dependencies.plugins, pluginServices: dependencies.pluginServices,
                 rateLimits: dependencies.rateLimits, masterKey: dependencies.masterKey))
         keys = KeyAdminController(
-            apps: stores.apps, keys: stores.keys, masterKey: dependencies.masterKey, generator: KeyGenerator())
+            apps: stores.apps, keys: stores.keys, masterKey: dependencies.masterKey, generator: KeyGenerator(),
+            work: routeServices.adminWork)
         adminTokens = AdminTokenController(tokens: stores.adminTokens, apps: stores.apps)
         audit = AuditEventController(events: stores.auditTrail)
     }

@@ -17,4 +17,7 @@ public struct RouteServices: Sendable {
         self.rateLimiter = rateLimiter
         self.ledger = ledger
     }
+
+    /// The limit on an admin route's costly work (``AdminWorkLimit``).
+    public var adminWork: AdminWorkLimit { AdminWorkLimit(rateLimiter: rateLimiter, apps: plugin.apps) }
 }

@@ -51,6 +51,33 @@ import Testing
         }
     }
 
+    /// An override in place may be the operator's: the app's admin may
+    /// tighten it, never loosen or remove it.
+    @Test func anAppAdminCannotRemoveNorLoosenAnOverrideInPlace() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp()
+            let path = "/admin/v1/apps/\(app.appID)"
+            let operatorToken = try await gateway.adminToken(.operator)
+            let appAdmin = try await gateway.adminToken(.app(app.appID))
+            let tight = ["user_failures": ["limit": 3, "period_seconds": 900]]
+            #expect(try await gateway.admin(.patch, path, token: operatorToken, json: ["rate_limits": tight]).status == .ok)
+
+            let removed = try await gateway.admin(.patch, path, token: appAdmin, json: ["rate_limits": [String: Int]()])
+            #expect(removed.status == .forbidden, "\(text(removed))")
+            #expect((try errorBody(removed)["message"] as? String)?.hasPrefix("Removing rate_limits.user_failures") == true)
+            let loosened = try await gateway.admin(
+                .patch, path, token: appAdmin, json: ["rate_limits": ["user_failures": ["limit": 8, "period_seconds": 900]]])
+            #expect(loosened.status == .forbidden, "\(text(loosened))")
+            let shown = try jsonObject(try await gateway.admin(.get, path, token: appAdmin))
+            #expect(((shown["rate_limits"] as? [String: Any])?["user_failures"] as? [String: Any])?["limit"] as? Int == 3)
+
+            let tightened = try await gateway.admin(
+                .patch, path, token: appAdmin, json: ["rate_limits": ["user_failures": ["limit": 2, "period_seconds": 900]]])
+            #expect(tightened.status == .ok, "\(text(tightened))")
+            #expect(try await gateway.admin(.patch, path, token: operatorToken, json: ["rate_limits": [String: Int]()]).status == .ok)
+        }
+    }
+
     @Test func theValidatorNamesTheAppWhoseKeySignedTheToken() async throws {
         try await TestGateway.with { gateway in
             let app = try await gateway.createApp()
