@@ -29,7 +29,7 @@ public struct PasswordDirectory: Sendable {
         guard !password.isEmpty, password.utf8.count <= PasswordPolicy.maximumBytes else { return false }
         let record = PasswordUserRecord(
             userID: identity.userID,
-            hash: try await verifier.hasher.hash(password, parameters: verifier.options.argon2),
+            hash: try await verifier.hasher.hash(password, parameters: verifier.options.argon2, for: .admin(appID)),
             profile: UserProfile(
                 firstName: identity.firstName, lastName: identity.lastName, displayName: identity.displayName,
                 avatarURL: identity.avatarURL),

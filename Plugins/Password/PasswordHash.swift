@@ -33,6 +33,12 @@ struct PasswordHash: Sendable, Equatable {
     /// The argon2 cost, for checking against the operator's ceiling; nil for bcrypt.
     var argon2Parameters: Argon2Parameters? { Argon2PHCString(text)?.parameters }
 
+    /// The bcrypt cost, for checking against the operator's ceiling; nil for argon2.
+    var bcryptCost: Int? {
+        guard scheme == .bcrypt else { return nil }
+        return Int(text.utf8.dropFirst(4).prefix(2).map { String(UnicodeScalar($0)) }.joined())
+    }
+
     /// Whether a successful login should replace this hash.
     func needsRehash(for parameters: Argon2Parameters) -> Bool {
         scheme != .argon2id || Argon2.needsRehash(text, for: parameters)

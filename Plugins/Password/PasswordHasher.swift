@@ -10,10 +10,13 @@ import Synchronization
 /// request executor, with bounded admission: at most `concurrency` hashes run,
 /// their memory together within `memoryBudgetKiB`, and at most `queueLimit`
 /// wait (for a thread or for memory); past that a caller gets 503 `busy` at
-/// once instead of queueing (and holding memory) without bound. The operator's
-/// ceiling on argon2 cost (``Limits/maximumMemoryKiB``,
-/// ``Limits/maximumIterations``) bounds what apps may set and what imports
-/// may bring.
+/// once instead of queueing (and holding memory) without bound. Threads are
+/// handed out fairly (``HashTurns``): logins before admin work, apps in turn,
+/// and one app's admin work on at most half the threads with at most
+/// ``adminQueuePerApp`` of its hashes admitted. The operator's ceiling on
+/// argon2 cost (``Limits/maximumMemoryKiB``, ``Limits/maximumIterations``)
+/// and on bcrypt cost (``Limits/maximumBcryptCost``) bounds what apps may
+/// set and what imports may bring.
 public final class PasswordHasher: Sendable {
     public struct Limits: Sendable, Equatable {
         /// Hashes computed at once; each holds its `memoryKiB` while it runs.
@@ -26,10 +29,14 @@ public final class PasswordHasher: Sendable {
         public var maximumIterations: Int
         /// Memory all running hashes may hold together.
         public var memoryBudgetKiB: Int
+        /// The highest bcrypt cost an imported hash may have: each step doubles a login's work.
+        public var maximumBcryptCost: Int
 
         /// PHP's `password_hash` argon2id defaults, m=64 MiB and t=4, fit under the default ceiling.
         public static let defaultMaximumMemoryKiB = 65_536
         public static let defaultMaximumIterations = 4
+        /// bcrypt cost 12 takes about as long as one argon2 verification at the default ceiling.
+        public static let defaultMaximumBcryptCost = 12
 
         /// - Parameters:
         ///   - concurrency: `nil` for one hash per core.
@@ -38,8 +45,10 @@ public final class PasswordHasher: Sendable {
         ///     hashes at the ceiling.
         public init(
             concurrency: Int? = nil, queueLimit: Int = 64, maximumMemoryKiB: Int = defaultMaximumMemoryKiB,
-            maximumIterations: Int = defaultMaximumIterations, memoryBudgetKiB: Int? = nil
+            maximumIterations: Int = defaultMaximumIterations, memoryBudgetKiB: Int? = nil,
+            maximumBcryptCost: Int = defaultMaximumBcryptCost
         ) {
+            self.maximumBcryptCost = maximumBcryptCost
             self.concurrency = concurrency ?? System.coreCount
             self.queueLimit = queueLimit
             self.maximumMemoryKiB = maximumMemoryKiB
@@ -47,6 +56,15 @@ public final class PasswordHasher: Sendable {
             self.memoryBudgetKiB =
                 memoryBudgetKiB ?? CgroupMemory.limitBytes().map { max(Int($0 / 1024 / 2), maximumMemoryKiB) }
                 ?? self.concurrency * maximumMemoryKiB
+        }
+
+        /// 400 naming the ceiling when an imported `hash` costs more than it allows.
+        func check(_ hash: PasswordHash, _ what: String) throws(GatewayError) {
+            if let parameters = hash.argon2Parameters { try check(parameters, what) }
+            if let cost = hash.bcryptCost, cost > maximumBcryptCost {
+                throw .invalidRequest(
+                    "\(what) has bcrypt cost \(cost); this gateway allows at most \(maximumBcryptCost) (password.max_bcrypt_cost).")
+            }
         }
 
         /// 400 naming the ceiling when `parameters` exceed it; `what` names the setting or hash.
@@ -68,7 +86,10 @@ public final class PasswordHasher: Sendable {
     private static let durationTimer = CoreMetrics.Timer(label: "gateway_password_hash_seconds")
     private let pool: NIOThreadPool
     private let memory: HashMemoryBudget
+    private let turns: HashTurns
     private let admitted = Atomic<Int>(0)
+    /// Admin hashes admitted (running or waiting) by app.
+    private let adminAdmitted = Mutex<[AppID: Int]>([:])
     /// One hash per parameter set, to verify against when the user does not
     /// exist, so that an unknown user costs exactly what a wrong password does.
     private let dummyHashes = Mutex<[Argon2Parameters: PasswordHash]>([:])
@@ -77,6 +98,7 @@ public final class PasswordHasher: Sendable {
         precondition(limits.concurrency >= 1 && limits.queueLimit >= 0)
         self.limits = limits
         self.memory = HashMemoryBudget(capacityKiB: max(limits.memoryBudgetKiB, 1))
+        self.turns = HashTurns(threads: limits.concurrency)
         self.pool = NIOThreadPool(numberOfThreads: limits.concurrency)
         pool.start()
     }
@@ -88,41 +110,71 @@ public final class PasswordHasher: Sendable {
     /// Hashes being computed or waiting for a thread.
     public var depth: Int { admitted.load(ordering: .relaxed) }
 
+    /// Hashes holding a thread or waiting their turn for one.
+    var inTurn: Int { turns.count }
+
     /// KiB held by running hashes now.
     public var memoryInUseKiB: Int { memory.inUseKiB }
 
+    /// How many of one app's admin hashes may be admitted at once (running
+    /// or waiting); past that its admin work is refused with 503 `busy`.
+    public var adminQueuePerApp: Int { max(limits.concurrency, limits.queueLimit / 8, 1) }
+
     /// Runs blocking `work`, which holds `memoryKiB` while it runs, on the
-    /// hashing threads under the admission limit and the memory budget.
+    /// hashing threads when its turn comes (``HashTurns``), under the
+    /// admission limit and the memory budget.
     ///
     /// - Throws: ``GatewayError/busy`` when `concurrency + queueLimit`
-    ///   hashes are admitted already.
+    ///   hashes are admitted already, or `purpose` is admin work and its app
+    ///   has ``adminQueuePerApp`` admitted.
     public func perform<Result: Sendable>(
-        memoryKiB: Int, _ work: @escaping @Sendable () throws -> Result
+        memoryKiB: Int, for purpose: PasswordHashWork, _ work: @escaping @Sendable () throws -> Result
     ) async throws -> Result {
         let depth = admitted.wrappingAdd(1, ordering: .relaxed).newValue
         Self.depthGauge.record(depth)
         defer { Self.depthGauge.record(admitted.wrappingSubtract(1, ordering: .relaxed).newValue) }
-        guard depth <= limits.concurrency + limits.queueLimit else {
-            Counter(label: "gateway_password_hash_refusals_total").increment()
-            throw GatewayError.busy
+        guard depth <= limits.concurrency + limits.queueLimit else { throw Self.refusal() }
+        if case .admin(let appID) = purpose {
+            let share = adminQueuePerApp
+            let admittedHere = adminAdmitted.withLock { counts -> Bool in
+                guard counts[appID, default: 0] < share else { return false }
+                counts[appID, default: 0] += 1
+                return true
+            }
+            guard admittedHere else { throw Self.refusal() }
+        }
+        defer {
+            if case .admin(let appID) = purpose {
+                adminAdmitted.withLock { counts in
+                    counts[appID, default: 1] -= 1
+                    if counts[appID] == 0 { counts[appID] = nil }
+                }
+            }
         }
         let started = ContinuousClock.now
         defer { Self.durationTimer.recordNanoseconds((ContinuousClock.now - started).nanoseconds) }
+        await turns.take(purpose)
+        defer { turns.finished(purpose) }
         await memory.acquire(memoryKiB)
         defer { memory.release(memoryKiB) }
         return try await pool.runIfActive(work)
     }
 
+    private static func refusal() -> GatewayError {
+        Counter(label: "gateway_password_hash_refusals_total").increment()
+        return GatewayError.busy
+    }
+
     /// A new argon2id hash of `password`.
-    func hash(_ password: String, parameters: Argon2Parameters) async throws -> PasswordHash {
-        let text = try await perform(memoryKiB: parameters.memoryKiB) { try Argon2.hash(password, parameters: parameters) }
+    func hash(_ password: String, parameters: Argon2Parameters, for purpose: PasswordHashWork) async throws -> PasswordHash {
+        let text = try await perform(memoryKiB: parameters.memoryKiB, for: purpose) { try Argon2.hash(password, parameters: parameters) }
         guard let hash = PasswordHash(text) else { throw Argon2Error.malformedHash }
         return hash
     }
 
     /// Whether `password` matches `hash`, whatever its scheme.
-    func verify(_ password: String, against hash: PasswordHash) async throws -> Bool {
-        try await perform(memoryKiB: hash.memoryKiB) {
+    func verify(_ password: String, against hash: PasswordHash, for purpose: PasswordHashWork) async throws -> Bool {
+        try await perform(memoryKiB: hash.memoryKiB, for: purpose) {
             switch hash.scheme {
             case .argon2id, .argon2i:
                 return try Argon2.verify(password, against: hash.text)
@@ -136,15 +188,15 @@ public final class PasswordHasher: Sendable {
 
     /// Verifies `password` against a hash of a password nobody has, made
     /// with `parameters`: the work of a real verification, always `false`.
-    func verifyAgainstNobody(_ password: String, parameters: Argon2Parameters) async throws {
+    func verifyAgainstNobody(_ password: String, parameters: Argon2Parameters, for purpose: PasswordHashWork) async throws {
         let dummy: PasswordHash
         if let cached = dummyHashes.withLock({ $0[parameters] }) {
             dummy = cached
         } else {
-            dummy = try await hash(Self.randomSecret(), parameters: parameters)
+            dummy = try await hash(Self.randomSecret(), parameters: parameters, for: purpose)
             dummyHashes.withLock { $0[parameters] = dummy }
         }
-        _ = try await verify(password, against: dummy)
+        _ = try await verify(password, against: dummy, for: purpose)
     }
 
     private static func randomSecret() -> String {

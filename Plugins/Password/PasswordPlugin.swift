@@ -32,7 +32,9 @@ public struct PasswordPlugin: CredentialPlugin {
                 "password.max_memory_kib", in: 8_192...1_048_576, default: PasswordHasher.Limits.defaultMaximumMemoryKiB),
             maximumIterations: settings.integer(
                 "password.max_iterations", in: 1...32, default: PasswordHasher.Limits.defaultMaximumIterations),
-            memoryBudgetKiB: memoryMiB == 0 ? nil : memoryMiB * 1024)
+            memoryBudgetKiB: memoryMiB == 0 ? nil : memoryMiB * 1024,
+            maximumBcryptCost: settings.integer(
+                "password.max_bcrypt_cost", in: 4...15, default: PasswordHasher.Limits.defaultMaximumBcryptCost))
         return PasswordPlugin(hasher: PasswordHasher(limits: limits))
     }
 

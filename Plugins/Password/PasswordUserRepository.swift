@@ -23,6 +23,41 @@ struct PasswordUserRepository: Sendable {
         return nil
     }
 
+    /// Runs `body` holding the app's import lock: a PostgreSQL session lock,
+    /// so one import per app runs at a time over every replica, and a replica
+    /// that dies mid-import frees it with its connection. `nil`, without
+    /// running `body`, when another import of the app holds it.
+    func whileImporting<Result: Sendable>(
+        into appID: AppID, _ body: () async throws -> Result
+    ) async throws -> Result? {
+        let key = "password-import:\(appID.uuid.lowercasedText)"
+        return try await client.withConnection { connection -> Result? in
+            let rows = try await connection.query("SELECT pg_try_advisory_lock(hashtextextended(\(key), 0))", logger: logger)
+            var locked = false
+            for try await taken in rows.decode(Bool.self) { locked = taken }
+            guard locked else { return nil }
+            let result: Result
+            do {
+                result = try await body()
+            } catch {
+                await unlock(key, on: connection)
+                throw error
+            }
+            await unlock(key, on: connection)
+            return result
+        }
+    }
+
+    private func unlock(_ key: String, on connection: PostgresConnection) async {
+        do {
+            _ = try await connection.query("SELECT pg_advisory_unlock(hashtextextended(\(key), 0))", logger: logger)
+        } catch {
+            // The lock lives as long as the session: a connection that cannot be told closes, and frees it.
+            logger.warning("user import lock not released", metadata: ["error": "\(error)"])
+            try? await connection.close()
+        }
+    }
+
     /// The user, locked until the transaction ends.
     func findForUpdate(_ userID: String, in appID: AppID, on connection: PostgresConnection) async throws -> PasswordUser? {
         let rows = try await connection.query(

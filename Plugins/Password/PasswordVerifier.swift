@@ -29,7 +29,7 @@ struct PasswordVerifier: CredentialVerifier {
             throw GatewayError.invalidRequest("credentials.password must be at most \(PasswordPolicy.maximumBytes) bytes.")
         }
         if let verdict = try await check(userID, password, in: attempt.app.appID) { return verdict }
-        try await hasher.verifyAgainstNobody(password, parameters: options.argon2)
+        try await hasher.verifyAgainstNobody(password, parameters: options.argon2, for: .login(attempt.app.appID))
         return .rejected(reason: "unknown_user")
     }
 
@@ -39,13 +39,13 @@ struct PasswordVerifier: CredentialVerifier {
         let users = self.users
         let user = try await withDatabaseTimeout(databaseTimeout) { try await users.find(userID, in: appID) }
         guard let user else { return nil }
-        guard try await hasher.verify(password, against: user.hash) else { return .rejected(reason: "bad_password") }
+        guard try await hasher.verify(password, against: user.hash, for: .login(appID)) else { return .rejected(reason: "bad_password") }
         guard !user.disabled else { return .rejected(reason: "disabled") }
 
         var upgraded: PasswordHash?
         if user.hash.needsRehash(for: options.argon2) {
             do {
-                upgraded = try await hasher.hash(password, parameters: options.argon2)
+                upgraded = try await hasher.hash(password, parameters: options.argon2, for: .login(appID))
             } catch {
                 // Busy: the login stands, the upgrade waits for the next one.
                 logger.notice("password rehash skipped", metadata: ["app_id": "\(appID)", "error": "\(error)"])

@@ -47,7 +47,7 @@ struct UserAdminController: Sendable {
         }
         if case .plain = password { try await work.charge(admin, for: appID) }
         let record = PasswordUserRecord(
-            userID: userID, hash: try await hash(password, options: options), profile: input.profile,
+            userID: userID, hash: try await hash(password, options: options, for: appID), profile: input.profile,
             disabled: input.disabled ?? false)
         let users = self.users
         let created = try await transactions.run({ connection in
@@ -68,7 +68,7 @@ struct UserAdminController: Sendable {
         let body = try await JSONInput.read(request)
         let input = try UserInput(body, policy: options.policy)
         if case .plain? = input.password { try await work.charge(admin, for: appID) }
-        let newHash = try await input.password.asyncMap { try await hash($0, options: options) }
+        let newHash = try await input.password.asyncMap { try await hash($0, options: options, for: appID) }
         let users = self.users
         let event = AuditEvent(
             appID: appID, event: "admin.user.updated", outcome: .success, userID: userID,
@@ -119,14 +119,17 @@ struct UserAdminController: Sendable {
         let importer = UserImporter(
             appID: appID, options: try await options(of: appID), users: users, hasher: hasher,
             transactions: transactions, requestID: context.requestID, actor: admin.id)
-        let summary = try await importer.run(request.body)
+        guard let summary = try await users.whileImporting(into: appID, { try await importer.run(request.body) }) else {
+            throw GatewayError(
+                .conflict, .conflict, "An import into this app is running; send the next one when it has finished.")
+        }
         return try AdminResponses.json(summary)
     }
 
     /// A new argon2id hash for a plain password; an imported hash as it is.
-    private func hash(_ password: UserInput.Password, options: PasswordOptions) async throws -> PasswordHash {
+    private func hash(_ password: UserInput.Password, options: PasswordOptions, for appID: AppID) async throws -> PasswordHash {
         switch password {
-        case .plain(let text): try await hasher.hash(text, parameters: options.argon2)
+        case .plain(let text): try await hasher.hash(text, parameters: options.argon2, for: .admin(appID))
         case .hash(let hash): hash
         }
     }

@@ -188,7 +188,7 @@ struct UserImporter {
     }
 
     private func hashPasswords(_ batch: [Pending]) async throws -> [Result<PasswordHash, GatewayError>] {
-        let (hasher, parameters) = (self.hasher, options.argon2)
+        let (hasher, parameters, appID) = (self.hasher, options.argon2, self.appID)
         var results = [Result<PasswordHash, GatewayError>?](repeating: nil, count: batch.count)
         try await withThrowingTaskGroup(of: (Int, Result<PasswordHash, GatewayError>).self) { group in
             var running = 0
@@ -203,7 +203,7 @@ struct UserImporter {
                     }
                     group.addTask {
                         do {
-                            return (index, .success(try await hasher.hash(text, parameters: parameters)))
+                            return (index, .success(try await hasher.hash(text, parameters: parameters, for: .admin(appID))))
                         } catch let error as GatewayError {
                             return (index, .failure(error))
                         }

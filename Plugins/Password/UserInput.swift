@@ -33,7 +33,7 @@ struct UserInput: Sendable {
                     "password_hash must be an argon2id or argon2i PHC string ($argon2id$v=19$m=...,t=...,p=...$salt$hash) "
                         + "within the accepted costs, or a bcrypt hash ($2a$, $2b$ or $2y$, cost 4 to 15).")
             }
-            if let parameters = hash.argon2Parameters { try policy.hashLimits.check(parameters, "password_hash") }
+            try policy.hashLimits.check(hash, "password_hash")
             password = .hash(hash)
         case (nil, nil):
             password = nil

@@ -55,7 +55,7 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<8 {
                 group.addTask {
-                    try await hasher.perform(memoryKiB: 8192) {
+                    try await hasher.perform(memoryKiB: 8192, for: .login(AppID(uuid: UUID()))) {
                         let now = seen.running.wrappingAdd(1, ordering: .relaxed).newValue
                         _ = seen.most.max(now, ordering: .relaxed)
                         usleep(20_000)  // the hash's work, on the hashing thread
@@ -75,9 +75,9 @@ import Testing
         let hasher = PasswordHasher(limits: .init(concurrency: 2, queueLimit: 0, memoryBudgetKiB: 8192))
         let waiting = Mutex<Task<Int, any Error>?>(nil)
         try await hasher.whileOccupied(memoryKiB: 8192) {
-            waiting.withLock { $0 = Task { try await hasher.perform(memoryKiB: 8192) { 1 } } }
+            waiting.withLock { $0 = Task { try await hasher.perform(memoryKiB: 8192, for: .login(AppID(uuid: UUID()))) { 1 } } }
             while hasher.depth < 2 { await Task.yield() }
-            await #expect(throws: GatewayError.self) { try await hasher.perform(memoryKiB: 8192) { 1 } }
+            await #expect(throws: GatewayError.self) { try await hasher.perform(memoryKiB: 8192, for: .login(AppID(uuid: UUID()))) { 1 } }
         }
         // Once the memory is free, the waiting hash runs.
         #expect(try await waiting.withLock { $0 }?.value == 1)

@@ -278,7 +278,7 @@ extension PasswordHasher {
         let (started, startedSignal) = AsyncStream.makeStream(of: Void.self)
         let release = DispatchSemaphore(value: 0)
         let occupant = Task {
-            try await self.perform(memoryKiB: memoryKiB) {
+            try await self.perform(memoryKiB: memoryKiB, for: .admin(AppID(uuid: UUID()))) {
                 startedSignal.yield()
                 release.wait()
             }
