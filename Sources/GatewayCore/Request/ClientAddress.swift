@@ -47,6 +47,19 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The IPv4 address an IPv6 address carries in a form that reaches it:
+    /// IPv4-compatible (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) and 6to4
+    /// (`2002:AABB:CCDD::`); nil for others (IPv4-mapped ones are parsed as
+    /// IPv4 already).
+    public var embeddedIPv4: IPAddress? {
+        guard bytes.count == 16 else { return nil }
+        if bytes.prefix(12).allSatisfy({ $0 == 0 }) || bytes.prefix(12) == [0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0] {
+            return IPAddress(bytes: Array(bytes.suffix(4)))
+        }
+        if bytes[0] == 0x20, bytes[1] == 0x02 { return IPAddress(bytes: Array(bytes[2..<6])) }
+        return nil
+    }
+
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         isDecimalDigit(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
             || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)

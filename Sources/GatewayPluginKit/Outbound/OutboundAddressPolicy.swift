@@ -44,16 +44,22 @@ public struct OutboundAddressPolicy: Sendable {
         self.blockedRanges = blockedRanges
     }
 
-    /// Ranges that are not public destinations (RFC 6890 and its updates).
+    /// Ranges that are not public destinations (RFC 6890 and its updates),
+    /// with the IPv6 forms that carry an IPv4 address or reach one through a
+    /// translator or relay: IPv4-compatible (`::/96`), NAT64 (`64:ff9b::/96`,
+    /// `64:ff9b:1::/48`), 6to4 (`2002::/16`), Teredo and the other IETF
+    /// assignments (`2001::/23`), and the old site-local `fec0::/10`.
     public static let nonPublicRanges: [CIDR] = [
         "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
         "192.0.0.0/24", "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24",
-        "224.0.0.0/4", "240.0.0.0/4", "::/128", "::1/128", "64:ff9b::/96", "100::/64", "2001:db8::/32",
-        "fc00::/7", "fe80::/10", "ff00::/8",
+        "224.0.0.0/4", "240.0.0.0/4", "::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48", "100::/64",
+        "2001::/23", "2001:db8::/32", "2002::/16", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
     ].map { CIDR($0)! }
 
+    /// Whether `address` is outside `ranges`, and so is any IPv4 address it carries.
     public static func isPublic(_ address: IPAddress, notIn ranges: [CIDR] = nonPublicRanges) -> Bool {
-        !ranges.contains { $0.contains(address) }
+        guard !ranges.contains(where: { $0.contains(address) }) else { return false }
+        return address.embeddedIPv4.map { isPublic($0, notIn: ranges) } ?? true
     }
 
     private func mayReach(_ address: IPAddress) -> Bool {

@@ -14,6 +14,23 @@ import Testing
         #expect(!OutboundAddressPolicy.isPublic(try #require(IPAddress(text))))
     }
 
+    /// IPv6 forms that carry or reach an IPv4 address, and the old site-local range.
+    @Test(arguments: [
+        "::a9fe:a9fe", "[::a9fe:a9fe]", "::7f00:1", "::808:808", "64:ff9b::a9fe:a9fe", "64:ff9b:1::a9fe:a9fe",
+        "2002:a9fe:a9fe::1", "2002:808:808::1", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "fec0::1", "::ffff:0:7f00:1",
+    ])
+    func ipv6FormsThatReachIPv4AreNotPublic(_ text: String) throws {
+        #expect(!OutboundAddressPolicy.isPublic(try #require(IPAddress(text))))
+    }
+
+    /// Where a narrower list leaves such a form out, the IPv4 address it carries still decides.
+    @Test func anEmbeddedIPv4AddressIsJudgedByItself() throws {
+        let onlyIPv4 = OutboundAddressPolicy.nonPublicRanges.filter { $0.network.bytes.count == 4 }
+        #expect(!OutboundAddressPolicy.isPublic(try #require(IPAddress("::a9fe:a9fe")), notIn: onlyIPv4))
+        #expect(!OutboundAddressPolicy.isPublic(try #require(IPAddress("2002:0a00:0001::1")), notIn: onlyIPv4))
+        #expect(OutboundAddressPolicy.isPublic(try #require(IPAddress("2002:0808:0808::1")), notIn: onlyIPv4))
+    }
+
     @Test(arguments: ["8.8.8.8", "1.1.1.1", "172.32.0.1", "192.169.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"])
     func publicAddressesArePublic(_ text: String) throws {
         #expect(OutboundAddressPolicy.isPublic(try #require(IPAddress(text))))
