@@ -10,10 +10,11 @@ public struct PasswordDirectory: Sendable {
     let transactions: AuditedTransaction
 
     /// The password plugin's verdict for a user the app has, as a password
-    /// login would give it; nil when the app has no such user (ask elsewhere).
+    /// login would give it, whatever the password; nil only when the app has
+    /// no such user (ask elsewhere). A token request's fields are bounded
+    /// before any plugin sees them (``Credentials/maximumFieldBytes``).
     public func verify(_ userID: String, password: String, in appID: AppID) async throws -> VerificationResult? {
-        guard !password.isEmpty, password.utf8.count <= PasswordPolicy.maximumBytes else { return nil }
-        return try await verifier.check(userID, password, in: appID)
+        try await verifier.check(userID, password, in: appID)
     }
 
     /// Adds `identity` with `password`, hashed at the app's argon2id cost,

@@ -4,7 +4,7 @@ import GatewayCore
 /// hash without abuse, and more than blanks.
 struct PasswordPolicy: Sendable {
     /// The longest password accepted anywhere, on writes and on logins.
-    static let maximumBytes = 1024
+    static let maximumBytes = Credentials.maximumFieldBytes
 
     let minimumLength: Int
     /// The operator's ceiling on argon2 cost, for imported hashes.

@@ -25,9 +25,6 @@ struct PasswordVerifier: CredentialVerifier {
         guard let password = attempt.credentials.fields["password"], !password.isEmpty else {
             throw GatewayError.invalidRequest("credentials.password is required for credentials of type password.")
         }
-        guard password.utf8.count <= PasswordPolicy.maximumBytes else {
-            throw GatewayError.invalidRequest("credentials.password must be at most \(PasswordPolicy.maximumBytes) bytes.")
-        }
         if let verdict = try await check(userID, password, in: attempt.app.appID) { return verdict }
         try await hasher.verifyAgainstNobody(password, parameters: options.argon2, for: .login(attempt.app.appID))
         return .rejected(reason: "unknown_user")

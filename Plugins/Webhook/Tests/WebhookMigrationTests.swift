@@ -43,6 +43,32 @@ import WebhookPlugin
         }
     }
 
+    /// The directory's verdict is final whatever the password's length: a
+    /// disabled user is not handed to the tenant by sending a long password,
+    /// and a field longer than any password is refused before any plugin.
+    @Test func aDisabledDirectoryUserIsNeverAskedAboutWhateverThePasswordsLength() async throws {
+        let plugins = WebhookTestPlugins()
+        try await TestGateway.with(plugins: plugins.registry) { gateway in
+            try await FakeTenant.with { base, tenant in
+                let app = try await gateway.createWebhookApp(url: base, Self.migrating)
+                let token = try await gateway.adminToken(.operator)
+                let longest = String(repeating: "p", count: 1024)
+                let put = try await gateway.admin(
+                    .put, "/admin/v1/apps/\(app.appID)/users/valid-ada", token: token,
+                    json: ["password": longest, "disabled": true])
+                #expect(put.status == .created, "\(text(put))")
+
+                let disabled = try await gateway.webhookLogin(app, user: "valid-ada", password: longest)
+                #expect(disabled.status == .unauthorized)
+                #expect(try await gateway.auditReason(of: disabled) == "disabled")
+                let overlong = try await gateway.webhookLogin(app, user: "valid-ada", password: longest + "p")
+                #expect(overlong.status == .badRequest, "\(text(overlong))")
+                #expect(try errorBody(overlong)["message"] as? String == "credentials.password must be at most 1024 bytes.")
+                #expect(tenant.requests.isEmpty)
+            }
+        }
+    }
+
     /// The order of checks: a user the directory has already (an admin's) is
     /// checked there first, so the tenant cannot vouch over it, and a
     /// migration never replaces it.

@@ -3,6 +3,11 @@
 public struct Credentials: Sendable, Equatable {
     /// At most this many fields besides `type`.
     public static let maximumFieldCount = 16
+    /// A field's value may hold at most this many bytes (the longest password
+    /// the password directory accepts), checked before any plugin sees it.
+    public static let maximumFieldBytes = 1024
+    /// A field's name may hold at most this many bytes.
+    public static let maximumNameBytes = 64
 
     public let type: String
     public let fields: [String: String]

@@ -69,5 +69,13 @@ public struct TokenRequest: Sendable, Equatable {
         guard credentials.fields.count <= Credentials.maximumFieldCount else {
             throw .invalidRequest("credentials has more than \(Credentials.maximumFieldCount) fields.")
         }
+        for (name, value) in credentials.fields.sorted(by: { $0.key < $1.key }) {
+            guard name.utf8.count <= Credentials.maximumNameBytes else {
+                throw .invalidRequest("credentials has a field name longer than \(Credentials.maximumNameBytes) bytes.")
+            }
+            guard value.utf8.count <= Credentials.maximumFieldBytes else {
+                throw .invalidRequest("credentials.\(name) must be at most \(Credentials.maximumFieldBytes) bytes.")
+            }
+        }
     }
 }

@@ -74,12 +74,19 @@ import Testing
 
     @Test func credentialsAreBounded() {
         let tooMany = Dictionary(uniqueKeysWithValues: (0...Credentials.maximumFieldCount).map { ("f\($0)", "v") })
+        let longValue = ["password": String(repeating: "p", count: Credentials.maximumFieldBytes + 1)]
+        let longName = [String(repeating: "n", count: Credentials.maximumNameBytes + 1): "v"]
         for credentials in [Credentials(type: ""), Credentials(type: String(repeating: "t", count: 65)),
-                            Credentials(type: "static", fields: tooMany)] {
+                            Credentials(type: "static", fields: tooMany), Credentials(type: "webhook", fields: longValue),
+                            Credentials(type: "webhook", fields: longName)] {
             let error = rejection { () throws(GatewayError) in
                 try TokenRequest(appID: Self.appID, userID: "a", nonce: "n", credentials: credentials)
             }
             #expect(error?.message.hasPrefix("credentials") == true)
+        }
+        let longest = ["password": String(repeating: "p", count: Credentials.maximumFieldBytes)]
+        #expect(throws: Never.self) {
+            try TokenRequest(appID: Self.appID, userID: "a", nonce: "n", credentials: Credentials(type: "webhook", fields: longest))
         }
     }
 
