@@ -42,7 +42,8 @@ struct WebhookCall: Sendable {
         switch response.status {
         case 200..<300: return try Self.answer(Array(buffer: response.body), asked: question.userID, logger: logger)
         case 300..<400: throw WebhookFailure(.redirect, "the service answered \(response.status); redirects are not followed")
-        default: throw WebhookFailure(.badStatus, "the service answered HTTP \(response.status)")
+        default:
+            throw WebhookFailure(.badStatus, "the service answered HTTP \(response.status)", serviceFault: response.status >= 500)
         }
     }
 
@@ -101,10 +102,17 @@ struct WebhookFailure: Error, Sendable, CustomStringConvertible {
 
     let reason: Reason
     let detail: String
+    /// Whether the service itself is failing (no connection, no answer in
+    /// time, a 5xx), which is what the circuit breaker counts. An answer the
+    /// service chose (a 4xx, a redirect, a body the gateway cannot read) may
+    /// be the client's doing, such as credentials too large for the service,
+    /// and must not let one client open the breaker for everyone.
+    let isServiceFault: Bool
 
-    init(_ reason: Reason, _ detail: String) {
+    init(_ reason: Reason, _ detail: String, serviceFault: Bool? = nil) {
         self.reason = reason
         self.detail = detail
+        self.isServiceFault = serviceFault ?? [.timedOut, .noAnswer].contains(reason)
     }
 
     init(_ failure: OutboundFailure) {

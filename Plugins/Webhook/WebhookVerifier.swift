@@ -46,7 +46,7 @@ struct WebhookVerifier: CredentialVerifier {
                 WebhookCall.Question(appID: appID, userID: userID, fields: fields, requestID: attempt.requestID),
                 options: options)
         } catch {
-            breaker.recordFailure(appID, options.breaker)
+            if error.isServiceFault { breaker.recordFailure(appID, options.breaker) }
             logger.warning(
                 "webhook gave no verdict",
                 metadata: ["app_id": "\(appID)", "reason": "\(error.reason.rawValue)", "detail": "\(error.detail)"])

@@ -49,6 +49,26 @@ import WebhookPlugin
         }
     }
 
+    /// Answers the service chose (a 4xx, a redirect, an unreadable or oversized
+    /// body) may be a client's doing: they are 502s, but only a service that is
+    /// failing (no connection, no answer in time, a 5xx) opens the breaker, so
+    /// one client cannot switch an app's webhook off for everyone.
+    @Test func onlyTheServicesOwnFailuresOpenTheBreaker() async throws {
+        let plugins = WebhookTestPlugins()
+        try await TestGateway.with(plugins: plugins.registry) { gateway in
+            try await FakeTenant.with { base, tenant in
+                let app = try await gateway.createWebhookApp(url: base, ["circuit_breaker": .object(["failures": .number(2)])])
+                for user in ["refuse-1", "refuse-2", "garbage-1", "redirect-1", "huge-1", "odd-1", "refuse-3"] {
+                    #expect(try await gateway.webhookLogin(app, user: user).status == .badGateway, "\(user)")
+                }
+                #expect(!plugins.webhook.isCircuitOpen(for: app.appID))
+                #expect(tenant.requests.count == 7)
+                for user in ["error-1", "error-2"] { #expect(try await gateway.webhookLogin(app, user: user).status == .badGateway) }
+                #expect(plugins.webhook.isCircuitOpen(for: app.appID))
+            }
+        }
+    }
+
     /// An invalid password is an answer: it never opens the breaker.
     @Test func refusalsAreAnswersNotFailures() async throws {
         let plugins = WebhookTestPlugins()

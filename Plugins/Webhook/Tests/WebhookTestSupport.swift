@@ -48,7 +48,7 @@ struct WebhookTestPlugins {
 /// - `valid-…`: valid when the password is `right`, with a profile;
 /// - `renamed-…`: valid, under the user id `canonical-…`;
 /// - `slow-…`: valid, after 5 s (past the tests' timeout of 4 s);
-/// - `error-…`: HTTP 500; `garbage-…`: not JSON; `huge-…`: 32 KiB;
+/// - `error-…`: HTTP 500; `refuse-…`: HTTP 413; `garbage-…`: not JSON; `huge-…`: 32 KiB;
 /// - `redirect-…`: 302 to the fake's own `/elsewhere`;
 /// - `odd-…`: JSON without `valid`; `control-…`: a user id no token request could name;
 /// - anything else: `{"valid": false}`.
@@ -67,6 +67,7 @@ enum FakeTenant {
             return .init(body: #"{"valid":true,"user_id":"canonical-\#(userID)"}"#)
         case "slow": return .init(body: #"{"valid":true}"#, delay: .seconds(5))
         case "error": return .init(status: 500, body: #"{"valid":true}"#)
+        case "refuse": return .init(status: 413, body: #"{"error":"credentials too large"}"#)
         case "garbage": return .init(body: "<html>not json</html>")
         case "huge": return .init(body: #"{"valid":true,"pad":""# + String(repeating: "x", count: 32 * 1024) + #""}"#)
         case "redirect": return .init(status: 302, headers: ["Location": "/elsewhere"], body: "{}")
