@@ -21,6 +21,8 @@ public struct MemoryGateway: Sendable {
     public let memory = InMemoryStores()
     public let masterKey = try! MasterKey(base64: MasterKey.generateBase64())
     public let application: Application<RouterResponder<GatewayRequestContext>>
+    /// What its plugins are lent: the in-memory apps, and a client that never connects.
+    public let pluginServices: PluginServices
 
     public init(rateLimits: RateLimitSettings = RateLimitSettings(), plugins: [any CredentialPlugin]) {
         self.init(rateLimits: rateLimits, plugins: PluginRegistry(plugins))
@@ -37,6 +39,7 @@ public struct MemoryGateway: Sendable {
             configuration: .init(host: "127.0.0.1", username: "nobody", password: nil, database: nil, tls: .disable))
         let stores = memory.stores
         let services = PluginServices(client: client, apps: stores.apps, logger: logger)
+        pluginServices = services
         let tenants = TenantCache(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
             pluginServices: services, masterKey: masterKey, logger: logger)

@@ -82,34 +82,37 @@ public final class TenantCache: Sendable {
     /// The tenant, or 404 `unknown_app`. Database failures surface as 503.
     public func tenant(for appID: AppID) async throws(GatewayError) -> Tenant {
         let unknownApp = GatewayError(.unknownApp, .notFound, "No app with id \(appID) exists on this gateway.")
-        let load = cache.withLock { cache -> Result<Tenant, GatewayError>? in
+        // The load to wait for is taken in the same lock that finds or starts it.
+        let lookup = cache.withLock { cache -> Result<Entry, GatewayError> in
             switch cache.entries[appID] {
             case .known(let tenant):
-                return .success(tenant)
+                return .success(.known(tenant))
             case .unknown(let until) where ContinuousClock.now < until:
                 return .failure(unknownApp)
-            case .loading:
-                return nil
+            case .loading(let task):
+                return .success(.loading(task))
             case .unknown, nil:
-                cache.entries[appID] = .loading(Task { try await self.load(appID) })
-                return nil
+                let task = Task { try await self.load(appID) }
+                cache.entries[appID] = .loading(task)
+                return .success(.loading(task))
             }
         }
-        if let load { return try load.get() }
-        guard case .loading(let task) = cache.withLock({ $0.entries[appID] }) else {
-            // Invalidated while we looked: ask again.
-            return try await tenant(for: appID)
+        guard case .loading(let task) = try lookup.get() else {
+            if case .known(let tenant) = try lookup.get() { return tenant }
+            throw unknownApp
         }
         let loaded: Tenant?
         do {
             loaded = try await task.value
         } catch {
-            cache.withLock { if case .loading = $0.entries[appID] { $0.entries[appID] = nil } }
+            cache.withLock { if case .loading(task) = $0.entries[appID] { $0.entries[appID] = nil } }
             logger.error("loading an app failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             throw .unavailable
         }
         cache.withLock { cache in
-            guard case .loading = cache.entries[appID] else { return }
+            // Only this load's own entry: a load that began before an
+            // invalidation must not overwrite the one that began after it.
+            guard case .loading(task) = cache.entries[appID] else { return }
             if let loaded {
                 cache.entries[appID] = .known(loaded)
             } else {

@@ -1,7 +1,10 @@
 import Foundation
 import GatewayCore
 @testable import GatewayHTTP
+import GatewayHTTPTestSupport
 @testable import GatewayPluginKit
+import Logging
+import Synchronization
 import Testing
 
 /// The tenant cache's memory of unknown app ids: a flood of made-up ids is
@@ -30,5 +33,69 @@ import Testing
         #expect(cache.entries[loading] != nil)
         #expect(cache.entries[fresh] != nil)
         #expect(cache.sweepAt == 2050)
+    }
+}
+
+/// An app changed while it was being loaded: the load that began after the
+/// change (the invalidation) wins, whichever finishes first.
+@Suite struct TenantCacheInvalidationTests {
+    /// Answers each `app` read with the settings of the moment it was asked,
+    /// once the test releases that read.
+    final class GatedStore: TenantStore {
+        let settings: Mutex<AppSettings>
+        private let reads = Mutex<[CheckedContinuation<Void, Never>?]>([])
+        let (started, announce) = AsyncStream.makeStream(of: Int.self)
+
+        init(_ settings: AppSettings) { self.settings = Mutex(settings) }
+
+        func app(_ appID: AppID) async throws -> StoredApp? {
+            let read = settings.withLock { $0 }
+            await withCheckedContinuation { continuation in
+                let number = reads.withLock { reads in
+                    reads.append(continuation)
+                    return reads.count
+                }
+                announce.yield(number)
+            }
+            return StoredApp(settings: read, createdAt: Date(), updatedAt: Date())
+        }
+
+        func keys(of appID: AppID) async throws -> [StoredKey] { [] }
+
+        /// Lets read `number` (from 1) answer.
+        func release(_ number: Int) {
+            reads.withLock { reads in
+                defer { reads[number - 1] = nil }
+                return reads[number - 1]
+            }?.resume()
+        }
+    }
+
+    @Test func aLoadThatBeganBeforeAnInvalidationDoesNotOverwriteALaterOne() async throws {
+        var settings = AppSettings(
+            appID: AppID(uuid: UUID()), name: "before", environment: .development, providerID: ProviderID(uuid: UUID()),
+            credentialTypes: [])
+        let store = GatedStore(settings)
+        let cache = TenantCache(
+            store: store, makeSigner: { _ in fatalError("no keys") }, plugins: PluginRegistry([]),
+            pluginServices: MemoryGateway().pluginServices, masterKey: try MasterKey(base64: MasterKey.generateBase64()),
+            logger: Logger(label: "test"))
+        let appID = settings.appID
+        var reads = store.started.makeAsyncIterator()
+
+        let early = Task { try await cache.tenant(for: appID) }
+        #expect(await reads.next() == 1)
+        // The app changes, and its notification arrives while the first load still waits on its read.
+        settings.name = "after"
+        store.settings.withLock { [settings] in $0 = settings }
+        cache.invalidate(appID)
+        let late = Task { try await cache.tenant(for: appID) }
+        #expect(await reads.next() == 2)
+        // The early load finishes first, then the late one.
+        store.release(1)
+        _ = try await early.value
+        store.release(2)
+        #expect(try await late.value.settings.name == "after")
+        #expect(cache.cachedTenant(for: appID)?.settings.name == "after")
     }
 }
