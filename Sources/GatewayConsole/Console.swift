@@ -29,6 +29,7 @@ public struct Console: AdminAPIFrontEnd {
 
     public func addRoutes(to router: Router<GatewayRequestContext>, api: AdminAPI) {
         let group = router.group(RouterPath(ConsolePaths.root))
+        if settings.secureCookie { group.add(middleware: StrictTransportSecurityMiddleware()) }
         let gate = SessionGate(settings: settings, sessions: sessions, masterKey: masterKey, api: api)
         let routes = ConsoleRoutes(group: group, gate: gate, pages: pages)
         router.get(RouterPath(ConsolePaths.root)) { request, context in

@@ -2,9 +2,10 @@
 public struct ConsoleSettings: Sendable {
     /// Whether `/console` is served at all (`console.enabled`).
     public var enabled: Bool
-    /// Whether the session cookie is `Secure` (named `__Host-...`): on when
-    /// the gateway serves TLS itself, or when set for a TLS-terminating proxy
-    /// (`console.secure_cookie`).
+    /// Whether the session cookie is `Secure` (named `__Host-...`) and the
+    /// console's answers carry `Strict-Transport-Security`
+    /// (`console.secure_cookie`): on unless the deployment is in development
+    /// mode without TLS of its own.
     public var secureCookie: Bool
     /// A session nobody uses for this long ends (`console.session_idle_minutes`).
     public var idleTimeout: Duration

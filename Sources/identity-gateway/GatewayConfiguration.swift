@@ -134,10 +134,16 @@ struct GatewayConfiguration: Sendable {
                 "http.tls.certificate_file and http.tls.key_file (GATEWAY_HTTP_TLS_CERTIFICATE_FILE, "
                     + "GATEWAY_HTTP_TLS_KEY_FILE) go together: give both for TLS, or neither")
         }
+        if let text = reader.string(forKey: "mode") {
+            if let parsed = DeploymentMode(rawValue: text.lowercased()) { mode = parsed } else {
+                problems.append("mode (GATEWAY_MODE): '\(text)' is not production or development")
+            }
+        }
         console = ConsoleSettings(
             enabled: Self.boolean(reader, "console.enabled", env: "GATEWAY_CONSOLE_ENABLED", default: true, &problems),
             secureCookie: Self.boolean(
-                reader, "console.secure_cookie", env: "GATEWAY_CONSOLE_SECURE_COOKIE", default: tls != nil, &problems),
+                reader, "console.secure_cookie", env: "GATEWAY_CONSOLE_SECURE_COOKIE",
+                default: tls != nil || mode == .production, &problems),
             idleTimeout: .seconds(
                 60 * Self.integer(
                     reader, "console.session_idle_minutes", env: "GATEWAY_CONSOLE_SESSION_IDLE_MINUTES", in: 1...1440,
@@ -197,11 +203,6 @@ struct GatewayConfiguration: Sendable {
             reader, "shutdown.drain_seconds", env: "GATEWAY_SHUTDOWN_DRAIN_SECONDS", in: 0...300, default: 0, &problems)
         shutdownGraceSeconds = Self.integer(
             reader, "shutdown.grace_seconds", env: "GATEWAY_SHUTDOWN_GRACE_SECONDS", in: 1...3600, default: 30, &problems)
-        if let text = reader.string(forKey: "mode") {
-            if let parsed = DeploymentMode(rawValue: text.lowercased()) { mode = parsed } else {
-                problems.append("mode (GATEWAY_MODE): '\(text)' is not production or development")
-            }
-        }
         if reader.string(forKey: "metrics.port") != nil {
             metricsPort = Self.integer(
                 reader, "metrics.port", env: "GATEWAY_METRICS_PORT", in: 0...65535, default: 9090, &problems)

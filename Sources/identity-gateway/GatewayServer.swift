@@ -70,7 +70,7 @@ struct GatewayServer {
                             settings: configuration.console, sessions: stores.consoleSessions, masterKey: masterKey,
                             credentialTypes: plugins.credentialTypes)
                     ] : [],
-                logger: logger))
+                servesTLS: configuration.tls != nil, logger: logger))
         let changeListener = AppChangeListener(
             client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds),
             onConnection: { readiness.setListening($0) }

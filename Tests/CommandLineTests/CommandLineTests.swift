@@ -104,6 +104,12 @@ import FoundationNetworking
             #expect(logSender.status == 400)
             #expect(logSender.text.contains("production mode"))
             #expect(try await create(["password"], [:]).status == 201)
+            // Production's console is for browsers on TLS (a terminating proxy): Secure, __Host- cookies and HSTS.
+            let signIn = try await HTTPCall.send("GET", "\(base)/console/sign-in")
+            #expect(signIn.status == 200)
+            #expect(signIn.headers["set-cookie"]?.hasPrefix("__Host-gateway_console_sign_in=") == true, "\(signIn.headers)")
+            #expect(signIn.headers["set-cookie"]?.contains("; Secure") == true)
+            #expect(signIn.headers["strict-transport-security"] == "max-age=31536000")
             #expect(await server.stop() == 0)
             #expect(!server.printed.contains(bootstrap))
         }

@@ -11,6 +11,8 @@ public enum HTTPCall {
         public let text: String
         /// The `x-request-id` the gateway answered with.
         public let requestID: String?
+        /// Every header, by lowercase name.
+        public let headers: [String: String]
 
         public var json: [String: any Sendable] {
             ((try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: any Sendable]) ?? [:]
@@ -43,6 +45,8 @@ public enum HTTPCall {
         let http = response as? HTTPURLResponse
         return Answer(
             status: http?.statusCode ?? 0, text: String(decoding: data, as: UTF8.self),
-            requestID: http?.value(forHTTPHeaderField: "x-request-id"))
+            requestID: http?.value(forHTTPHeaderField: "x-request-id"),
+            headers: Dictionary(
+                (http?.allHeaderFields ?? [:]).map { ("\($0.key)".lowercased(), "\($0.value)") }, uniquingKeysWith: { first, _ in first }))
     }
 }

@@ -24,6 +24,8 @@ public struct GatewayDependencies: Sendable {
     public let metricsExposition: (@Sendable () async -> [UInt8])?
     /// Pages over the admin API (the console), when served.
     public let frontEnds: [any AdminAPIFrontEnd]
+    /// The gateway serves TLS itself: every answer carries `Strict-Transport-Security`.
+    public let servesTLS: Bool
     public let logger: Logger
 
     public init(
@@ -31,8 +33,9 @@ public struct GatewayDependencies: Sendable {
         masterKey: MasterKey, rateLimits: RateLimitSettings,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
         metricsExposition: (@Sendable () async -> [UInt8])? = { [] }, frontEnds: [any AdminAPIFrontEnd] = [],
-        logger: Logger
+        servesTLS: Bool = false, logger: Logger
     ) {
+        self.servesTLS = servesTLS
         self.stores = stores
         self.tenants = tenants
         self.plugins = plugins
@@ -62,6 +65,7 @@ public enum GatewayRouter {
         // Outermost first: every answer below carries the request id, is
         // counted and logged, and an error is rendered before they see it.
         router.add(middleware: RequestIDMiddleware())
+        if dependencies.servesTLS { router.add(middleware: StrictTransportSecurityMiddleware()) }
         router.add(middleware: ClientAddressMiddleware(trustedProxies: dependencies.rateLimits.trustedProxies))
         router.add(middleware: RequestMetricsMiddleware())
         if dependencies.logsRequests { router.add(middleware: AccessLogMiddleware()) }
