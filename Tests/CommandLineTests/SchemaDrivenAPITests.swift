@@ -29,7 +29,8 @@ import Testing
             let server = try await GatewayProcess.start(
                 ["serve"],
                 environment: serveEnvironment(
-                    url, bootstrap: bootstrap, databaseTimeoutMs: Self.databaseTimeoutMilliseconds))
+                    url, bootstrap: bootstrap, databaseTimeoutMs: Self.databaseTimeoutMilliseconds
+                ).merging(Self.roomyAdminLimits) { $1 })
             let base = "http://127.0.0.1:\(server.port)"
             let seeded = try await Self.seed(base, bootstrap: bootstrap)
             let keptTokens = [seeded.operatorTokenID, seeded.appTokenID]
@@ -63,6 +64,14 @@ import Testing
             #expect(await server.stop() == 0)
         }
     }
+
+    /// The admin and validation limits raised far above what the run sends
+    /// (they are tested where they are the subject): at their defaults the
+    /// run would spend most examples on 429s instead of exploring.
+    static let roomyAdminLimits = Dictionary(
+        uniqueKeysWithValues: ["ADMIN_WORK_TOKEN", "ADMIN_WORK_APP", "ADMIN_AUTH_FAILURES_IP", "VALIDATE_IP"].map {
+            ("GATEWAY_RATE_LIMITS_\($0)_LIMIT", "1000000")
+        })
 
     /// The operations `openapi.yaml` lists: a method under a path, before `components:`.
     static func operationCount() throws -> Int {

@@ -64,6 +64,20 @@ extension RateLimitPolicy {
     public static let adminWorkPerApp = RateLimitPolicy(
         name: "admin_work_app", limit: 60, periodSeconds: 60, counting: .everyRequest)
 
+    /// Admin requests refused for their token, per client address and
+    /// replica (console sign-ins with a bad token among them), counted in memory.
+    public static let adminAuthFailures = RateLimitPolicy(
+        name: "admin_auth_failures_ip", limit: 30, periodSeconds: 60, counting: .failures, countsClientAddress: true)
+    /// Token validations, per client address and replica, counted in memory.
+    public static let validations = RateLimitPolicy(
+        name: "validate_ip", limit: 120, periodSeconds: 60, counting: .everyRequest, countsClientAddress: true)
+
+    /// Policies only the deployment's configuration sets: no app's request
+    /// is counted by them, so an app's override would mean nothing.
+    public static let deploymentOnlyNames: Set<String> = [adminAuthFailures.name, validations.name]
+
     /// The gateway's own policies; plugins bring theirs (``CredentialPlugin``).
-    public static let gatewayPolicies = [clientIP, app, userFailures, adminWorkPerToken, adminWorkPerApp]
+    public static let gatewayPolicies = [
+        clientIP, app, userFailures, adminWorkPerToken, adminWorkPerApp, adminAuthFailures, validations,
+    ]
 }

@@ -127,8 +127,9 @@ struct AppSettingsInput {
     private func rateLimitOverrides(_ input: JSONInput) throws(GatewayError) -> [String: RateLimitOverride] {
         var overrides: [String: RateLimitOverride] = [:]
         for name in input.members.keys.sorted() {
-            guard rateLimits.policies[name] != nil else {
-                let known = rateLimits.policies.keys.sorted().joined(separator: ", ")
+            guard rateLimits.policies[name] != nil, !RateLimitPolicy.deploymentOnlyNames.contains(name) else {
+                let known = rateLimits.policies.keys.filter { !RateLimitPolicy.deploymentOnlyNames.contains($0) }.sorted()
+                    .joined(separator: ", ")
                 throw .invalidRequest("rate_limits.\(name) is not a rate-limit policy (there are: \(known)).")
             }
             guard let entry = try input.object(name) else { throw .invalidRequest("rate_limits.\(name) must be an object.") }

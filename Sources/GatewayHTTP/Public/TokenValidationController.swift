@@ -35,12 +35,15 @@ struct TokenValidationController: Sendable {
 
     let keys: any KeyStore
     let databaseTimeout: Duration
+    /// Validations per client address: each may cost a key lookup.
+    let throttle: ClientThrottle
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
-        router.post("/v1/identity_tokens/validate") { request, _ in try await validate(request) }
+        router.post("/v1/identity_tokens/validate") { request, context in try await validate(request, context) }
     }
 
-    private func validate(_ request: Request) async throws -> Response {
+    private func validate(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
+        try throttle.take(context.clientIP)
         let input = try await JSONInput.read(request)
         try input.rejectUnknown(allowed: ["identity_token"])
         var report = TokenValidationReport(compact: try input.requiredString("identity_token"))

@@ -13,12 +13,17 @@ struct AdminAPIRoutes {
     let keys: KeyAdminController
     let adminTokens: AdminTokenController
     let audit: AuditEventController
+    /// Refused admin tokens per client address, for both routers (the console signs in through the inner one).
+    let authFailures: ClientThrottle
 
     init(_ dependencies: GatewayDependencies, routeServices: RouteServices) {
         let stores = dependencies.stores
         self.dependencies = dependencies
         self.routeServices = routeServices
-        validation = TokenValidationController(keys: stores.keys, databaseTimeout: dependencies.databaseTimeout)
+        validation = TokenValidationController(
+            keys: stores.keys, databaseTimeout: dependencies.databaseTimeout,
+            throttle: ClientThrottle(policy: .validations, settings: dependencies.rateLimits))
+        authFailures = ClientThrottle(policy: .adminAuthFailures, settings: dependencies.rateLimits)
         apps = AppAdminController(
             apps: stores.apps,
             settingsInput: AppSettingsInput(
@@ -35,7 +40,8 @@ struct AdminAPIRoutes {
         validation.addRoutes(to: router)
         let admin = router.group("/admin/v1").add(
             middleware: AdminAuthMiddleware(
-                tokens: dependencies.stores.adminTokens, databaseTimeout: dependencies.databaseTimeout))
+                tokens: dependencies.stores.adminTokens, databaseTimeout: dependencies.databaseTimeout,
+                failures: authFailures))
         apps.addRoutes(to: admin)
         keys.addRoutes(to: admin)
         adminTokens.addRoutes(to: admin)
