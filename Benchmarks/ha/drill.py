@@ -295,26 +295,33 @@ class Load:
             body = json.dumps({
                 "app_id": self.app_id, "user_id": user, "nonce": secrets.token_urlsafe(12),
                 "credentials": credentials}).encode()
-            status = 0
-            try:
-                if connection is None:
-                    connection = HTTPConnection("127.0.0.1", BALANCER, timeout=REQUEST_TIMEOUT_MS / 1000 + 8)
-                # Many clients, as behind a real balancer: the limits apply per address.
-                client = f"10.{number}.{count // 250 % 250}.{count % 250 + 1}"
-                connection.request("POST", "/v1/identity_tokens", body=body, headers={
-                    "Content-Type": "application/json", "X-Request-Id": request_id, "X-Forwarded-For": client})
-                response = connection.getresponse()
-                response.read()
-                status = response.status
-                if response.getheader("Connection", "").lower() == "close":
-                    connection.close()
-                    connection = None
-            except Exception as error:
+            # A replica that dies after it began its answer leaves the balancer
+            # nothing to retry: the client sees its connection drop. Token
+            # requests are safe to send again (docs/operations.md), so this
+            # client does, once, on a new connection, as the README asks of clients.
+            for attempt in (1, 2):
                 status = 0
-                kind = f"{kind}: {type(error).__name__}"
-                if connection is not None:
-                    connection.close()
-                connection = None
+                try:
+                    if connection is None:
+                        connection = HTTPConnection("127.0.0.1", BALANCER, timeout=REQUEST_TIMEOUT_MS / 1000 + 8)
+                    # Many clients, as behind a real balancer: the limits apply per address.
+                    client = f"10.{number}.{count // 250 % 250}.{count % 250 + 1}"
+                    connection.request("POST", "/v1/identity_tokens", body=body, headers={
+                        "Content-Type": "application/json", "X-Request-Id": request_id, "X-Forwarded-For": client})
+                    response = connection.getresponse()
+                    response.read()
+                    status = response.status
+                    if response.getheader("Connection", "").lower() == "close":
+                        connection.close()
+                        connection = None
+                    break
+                except Exception as error:
+                    status = 0
+                    kind = f"{kind}: {type(error).__name__}" if attempt == 2 else f"{kind} (sent again after {type(error).__name__})"
+                    if connection is not None:
+                        connection.close()
+                    connection = None
+                    request_id = str(uuid.uuid4())
             with self.lock:
                 self.results.append((time.monotonic() - self.started, status, request_id, kind))
 
@@ -561,11 +568,16 @@ def main():
     print()
     print(f"Whole run: {len(results)} requests, {json.dumps({str(k): v for k, v in sorted(totals.items())})}")
     unanswered = {}
+    resent = {}
     for t, status, _, kind in results:
         if status == 0:
             unanswered[kind] = unanswered.get(kind, 0) + 1
+        elif "sent again" in kind:
+            resent[f"{kind} → {status}"] = resent.get(f"{kind} → {status}", 0) + 1
+    if resent:
+        print(f"Sent again by the client after a dropped connection, and answered: {json.dumps(resent)}")
     if unanswered:
-        print(f"No answer (the client's error): {json.dumps(unanswered)}")
+        print(f"No answer, even when sent again (the client's error): {json.dumps(unanswered)}")
     print(f"Audit check: {len(answered)} tokens answered 200, {len(missing)} without a token.issued row"
           f" in the surviving leader's database")
     print(f"Rate-limit counters across a failover: one address spent its ip budget, {budget_before} tokens, before"
@@ -576,7 +588,7 @@ def main():
     summary.update(requests=len(results), statuses={str(k): v for k, v in totals.items()},
                    tokens=len(answered), tokens_without_row=len(missing), listener=listener,
                    ip_budget_before_failover=budget_before, ip_budget_after_failover=budget_after,
-                   ip_budget_if_kept=budget_kept)
+                   ip_budget_if_kept=budget_kept, resent=resent)
     print(json.dumps(summary))
     if missing:
         print("request ids without a row:", missing[:20])
