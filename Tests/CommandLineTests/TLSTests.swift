@@ -48,72 +48,71 @@ import Testing
         return process.terminationStatus == 0
     }
 
+    /// `serve` with native TLS on a test database, with the certificate's folder.
+    private static func withTLSServer(_ body: @Sendable (URL, GatewayProcess) async throws -> Void) async throws {
+        try await withCertificate { folder in
+            try await TestDatabase.with(migrations: []) { _, url in
+                var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
+                environment["GATEWAY_HTTP_TLS_CERTIFICATE_FILE"] = folder.appending(path: "cert.pem").path
+                environment["GATEWAY_HTTP_TLS_KEY_FILE"] = folder.appending(path: "key.pem").path
+                try await body(folder, try await GatewayProcess.start(["serve"], environment: environment))
+            }
+        }
+    }
+
     private static func outcome<Value>(_ body: () async throws -> Value) async -> Result<Value, any Error> {
         do { return .success(try await body()) } catch { return .failure(error) }
     }
 
     @Test func servesHTTPSWithTheConfiguredCertificateAndRefusesPlainHTTP() async throws {
-        try await Self.withCertificate { folder in
-            try await TestDatabase.with(migrations: []) { _, url in
-                var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
-                environment["GATEWAY_HTTP_TLS_CERTIFICATE_FILE"] = folder.appending(path: "cert.pem").path
-                environment["GATEWAY_HTTP_TLS_KEY_FILE"] = folder.appending(path: "key.pem").path
-                let server = try await GatewayProcess.start(["serve"], environment: environment)
-
-                var tls = TLSConfiguration.makeClientConfiguration()
-                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(folder.appending(path: "cert.pem").path))
-                let trusting = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
-                // Without retries the first failed handshake is the answer, however slow the machine.
-                var once = HTTPClient.Configuration()
-                once.connectionPool.retryConnectionEstablishment = false
-                let untrusting = HTTPClient(eventLoopGroupProvider: .singleton, configuration: once)
-                let healthz = HTTPClientRequest(url: "https://127.0.0.1:\(server.port)/healthz")
-                let status = await Self.outcome {
-                    let response = try await trusting.execute(healthz, timeout: .seconds(10))
-                    return (
-                        response.status, String(buffer: try await response.body.collect(upTo: 4096)),
-                        response.headers.first(name: "Strict-Transport-Security"))
-                }
-                let untrusted = await Self.outcome { try await untrusting.execute(healthz, timeout: .seconds(30)).status }
-                // The same port does not speak plain HTTP.
-                let plain = await Self.outcome { try await HTTPCall.send("GET", "http://127.0.0.1:\(server.port)/healthz").status }
-                try await trusting.shutdown()
-                try await untrusting.shutdown()
-
-                let (code, body, hsts) = try status.get()
-                #expect(code == .ok)
-                #expect(hsts == "max-age=31536000")
-                #expect(body.contains("ok"))
-                #expect(throws: NIOSSLError.self) { try untrusted.get() }
-                #expect((try? plain.get()) != 200)
-                #expect(await server.stop() == 0)
+        try await Self.withTLSServer { folder, server in
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(folder.appending(path: "cert.pem").path))
+            let trusting = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+            // Without retries the first failed handshake is the answer, however slow the machine.
+            var once = HTTPClient.Configuration()
+            once.connectionPool.retryConnectionEstablishment = false
+            let untrusting = HTTPClient(eventLoopGroupProvider: .singleton, configuration: once)
+            let healthz = HTTPClientRequest(url: "https://127.0.0.1:\(server.port)/healthz")
+            let status = await Self.outcome {
+                let response = try await trusting.execute(healthz, timeout: .seconds(10))
+                return (
+                    response.status, String(buffer: try await response.body.collect(upTo: 4096)),
+                    response.headers.first(name: "Strict-Transport-Security"))
             }
+            let untrusted = await Self.outcome { try await untrusting.execute(healthz, timeout: .seconds(30)).status }
+            // The same port does not speak plain HTTP.
+            let plain = await Self.outcome { try await HTTPCall.send("GET", "http://127.0.0.1:\(server.port)/healthz").status }
+            try await trusting.shutdown()
+            try await untrusting.shutdown()
+
+            let (code, body, hsts) = try status.get()
+            #expect(code == .ok)
+            #expect(hsts == "max-age=31536000")
+            #expect(body.contains("ok"))
+            #expect(throws: NIOSSLError.self) { try untrusted.get() }
+            #expect((try? plain.get()) != 200)
+            #expect(await server.stop() == 0)
         }
     }
 
     /// TLS 1.2 with Mozilla's intermediate suites only (ECDHE with AES-GCM or
     /// ChaCha20-Poly1305), and TLS 1.3; never CBC, RSA key exchange or TLS 1.1.
     @Test func onlyForwardSecretAEADSuitesAreNegotiated() async throws {
-        try await Self.withCertificate { folder in
-            try await TestDatabase.with(migrations: []) { _, url in
-                var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
-                environment["GATEWAY_HTTP_TLS_CERTIFICATE_FILE"] = folder.appending(path: "cert.pem").path
-                environment["GATEWAY_HTTP_TLS_KEY_FILE"] = folder.appending(path: "key.pem").path
-                let server = try await GatewayProcess.start(["serve"], environment: environment)
-                let tls12 = [
-                    "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305",
-                    "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA", "ECDHE-RSA-AES128-SHA256", "ECDHE-RSA-AES256-SHA384",
-                    "AES128-GCM-SHA256", "AES256-GCM-SHA384", "AES128-SHA", "AES256-SHA", "AES128-SHA256",
-                ]
-                var negotiated: [String] = []
-                for suite in tls12 where try Self.handshakes(port: server.port, ["-tls1_2", "-cipher", suite]) {
-                    negotiated.append(suite)
-                }
-                #expect(negotiated == ["ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305"])
-                #expect(try Self.handshakes(port: server.port, ["-tls1_3"]))
-                #expect(try !Self.handshakes(port: server.port, ["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"]))
-                #expect(await server.stop() == 0)
+        try await Self.withTLSServer { _, server in
+            let tls12 = [
+                "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305",
+                "ECDHE-RSA-AES128-SHA", "ECDHE-RSA-AES256-SHA", "ECDHE-RSA-AES128-SHA256", "ECDHE-RSA-AES256-SHA384",
+                "AES128-GCM-SHA256", "AES256-GCM-SHA384", "AES128-SHA", "AES256-SHA", "AES128-SHA256",
+            ]
+            var negotiated: [String] = []
+            for suite in tls12 where try Self.handshakes(port: server.port, ["-tls1_2", "-cipher", suite]) {
+                negotiated.append(suite)
             }
+            #expect(negotiated == ["ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305"])
+            #expect(try Self.handshakes(port: server.port, ["-tls1_3"]))
+            #expect(try !Self.handshakes(port: server.port, ["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"]))
+            #expect(await server.stop() == 0)
         }
     }
 
