@@ -99,11 +99,13 @@ import Testing
                 // The webhook sender's port refuses: a failed delivery, with its secret in hand.
                 #expect(try await call("POST", "/v1/phone_codes", json: ["app_id": appID, "phone_number": "+4915112345678"]).status == 202)
                 // A webhook login: the secret signs, the password is forwarded, then hashed into the directory.
-                #expect(try await token(["type": "webhook", "password": forwardedPassword], user: "wendy").status == 200)
+                let webhookLogin = try await token(["type": "webhook", "password": forwardedPassword], user: "wendy")
+                #expect(webhookLogin.status == 200, "\(webhookLogin.text)")
                 let tested = try await call(
                     "POST", "/admin/v1/apps/\(appID)/webhook:test", token: adminToken,
                     json: ["user_id": "wendy", "credentials": ["password": forwardedPassword]])
-                #expect(tested.json["outcome"] as? String == "valid", "\(tested.text)")
+                // Private addresses are allowed here (the tenant is on loopback): the route says only ok or failed.
+                #expect(tested.json["outcome"] as? String == "ok", "\(tested.text)")
                 // The move runs in the server process after the answer: wait for its row, at most 15 s.
                 let moveDeadline = ContinuousClock.now + .seconds(15)
                 var moved = false
