@@ -54,7 +54,8 @@ import Testing
                         "sender": sender, "code_length": 8,
                         "test_numbers": [["phone_number": "+15550000001", "code": phoneCode]],
                     ] as [String: any Sendable],
-                    "webhook": ["url": tenant, "secret": credentialWebhookSecret, "migrate_on_success": "password"],
+                    // A long timeout: the tenant answers from this test process, which a full run keeps busy.
+                    "webhook": ["url": tenant, "secret": credentialWebhookSecret, "migrate_on_success": "password", "timeout_ms": 10000] as [String: any Sendable],
                 ]
                 let created = try await call(
                     "POST", "/admin/v1/apps", token: adminToken,

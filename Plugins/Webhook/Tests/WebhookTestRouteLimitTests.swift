@@ -11,14 +11,23 @@ import Testing
 /// the admin token and to the app on counters every replica shares, and where
 /// private addresses are allowed it says no more than whether the call worked.
 @Suite struct WebhookTestRouteLimitTests {
-    static let perToken = RateLimitPolicy.adminWorkPerToken.limit
-    static let perApp = RateLimitPolicy.adminWorkPerApp.limit
+    static let perToken = 6
+    static let perApp = 10
+    static let period = 600
 
-    /// The most a sliding 60 s window lets through for `limit`: a burst that
+    /// Small budgets over ten minutes: the deployment's defaults shape, at a size a test can spend.
+    static var settings: RateLimitSettings {
+        var settings = RateLimitSettings()
+        settings.policies[RateLimitPolicy.adminWorkPerToken.name] = RateLimitPolicy.adminWorkPerToken.with(limit: perToken, periodSeconds: period)
+        settings.policies[RateLimitPolicy.adminWorkPerApp.name] = RateLimitPolicy.adminWorkPerApp.with(limit: perApp, periodSeconds: period)
+        return settings
+    }
+
+    /// The most a sliding window lets through for `limit`: a burst that
     /// straddles a window's edge may pass the previous window's count times the
     /// share of the window the burst took (README, "Rate limits").
     static func most(_ limit: Int, burstOf requests: Int, lasting burst: Duration) -> Int {
-        limit + Int((Double(requests) * (burst / .seconds(60))).rounded(.up))
+        limit + Int((Double(requests) * (burst / .seconds(period))).rounded(.up))
     }
 
     /// Fires `calls[i]` test calls with token `i`, all at once, alternating
@@ -43,7 +52,7 @@ import Testing
 
     @Test func oneTokensTestCallsStopAtItsBudgetAcrossTwoReplicas() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { first in
+        try await TestGateway.with(plugins: plugins.registry, rateLimits: Self.settings) { first in
             try await first.withReplica { second in
                 try await FakeTenant.with { base, tenant in
                     let app = try await first.createWebhookApp(url: base)
@@ -67,13 +76,13 @@ import Testing
 
     @Test func manyTokensOfOneAppShareTheAppsBudget() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await TestGateway.with(plugins: plugins.registry, rateLimits: Self.settings) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base)
                 var tokens: [String] = []
                 for _ in 0..<4 { tokens.append(try await gateway.adminToken(.app(app.appID))) }
                 // Each token stays within its own budget; together they ask for more than the app's.
-                let each = Self.perToken - 5
+                let each = Self.perToken - 1
                 #expect(4 * each > Self.perApp)
                 let (answers, burst) = try await fire(
                     Array(repeating: each, count: 4), tokens: tokens, path: "/admin/v1/apps/\(app.appID)/webhook:test", on: [gateway])

@@ -52,6 +52,11 @@ public final class OutboundClientPool: Sendable {
         state.withLock { ($0.clients.count, $0.retiring.count) }
     }
 
+    /// How many clients are kept for `subject`'s calls.
+    public func clientCount(for subject: String) -> Int {
+        state.withLock { $0.clients.values.filter { $0.subject == subject }.count }
+    }
+
     /// Runs `call` with the client for `subject`'s calls to `host` at `address`.
     func withClient<Result>(
         for subject: String, host: String, address: IPAddress?,

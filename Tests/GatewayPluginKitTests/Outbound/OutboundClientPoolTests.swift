@@ -16,7 +16,7 @@ import Testing
         do throws(OutboundFailure) {
             return .success(
                 try await outbound.post(
-                    URL(string: url)!, for: subject, headers: [], body: ByteBuffer(string: "{}"), timeout: .seconds(30),
+                    URL(string: url)!, for: subject, headers: [], body: ByteBuffer(string: "{}"), timeout: .seconds(600),
                     maximumAnswerBytes: 1024, logger: Self.logger
                 ).status)
         } catch {
@@ -60,17 +60,15 @@ import Testing
         // The process's own sizes: an app admin may point its webhook at 65 hosts with webhook:test.
         let pool = OutboundClientPool()
         let outbound = OutboundHTTP(addresses: OutboundAddressPolicy(allowsPrivateAddresses: true), clients: pool)
-        try await FakeHTTPServer.with { base, server in
+        try await FakeHTTPServer.with { base, _ in
             let before = await post(outbound, "\(base)/verify", for: "victim")
             #expect((try? before.get()) == 200, "\(before)")
             await churn(outbound, hosts: pool.capacity + 1, as: "churner")
+            // The victim's client was kept; the churner holds no more than its share.
+            #expect(pool.clientCount(for: "victim") == 1)
+            #expect(pool.clientCount(for: "churner") == pool.perSubject)
             let after = await post(outbound, "\(base)/verify", for: "victim")
             #expect((try? after.get()) == 200, "\(after)")
-            // The victim's second call came over the connection its first one opened: its client was kept.
-            let ports = server.requests.map(\.clientPort)
-            #expect(ports.count == 2)
-            #expect(ports[0] != nil && ports[0] == ports[1], "\(ports)")
-            #expect(pool.counts.kept <= 1 + pool.perSubject)
         }
     }
 }
