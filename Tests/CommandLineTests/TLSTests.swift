@@ -16,36 +16,22 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appending(path: "gateway-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try run(
+        try await run(
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
             "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", folder.appending(path: "key.pem").path,
             "-out", folder.appending(path: "cert.pem").path)
-        try run("genpkey", "-algorithm", "RSA", "-out", folder.appending(path: "other-key.pem").path)
+        try await run("genpkey", "-algorithm", "RSA", "-out", folder.appending(path: "other-key.pem").path)
         try await body(folder)
     }
 
-    private static func run(_ arguments: String...) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "openssl \(arguments.joined(separator: " "))")
+    private static func run(_ arguments: String...) async throws {
+        let status = try await ChildCommand.exitStatus("/usr/bin/openssl", arguments)
+        #expect(status == 0, "openssl \(arguments.joined(separator: " "))")
     }
 
     /// Whether `openssl s_client` completes a handshake with `arguments` (a version, a suite).
-    private static func handshakes(port: Int, _ arguments: [String]) throws -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_client", "-connect", "127.0.0.1:\(port)"] + arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return process.terminationStatus == 0
+    private static func handshakes(port: Int, _ arguments: [String]) async throws -> Bool {
+        try await ChildCommand.exitStatus("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)"] + arguments) == 0
     }
 
     /// `serve` with native TLS on a test database, with the certificate's folder.
@@ -106,12 +92,12 @@ import Testing
                 "AES128-GCM-SHA256", "AES256-GCM-SHA384", "AES128-SHA", "AES256-SHA", "AES128-SHA256",
             ]
             var negotiated: [String] = []
-            for suite in tls12 where try Self.handshakes(port: server.port, ["-tls1_2", "-cipher", suite]) {
+            for suite in tls12 where try await Self.handshakes(port: server.port, ["-tls1_2", "-cipher", suite]) {
                 negotiated.append(suite)
             }
             #expect(negotiated == ["ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-RSA-CHACHA20-POLY1305"])
-            #expect(try Self.handshakes(port: server.port, ["-tls1_3"]))
-            #expect(try !Self.handshakes(port: server.port, ["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"]))
+            #expect(try await Self.handshakes(port: server.port, ["-tls1_3"]))
+            #expect(try await !Self.handshakes(port: server.port, ["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"]))
             #expect(await server.stop() == 0)
         }
     }
