@@ -47,7 +47,7 @@ struct WebhookTestPlugins {
 /// by the user id's first word:
 /// - `valid-…`: valid when the password is `right`, with a profile;
 /// - `renamed-…`: valid, under the user id `canonical-…`;
-/// - `slow-…`: valid, after 5 s (past the tests' timeout of 4 s);
+/// - `slow-…`: valid, after 5 s (past the 300 ms timeout of the test that asks it);
 /// - `error-…`: HTTP 500; `refuse-…`: HTTP 413; `garbage-…`: not JSON; `huge-…`: 32 KiB;
 /// - `redirect-…`: 302 to the fake's own `/elsewhere`;
 /// - `odd-…`: JSON without `valid`; `control-…`: a user id no token request could name;
@@ -111,7 +111,7 @@ extension TestGateway {
         url: String, environment: AppEnvironment = .development, rateLimits: [String: RateLimitOverride] = [:],
         _ options: [String: JSONValue] = [:]
     ) async throws -> AppSettings {
-        var members: [String: JSONValue] = ["url": .string(url), "secret": .string(tenantSecret), "timeout_ms": .number(4000)]
+        var members: [String: JSONValue] = ["url": .string(url), "secret": .string(tenantSecret), "timeout_ms": .number(10_000)]
         members.merge(options) { $1 }
         return try await createApp { app in
             app.environment = environment
