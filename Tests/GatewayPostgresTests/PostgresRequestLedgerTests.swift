@@ -9,9 +9,13 @@ import Testing
 /// rows batched with them are written, and an admission's row only when its
 /// counters allow.
 @Suite struct PostgresRequestLedgerTests {
+    /// What these tests count and batch is not about time: a full run on two
+    /// cores may keep this process from the writer for seconds.
+    static let timeout = Duration.seconds(60)
+
     @Test func concurrentTouchesOfOneCounterEachSeeTheirOwnCount() async throws {
         try await TestDatabase.with { client, _ in
-            let counters = PostgresRequestLedger(client: client, logger: TestDatabase.logger)
+            let counters = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: Self.timeout)
             let policy = RateLimitPolicy(name: "ip", limit: 1000, periodSeconds: 60, counting: .everyRequest)
             let failures = RateLimitPolicy(name: "user_failures", limit: 5, periodSeconds: 60, counting: .failures)
             let appID = AppID(uuid: UUID())
@@ -45,7 +49,7 @@ import Testing
 
     @Test func auditRowsAndCounterTouchesShareBatches() async throws {
         try await TestDatabase.with { client, _ in
-            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger)
+            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: Self.timeout)
             let policy = RateLimitPolicy(name: "app", limit: 1000, periodSeconds: 60, counting: .everyRequest)
             let appID = AppID(uuid: UUID())
             let now = Date().timeIntervalSince1970
@@ -89,7 +93,7 @@ import Testing
 
     @Test func anAdmissionRecordsItsEventOnlyWhenEveryCounterAllows() async throws {
         try await TestDatabase.with { client, _ in
-            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger)
+            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: Self.timeout)
             let perApp = RateLimitPolicy(name: "app", limit: 3, periodSeconds: 60, counting: .everyRequest)
             let failures = RateLimitPolicy(name: "user_failures", limit: 2, periodSeconds: 900, counting: .failures)
             let appID = AppID(uuid: UUID())
@@ -150,7 +154,7 @@ import Testing
 
     @Test func reservationsNeverGrantMoreThanTheLimitAndReleasesGiveRoomBack() async throws {
         try await TestDatabase.with { client, _ in
-            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger)
+            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: Self.timeout)
             let failures = RateLimitPolicy(name: "user_failures", limit: 10, periodSeconds: 60, counting: .failures)
             let appID = AppID(uuid: UUID())
             // A window long past, so the test's clock cannot cross its edge.

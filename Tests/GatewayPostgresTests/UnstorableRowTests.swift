@@ -25,7 +25,7 @@ import Testing
 
     @Test func aRefusedRowDoesNotFailTheRowsBatchedWithIt() async throws {
         try await TestDatabase.with { client, _ in
-            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: .seconds(10), concurrency: 1)
+            let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: .seconds(60), concurrency: 1)
             let prefix = UUID().lowercasedText
             try await withThrowingTaskGroup(of: Void.self) { requests in
                 for index in 0..<30 {
