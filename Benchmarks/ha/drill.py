@@ -395,7 +395,11 @@ def main():
 
     write_haproxy()
     start("haproxy", ["haproxy", "-db", "-f", f"{WORK}/haproxy.cfg"])
-    wait_for("HAProxy to the leader", lambda: psql("SELECT 1").strip() == "1")
+    # HAProxy starts with every node up until its checks say otherwise: wait
+    # until ten connections in a row reach a writable node, then set up.
+    def reaches_leader_only():
+        return all(psql("SELECT NOT pg_is_in_recovery()").strip() == "t" for _ in range(10))
+    wait_for("HAProxy to the leader alone", reaches_leader_only)
     psql(f"CREATE ROLE gateway LOGIN PASSWORD '{GATEWAY_DB_PASSWORD}'")
     psql("CREATE DATABASE gateway OWNER gateway")
 
