@@ -34,6 +34,10 @@ public final class HostLookups: Sendable {
     private let perSubject: Int
     private let state = Mutex(State())
 
+    /// The process's lookups through the system resolver, shared by every
+    /// plugin, so an app's share of them holds across its webhook and its SMS sender.
+    public static let system = HostLookups()
+
     /// `resolve` replaces the system resolver (tests).
     public init(resolve: Resolver? = nil, perSubject: Int = HostLookups.perSubject) {
         self.resolve = resolve ?? { host in try await SystemResolver.shared.addresses(of: host) }

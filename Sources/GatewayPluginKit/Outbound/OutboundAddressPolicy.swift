@@ -40,7 +40,7 @@ public struct OutboundAddressPolicy: Sendable {
     /// `blockedRanges` replaces what counts as not public (tests stay on loopback this way).
     public init(allowsPrivateAddresses: Bool, resolve: Resolver?, blockedRanges: [CIDR]) {
         self.allowsPrivateAddresses = allowsPrivateAddresses
-        self.lookups = HostLookups(resolve: resolve)
+        self.lookups = resolve.map { HostLookups(resolve: $0) } ?? .system
         self.blockedRanges = blockedRanges
     }
 
