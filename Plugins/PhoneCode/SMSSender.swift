@@ -30,18 +30,23 @@ struct SMSDeliveryFailure: Error, CustomStringConvertible {
 /// ``breakerSettings`` failed deliveries in a row, an app's sends fail at
 /// once for the cool-down (``CircuitBreaker``), then one trial decides.
 struct SMSSender: Sendable {
-    static let attemptTimeout = Duration.seconds(5)
     static let attempts = 2
     static let maximumAnswerBytes = 64 * 1024
     static let breakerSettings = CircuitBreaker<AppID>.Settings(failures: 5, coolDown: .seconds(30))
 
     let outbound: OutboundHTTP
     let breaker: CircuitBreaker<AppID>
+    /// What one HTTP attempt may take, from the name lookup to the answer's last byte.
+    let attemptTimeout: Duration
     let logger: Logger
 
-    init(addresses: OutboundAddressPolicy, breaker: CircuitBreaker<AppID> = CircuitBreaker(), logger: Logger) {
+    init(
+        addresses: OutboundAddressPolicy, breaker: CircuitBreaker<AppID> = CircuitBreaker(), attemptTimeout: Duration = .seconds(5),
+        logger: Logger
+    ) {
         self.outbound = OutboundHTTP(addresses: addresses)
         self.breaker = breaker
+        self.attemptTimeout = attemptTimeout
         self.logger = logger
     }
 
@@ -100,7 +105,7 @@ struct SMSSender: Sendable {
         for attempt in 1...Self.attempts {
             do {
                 let response = try await outbound.post(
-                    url, for: appID.uuid.lowercasedText, headers: headers, body: body, timeout: Self.attemptTimeout,
+                    url, for: appID.uuid.lowercasedText, headers: headers, body: body, timeout: attemptTimeout,
                     maximumAnswerBytes: Self.maximumAnswerBytes, logger: logger)
                 if (200..<300).contains(response.status) { return }
                 lastFailure = SMSDeliveryFailure(reason: "HTTP \(response.status)")

@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-public import GatewayCore
+import GatewayCore
 import NIOCore
 import Synchronization
 
