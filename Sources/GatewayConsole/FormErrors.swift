@@ -32,7 +32,12 @@ enum JSONText {
 
     /// The object typed into a textarea; `nil` when it is not one.
     static func object(_ text: String) -> [String: JSONValue]? {
-        guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { return nil }
+        guard case .object(let members)? = value(text) else { return nil }
         return members
+    }
+
+    /// The JSON value typed into a textarea; `nil` when it is not JSON.
+    static func value(_ text: String) -> JSONValue? {
+        try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
     }
 }

@@ -138,6 +138,59 @@ import Testing
         }
     }
 
+    /// Token profiles are edited as JSON on the app's page, their secrets
+    /// never shown again; the validator checks a token as the app's profile.
+    @Test func tokenProfilesAreEditedAndTheValidatorChecksThem() async throws {
+        try await withConsoleGateway { gateway in
+            let token = try await gateway.adminToken(.operator)
+            let app = try await gateway.createApp()
+            let appPath = "/console/apps/\(app.appID.uuid.lowercasedText)"
+            let secret = "console-stream-secret-0123456789"
+            @Sendable func settings(_ profiles: String) -> [(String, String)] {
+                [
+                    ("name", app.name), ("environment", "development"), ("credential_types", "static"),
+                    ("token_ttl_seconds", "120"), ("token_profiles", profiles),
+                ]
+            }
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(token)
+                let refusedSecret = "typed-but-refused-secret-42"
+                let refused = try await browser.post(
+                    "\(appPath)/settings",
+                    settings(#"[{"type":"stream","api_key":"k","api_secret":"\#(refusedSecret)","lifetime_seconds":1}]"#))
+                #expect(refused.status == .badRequest)
+                #expect(text(refused).contains("token_profiles.stream.lifetime_seconds"), "\(text(refused))")
+                #expect(!text(refused).contains(refusedSecret), "a refused edit does not show the typed secret again")
+                let notJSON = try await browser.post("\(appPath)/settings", settings("{}"))
+                #expect(notJSON.status == .badRequest && text(notJSON).contains("This must be a JSON list."))
+
+                let saved = try await browser.post(
+                    "\(appPath)/settings", settings(#"[{"type":"layer"},{"type":"stream","api_key":"k","api_secret":"\#(secret)"}]"#))
+                #expect(saved.location == "\(appPath)?notice=saved", "\(text(saved))")
+                let page = text(try await browser.get(appPath))
+                #expect(page.contains("&quot;api_secret&quot; : &quot;********&quot;") || page.contains("\"api_secret\" : \"********\""), "\(page)")
+                #expect(!page.contains(secret))
+
+                var request = aliceRequest(app)
+                request["token_profile"] = "stream"
+                let issued = try await client.postJSON(request)
+                #expect(issued.status == .ok, "\(text(issued))")
+                let compact = try #require(identityToken(in: issued))
+                let valid = try await browser.post(
+                    "/console/validator",
+                    [("identity_token", compact), ("app_id", app.appID.uuid.lowercasedText), ("token_profile", "stream")])
+                #expect(text(valid).contains(#"<h2 id="verdict" class="valid">Valid</h2>"#), "\(text(valid))")
+                let asLayer = try await browser.post("/console/validator", [("identity_token", compact)])
+                #expect(text(asLayer).contains("Not valid"), "without the app, it is checked as a Layer token")
+                let unknown = try await browser.post(
+                    "/console/validator",
+                    [("identity_token", compact), ("app_id", app.appID.uuid.lowercasedText), ("token_profile", "twilio")])
+                #expect(unknown.status == .badRequest && text(unknown).contains("twilio"), "\(text(unknown))")
+            }
+        }
+    }
+
     @Test func appsArePagedAndAnOperatorDeletesOne() async throws {
         try await withConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)

@@ -104,6 +104,7 @@ struct AppPages: Sendable {
         let app = header.app
         let plugins = JSONText.pretty(header.json["plugins"] ?? .object([:]))
         let limits = JSONText.pretty(header.json["rate_limits"] ?? .object([:]))
+        let profiles = JSONText.pretty(header.json["token_profiles"] ?? .array([]))
         let chosen = form.map { $0.all("credential_types") } ?? header.types
         data["form"] = [
             "name": form?["name"] ?? app["name"] as? String ?? "",
@@ -114,6 +115,9 @@ struct AppPages: Sendable {
             "plugins_shown": plugins,
             "rate_limits": form?["rate_limits"] ?? limits,
             "rate_limits_shown": form?["rate_limits_shown"] ?? limits,
+            // Profile settings hold secrets too: the stored ones again after a refusal.
+            "token_profiles": profiles,
+            "token_profiles_shown": profiles,
         ]
         data["types"] = Set(credentialTypes + header.types).sorted().map { ["type": $0, "checked": chosen.contains($0)] }
         data["enabled"] = app["enabled"] as? Bool ?? false
@@ -122,10 +126,10 @@ struct AppPages: Sendable {
         return pages.page("app", title: app["name"] as? String ?? "App", visit: visit, data: data, status: status)
     }
 
-    /// A PATCH of what the form changed; the plugin and limit JSON only when
-    /// edited, so an untouched secret (shown as ********) is never sent back.
-    /// After a refusal the page shows the stored plugin options, not the
-    /// edited ones, which may hold a secret typed in.
+    /// A PATCH of what the form changed; the plugin, limit and profile JSON
+    /// only when edited, so an untouched secret (shown as ********) is never
+    /// sent back. After a refusal the page shows the stored plugin options
+    /// and profiles, not the edited ones, which may hold a secret typed in.
     private func save(_ visit: ConsoleVisit, appID: String, _ form: FormInput) async throws -> Response {
         var body: [String: JSONValue] = [
             "name": .string(form["name"] ?? ""),
@@ -147,13 +151,24 @@ struct AppPages: Sendable {
             }
             body[field] = .object(object)
         }
+        if let text = form["token_profiles"], text != form["token_profiles_shown"] {
+            guard case .array(let entries)? = JSONText.value(text) else {
+                return try await settings(
+                    visit, appID: appID, form: form, errors: FormErrors.local("token_profiles", "This must be a JSON list."),
+                    status: .badRequest)
+            }
+            body["token_profiles"] = .array(entries)
+        }
         let answer = await visit.call(.patch, ConsolePaths.adminApp(appID), json: body)
         guard answer.succeeded else {
             return try await settings(
                 visit, appID: appID, form: form,
                 errors: FormErrors.place(
                     answer.errorMessage,
-                    fields: ["name", "environment", "provider_id", "token_ttl_seconds", "credential_types", "plugins", "rate_limits"]),
+                    fields: [
+                        "name", "environment", "provider_id", "token_ttl_seconds", "credential_types", "plugins", "rate_limits",
+                        "token_profiles",
+                    ]),
                 status: answer.status)
         }
         return PageRenderer.redirect("\(ConsolePaths.app(appID))?notice=saved")

@@ -17,16 +17,24 @@ struct ValidatorPage: Sendable {
         routes.get("validator") { visit in pages.page("validator", title: "Token validator", visit: visit) }
         routes.post("validator") { visit, form in
             let token = form.text("identity_token") ?? ""
+            // The app and profile typed are shown again; the token never is.
+            let typed: [String: Any] = ["form": ["app_id": form.text("app_id") ?? "", "token_profile": form.text("token_profile") ?? ""]]
             guard !token.isEmpty, token.utf8.count <= Self.largestToken else {
                 return pages.page(
                     "validator", title: "Token validator", visit: visit,
-                    data: FormErrors.local("identity_token", "Paste an identity token (at most 16 KiB)."), status: .badRequest)
+                    data: FormErrors.local("identity_token", "Paste an identity token (at most 16 KiB).").merging(typed) { $1 },
+                    status: .badRequest)
             }
-            let answer = await visit.call(.post, "/v1/identity_tokens/validate", json: ["identity_token": .string(token)])
+            var body: [String: JSONValue] = ["identity_token": .string(token)]
+            for field in ["app_id", "token_profile"] {
+                if let value = form.text(field)?.trimmingCharacters(in: .whitespaces), !value.isEmpty { body[field] = .string(value) }
+            }
+            let answer = await visit.call(.post, "/v1/identity_tokens/validate", json: body)
             guard answer.succeeded else {
                 return pages.page(
                     "validator", title: "Token validator", visit: visit,
-                    data: FormErrors.place(answer.errorMessage, fields: ["identity_token"]), status: answer.status)
+                    data: FormErrors.place(answer.errorMessage, fields: ["identity_token", "app_id", "token_profile"]).merging(typed) { $1 },
+                    status: answer.status)
             }
             var result: [String: Any] = [
                 "valid": answer.json["valid"] == .bool(true),
@@ -41,7 +49,7 @@ struct ValidatorPage: Sendable {
                 result["problems"] = problems.compactMap(APIAnswer.templateValue)
                 result["has_problems"] = !problems.isEmpty
             }
-            return pages.page("validator", title: "Token validator", visit: visit, data: ["result": result])
+            return pages.page("validator", title: "Token validator", visit: visit, data: typed.merging(["result": result]) { $1 })
         }
     }
 }
