@@ -3,6 +3,7 @@
 -- set, is the JSON of the credentials object. With PASSWORD_APP_ID and
 -- PASSWORD_EVERY=n, every n-th request is a password login to that app.
 -- RANDOM_APP_ID=1 names a made-up app id in every request instead.
+-- TOKEN_PROFILE, when set, is the token profile every request asks for.
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 
@@ -11,6 +12,7 @@ local credentials = os.getenv("CREDENTIALS")
 local password_app = os.getenv("PASSWORD_APP_ID")
 local password_every = tonumber(os.getenv("PASSWORD_EVERY") or "0")
 local random_app = os.getenv("RANDOM_APP_ID") == "1"
+local profile = os.getenv("TOKEN_PROFILE")
 local password_credentials = '{"type":"password","password":"load test password"}'
 local counter = 0
 
@@ -34,8 +36,8 @@ request = function()
   if password_app and password_every > 0 and sequence % password_every == 0 then
     target, creds = password_app, password_credentials
   end
-  local body = string.format('{"app_id":"%s","user_id":"user%d","nonce":"n%d-%d-%d"%s}',
+  local body = string.format('{"app_id":"%s","user_id":"user%d","nonce":"n%d-%d-%d"%s%s}',
     target, sequence % 1000, thread_id or 0, sequence, math.random(1000000000),
-    creds and (',"credentials":' .. creds) or "")
+    creds and (',"credentials":' .. creds) or "", profile and (',"token_profile":"' .. profile .. '"') or "")
   return wrk.format(nil, nil, nil, body)
 end
