@@ -87,6 +87,25 @@ let pluginTargets: [Target] = credentialPlugins.flatMap { plugin -> [Target] in
     return [source, tests]
 }
 
+/// The token profiles besides Layer's (which the seam holds): a folder
+/// `Profiles/<name>/` each, built on the seam, registered with one entry here
+/// and one line in Sources/InstalledPlugins/InstalledPlugins.swift.
+let tokenProfiles: [(name: String, uses: [Target.Dependency])] = [
+    ("OIDC", []),
+    ("Firebase", []),
+    ("Stream", [Products.crypto]),
+    ("Twilio", [Products.crypto]),
+]
+
+let profileTargets: [Target] = tokenProfiles.map { profile in
+    .target(
+        name: "\(profile.name)Profile",
+        dependencies: pluginSeam + profile.uses,
+        path: "Profiles/\(profile.name)",
+        swiftSettings: upcomingFeatures
+    )
+}
+
 let package = Package(
     name: "identity-gateway",
     platforms: [.macOS(.v15)],
@@ -99,7 +118,7 @@ let package = Package(
             name: "GatewayLibraries",
             targets: [
                 "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayHTTP", "OpenSSLSigner", "Argon2",
-            ] + credentialPlugins.map { "\($0.name)Plugin" }),
+            ] + credentialPlugins.map { "\($0.name)Plugin" } + tokenProfiles.map { "\($0.name)Profile" }),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -128,7 +147,7 @@ let package = Package(
         // The operator console's server-rendered pages.
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
-    targets: pluginTargets + [
+    targets: pluginTargets + profileTargets + [
         .target(
             name: "GatewayCore",
             dependencies: [
@@ -205,10 +224,11 @@ let package = Package(
             dependencies: ["COpenSSL", "GatewayCore"],
             swiftSettings: upcomingFeatures
         ),
-        // The plugins this gateway offers, for the server and the tests that walk every route.
+        // The plugins and token profiles this gateway offers, for the server and the tests that walk every route.
         .target(
             name: "InstalledPlugins",
-            dependencies: ["GatewayPluginKit"] + credentialPlugins.map { .target(name: "\($0.name)Plugin") },
+            dependencies: ["GatewayPluginKit"] + credentialPlugins.map { .target(name: "\($0.name)Plugin") }
+                + tokenProfiles.map { .target(name: "\($0.name)Profile") },
             swiftSettings: upcomingFeatures
         ),
         .executableTarget(
@@ -301,6 +321,13 @@ let package = Package(
                 "GatewayCore", "GatewayPluginKit", "GatewayHTTPTestSupport", Products.logging, Products.nioCore,
                 Products.nioPosix,
             ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The token profiles' settings, secrets and checks, without a database; the vendors' libraries judge
+        // their tokens in CommandLineTests (TokenProfileVendorTests).
+        .testTarget(
+            name: "TokenProfileTests",
+            dependencies: ["GatewayCore", "GatewayPluginKit"] + tokenProfiles.map { .target(name: "\($0.name)Profile") },
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

@@ -16,6 +16,7 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let unknownApp = Code(rawValue: "unknown_app")
         public static let appDisabled = Code(rawValue: "app_disabled")
         public static let unsupportedCredentialType = Code(rawValue: "unsupported_credential_type")
+        public static let unsupportedTokenProfile = Code(rawValue: "unsupported_token_profile")
         public static let credentialTypeNotAllowed = Code(rawValue: "credential_type_not_allowed")
         public static let invalidCredentials = Code(rawValue: "invalid_credentials")
         public static let noSigningKey = Code(rawValue: "no_signing_key")

@@ -1,7 +1,11 @@
 public import GatewayPluginKit
+import FirebaseProfile
+import OIDCProfile
 import PasswordPlugin
 import PhoneCodePlugin
 import StaticUsersPlugin
+import StreamProfile
+import TwilioProfile
 import WebhookPlugin
 
 /// The credential plugins this gateway offers: one line a plugin.
@@ -10,4 +14,12 @@ public let credentialPlugins: [any CredentialPlugin.Type] = [
     PasswordPlugin.self,
     PhoneCodePlugin.self,
     WebhookPlugin.self,
+]
+
+/// The token profiles this gateway offers besides Layer's: one line a profile.
+public let tokenProfiles: [any TokenProfile.Type] = [
+    OIDCProfile.self,
+    FirebaseProfile.self,
+    StreamProfile.self,
+    TwilioProfile.self,
 ]

@@ -15,7 +15,7 @@ func installedPlugins(
     // `serve` always has a master key; `migrate` may not, and verifies no codes.
     let masterKey = masterKey ?? (try! MasterKey(base64: MasterKey.generateBase64()))
     let setup = PluginSetup(isDevelopment: isDevelopment, settings: settings, masterKey: masterKey)
-    let registry = PluginRegistry(setup.makePlugins(credentialPlugins))
+    let registry = PluginRegistry(setup.makePlugins(credentialPlugins), profiles: setup.makeProfiles(tokenProfiles))
     problems += settings.problems
     return registry
 }
@@ -45,6 +45,19 @@ private final class ConfiguredPluginSettings: PluginSettings {
         let flag = GatewayConfiguration.boolean(reader, ConfigKey(key), env: Self.environmentName(key), default: value, &problems)
         noted.withLock { $0 += problems }
         return flag
+    }
+
+    func httpURL(_ key: String) -> URL? {
+        guard let text = reader.string(forKey: ConfigKey(key)), !text.isEmpty else { return nil }
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil,
+            url.query == nil, url.fragment == nil, url.user == nil, url.password == nil
+        else {
+            noted.withLock {
+                $0.append("\(key) (\(Self.environmentName(key))): '\(text)' is not an http(s) URL without query, fragment or user")
+            }
+            return nil
+        }
+        return url
     }
 
     /// `sms.allow_private_addresses` → `GATEWAY_SMS_ALLOW_PRIVATE_ADDRESSES`.

@@ -8,6 +8,6 @@ extension PluginRegistry {
     public static let installed: PluginRegistry = {
         let setup = PluginSetup(
             isDevelopment: true, settings: DefaultPluginSettings(), masterKey: try! MasterKey(base64: MasterKey.generateBase64()))
-        return PluginRegistry(setup.makePlugins(credentialPlugins))
+        return PluginRegistry(setup.makePlugins(credentialPlugins), profiles: setup.makeProfiles(tokenProfiles))
     }()
 }

@@ -12,8 +12,12 @@ public struct TokenRequest: Sendable, Equatable {
     public let nonce: String
     /// `nil` when the client sent none (Layer's quick-start clients send none).
     public let credentials: Credentials?
+    /// The token profile asked for (`token_profile`); `nil` means the app's first.
+    public let tokenProfile: String?
 
-    public init(appID: String?, userID: String?, nonce: String?, credentials: Credentials?) throws(GatewayError) {
+    public init(
+        appID: String?, userID: String?, nonce: String?, credentials: Credentials?, tokenProfile: String? = nil
+    ) throws(GatewayError) {
         self.appID = try Self.validatedAppID(appID)
         self.userID = try userID.map { text throws(GatewayError) in try Self.validatedUserID(text) }
         self.nonce = try Self.validatedNonce(nonce)
@@ -21,6 +25,14 @@ public struct TokenRequest: Sendable, Equatable {
             try Self.validate(credentials)
         }
         self.credentials = credentials
+        if let tokenProfile {
+            guard (1...32).contains(tokenProfile.utf8.count),
+                tokenProfile.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5F })
+            else {
+                throw .invalidRequest("token_profile must be a profile name: 1 to 32 of a-z, 0-9 and _.")
+            }
+        }
+        self.tokenProfile = tokenProfile
     }
 
     /// Parses an app id in any accepted form.

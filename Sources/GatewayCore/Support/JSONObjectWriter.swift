@@ -1,4 +1,4 @@
-/// Writes one flat JSON object member by member, in the order given. Used for
+/// Writes one JSON object member by member, in the order given. Used for
 /// token headers and claims, whose bytes are signed: the output is exact and
 /// cheap, with no encoder or dictionary ordering in between. Log lines use it too.
 public struct JSONObjectWriter {
@@ -16,6 +16,22 @@ public struct JSONObjectWriter {
     public mutating func add(_ key: String, _ value: Int64) {
         addKey(key)
         bytes.append(contentsOf: String(value).utf8)
+    }
+
+    public mutating func add(_ key: String, _ values: [String]) {
+        addKey(key)
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            appendString(value)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Adds `json`, JSON a writer finished (a nested object), as it is.
+    public mutating func add(_ key: String, json: [UInt8]) {
+        addKey(key)
+        bytes.append(contentsOf: json)
     }
 
     /// Closes the object and returns its bytes.

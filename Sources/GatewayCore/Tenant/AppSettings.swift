@@ -19,6 +19,9 @@ public struct AppSettings: Sendable, Equatable {
     public var plugins: [String: JSONValue]
     /// This app's limits where they differ from the deployment's, by policy name.
     public var rateLimits: [String: RateLimitOverride]
+    /// The tokens this app issues, each with its settings; the first answers
+    /// requests that name no `token_profile`.
+    public var tokenProfiles: [TokenProfileEntry]
 
     public init(
         appID: AppID,
@@ -29,7 +32,8 @@ public struct AppSettings: Sendable, Equatable {
         isEnabled: Bool = true,
         credentialTypes: [String],
         plugins: [String: JSONValue] = [:],
-        rateLimits: [String: RateLimitOverride] = [:]
+        rateLimits: [String: RateLimitOverride] = [:],
+        tokenProfiles: [TokenProfileEntry] = [.layer]
     ) {
         self.appID = appID
         self.name = name
@@ -40,6 +44,7 @@ public struct AppSettings: Sendable, Equatable {
         self.credentialTypes = credentialTypes
         self.plugins = plugins
         self.rateLimits = rateLimits
+        self.tokenProfiles = tokenProfiles
     }
 }
 

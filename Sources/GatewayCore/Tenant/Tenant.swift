@@ -1,23 +1,46 @@
-/// A tenant ready to serve token requests: its settings, its signing key
-/// parsed once, and one verifier per credential type it accepts.
+/// A tenant ready to serve token requests: its settings, one verifier per
+/// credential type it accepts and one minter per token profile it issues,
+/// each built once (keys opened and parsed) when the app is loaded.
 public struct Tenant: Sendable {
     public let settings: AppSettings
-    /// `nil` while the app has no active key.
-    public let signingKey: TokenSigningKey?
     /// Every key of the app (next, active, retired), newest first: its published key set.
     public let keySet: [PublicJWK]
     private let verifiers: [String: Result<any CredentialVerifier, GatewayError>]
+    private let minters: [String: Result<any TokenMinter, GatewayError>]
 
-    /// - Parameter verifiers: per credential type, the verifier, or the error
-    ///   its options produced (answered to every request of that type).
+    /// - Parameters:
+    ///   - verifiers: per credential type, the verifier, or the error its
+    ///     options produced (answered to every request of that type).
+    ///   - minters: the same per token profile.
     public init(
-        settings: AppSettings, signingKey: TokenSigningKey?, keySet: [PublicJWK] = [],
-        verifiers: [String: Result<any CredentialVerifier, GatewayError>]
+        settings: AppSettings, keySet: [PublicJWK] = [],
+        verifiers: [String: Result<any CredentialVerifier, GatewayError>],
+        minters: [String: Result<any TokenMinter, GatewayError>]
     ) {
         self.settings = settings
-        self.signingKey = signingKey
         self.keySet = keySet
         self.verifiers = verifiers
+        self.minters = minters
+    }
+
+    /// The name of the profile a request gets: the one it names, or the
+    /// app's first; a 400 naming the app's profiles when the app does not issue it.
+    public func profileName(requested: String?) throws(GatewayError) -> String {
+        let listed = settings.tokenProfiles.map(\.type)
+        guard let requested else { return listed.first ?? TokenProfileEntry.layer.type }
+        guard listed.contains(requested) else {
+            throw GatewayError(
+                .unsupportedTokenProfile, .invalidRequest,
+                "This app does not issue token profile '\(requested)'; it issues: \(listed.joined(separator: ", ")).")
+        }
+        return requested
+    }
+
+    /// The minter of `profile` (a name ``profileName(requested:)`` gave), or
+    /// why the app cannot issue it now (no active key, settings refused).
+    public func minter(for profile: String) throws(GatewayError) -> any TokenMinter {
+        guard let slot = minters[profile] else { throw GatewayError.internalError }
+        return try slot.get()
     }
 
     /// The verifier for `credentialType`, or the 400/403 that explains why there is none.

@@ -9,19 +9,11 @@ public struct TokenSigningKey: Sendable {
     public init(keyID: KeyID, signer: any RS256Signer) {
         self.keyID = keyID
         self.signer = signer
-        var header = JSONObjectWriter(reservingCapacity: 128)
-        header.add("typ", "JWT")
-        header.add("alg", "RS256")
-        header.add("cty", "layer-eit;v=1")
-        header.add("kid", keyID.description)
-        self.headerPrefix = Array((Base64URL.encode(header.finish()) + ".").utf8)
+        self.headerPrefix = CompactJWS.headerPrefix(["typ": "JWT", "alg": "RS256", "cty": "layer-eit;v=1", "kid": keyID.description])
     }
 
     /// The compact JWS `header.claims.signature`.
     public func mint(_ claims: IdentityTokenClaims) throws -> String {
-        var signingInput = headerPrefix
-        signingInput.append(contentsOf: Base64URL.encode(claims.jsonBytes).utf8)
-        let signature = try signer.sign(signingInput)
-        return String(decoding: signingInput, as: UTF8.self) + "." + Base64URL.encode(signature)
+        try CompactJWS.encode(headerPrefix: headerPrefix, claims: claims.jsonBytes, sign: signer.sign)
     }
 }

@@ -38,10 +38,7 @@ public struct TokenValidationReport: Sendable {
         self.token = token
         self.header = token.header
         self.claims = token.claims
-        var problems: [Problem] = []
-        Self.checkHeader(token.header, into: &problems)
-        Self.checkClaims(token.claims, into: &problems)
-        self.problems = problems
+        self.problems = Self.layerProblems(in: token)
         if let issuer = token.claims["iss"]?.stringValue.flatMap(ProviderID.init),
             let keyID = token.header["kid"]?.stringValue.flatMap(KeyID.init)
         {
@@ -63,6 +60,14 @@ public struct TokenValidationReport: Sendable {
             problems.append(Problem("bad_signature", "The signature does not verify under the key named by kid."))
             return
         }
+    }
+
+    /// What is wrong with `token` as a Layer identity token, its signature aside.
+    public static func layerProblems(in token: ParsedIdentityToken) -> [Problem] {
+        var problems: [Problem] = []
+        checkHeader(token.header, into: &problems)
+        checkClaims(token.claims, into: &problems)
+        return problems
     }
 
     private static func checkHeader(_ header: [String: JSONValue], into problems: inout [Problem]) {
@@ -90,8 +95,8 @@ public struct TokenValidationReport: Sendable {
         if (claims["nce"]?.stringValue ?? "").isEmpty {
             problems.append(Problem("bad_nce", "The nce claim must be the nonce, a non-empty string."))
         }
-        let issuedAt = integer(claims["iat"])
-        let expiresAt = integer(claims["exp"])
+        let issuedAt = TokenChecks.integer(claims["iat"])
+        let expiresAt = TokenChecks.integer(claims["exp"])
         if issuedAt == nil {
             problems.append(Problem("bad_iat", "The iat claim must be an integer: seconds since the epoch."))
         }
@@ -110,12 +115,5 @@ public struct TokenValidationReport: Sendable {
                 problems.append(Problem("bad_\(name)", "The \(name) claim, when present, must be a string."))
             }
         }
-    }
-
-    private static func integer(_ value: JSONValue?) -> Int64? {
-        guard case .number(let number) = value, number.rounded() == number, abs(number) < 9_007_199_254_740_992 else {
-            return nil
-        }
-        return Int64(number)
     }
 }

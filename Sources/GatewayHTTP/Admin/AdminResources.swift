@@ -14,10 +14,11 @@ enum AdminResources {
         let credential_types: [String]
         let plugins: [String: JSONValue]
         let rate_limits: [String: RateLimitOverride]
+        let token_profiles: [TokenProfileEntry]
         let created_at: String
         let updated_at: String
 
-        /// `plugins` redacts each plugin's secrets from its options.
+        /// `plugins` redacts each plugin's secrets from its options, and each profile's from its settings.
         init(_ stored: StoredApp, plugins registry: PluginRegistry) {
             let settings = stored.settings
             let segment = settings.environment == .production ? "production" : "staging"
@@ -30,6 +31,7 @@ enum AdminResources {
             credential_types = settings.credentialTypes
             plugins = registry.redacted(settings.plugins)
             rate_limits = settings.rateLimits
+            token_profiles = registry.redacted(settings.tokenProfiles)
             created_at = timestamp(stored.createdAt)
             updated_at = timestamp(stored.updatedAt)
         }

@@ -7,7 +7,7 @@ import GatewayPluginKit
 struct AppSettingsInput {
     static let fields: Set<String> = [
         "app_id", "name", "environment", "provider_id", "token_ttl_seconds", "enabled", "credential_types", "plugins",
-        "rate_limits",
+        "rate_limits", "token_profiles",
     ]
 
     let plugins: PluginRegistry
@@ -120,6 +120,12 @@ struct AppSettingsInput {
         if let types = try input.strings("credential_types") { settings.credentialTypes = types }
         if let options = try input.object("plugins") { settings.plugins = options.members }
         if let limits = try input.object("rate_limits") { settings.rateLimits = try rateLimitOverrides(limits) }
+        if let profiles = try input.objects("token_profiles", maximumCount: TokenProfileRegistry.maximumPerApp) {
+            settings.tokenProfiles = try profiles.map { entry throws(GatewayError) in
+                let type = try entry.requiredString("type")
+                return TokenProfileEntry(type: type, options: entry.members.filter { $0.key != "type" })
+            }
+        }
         try check(settings)
     }
 
@@ -162,5 +168,6 @@ struct AppSettingsInput {
         for case let (_, .failure(error)) in plugins.verifiers(for: settings, services: pluginServices) {
             throw .invalidRequest(error.message)
         }
+        try plugins.profiles.check(settings)
     }
 }

@@ -21,7 +21,7 @@ struct AdminAPIRoutes {
         self.dependencies = dependencies
         self.routeServices = routeServices
         validation = TokenValidationController(
-            keys: stores.keys, databaseTimeout: dependencies.databaseTimeout,
+            keys: stores.keys, tenants: dependencies.tenants, databaseTimeout: dependencies.databaseTimeout,
             throttle: ClientThrottle(policy: .validations, settings: dependencies.rateLimits))
         authFailures = ClientThrottle(policy: .adminAuthFailures, settings: dependencies.rateLimits)
         apps = AppAdminController(

@@ -85,6 +85,9 @@ public enum GatewayRouter {
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: routeServices)
         }
+        for profile in dependencies.plugins.profiles.all {
+            profile.addPublicRoutes(to: router, services: routeServices)
+        }
         JWKSController(tenants: dependencies.tenants, databaseTimeout: dependencies.databaseTimeout).addRoutes(to: router)
         let api = AdminAPIRoutes(dependencies, routeServices: routeServices)
         api.addRoutes(to: router)

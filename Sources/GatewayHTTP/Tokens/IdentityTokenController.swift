@@ -31,13 +31,14 @@ public struct IdentityTokenController: Sendable {
             dimensions: [
                 ("app_id", outcome.appLabel),
                 ("credential_type", outcome.credentialTypeLabel),
+                ("token_profile", outcome.profileLabel),
                 ("outcome", outcome.row.outcome == .success ? "issued" : "denied"),
                 ("reason", outcome.row.reason ?? "none"),
             ]
         ).increment()
         switch outcome.result {
         case .success(let token):
-            var response = Self.tokenResponse(token)
+            var response = Self.tokenResponse(token, profile: outcome.profileLabel)
             response.headers.set(outcome.limits.headers)
             return response
         case .failure(let error):
@@ -45,10 +46,16 @@ public struct IdentityTokenController: Sendable {
         }
     }
 
-    private static func tokenResponse(_ token: String) -> Response {
-        var body = ByteBufferAllocator().buffer(capacity: token.utf8.count + 22)
+    /// `{"identity_token": ...}` as Layer's SDK reads it; a token of another
+    /// profile also names its profile (`token_profile`).
+    private static func tokenResponse(_ token: String, profile: String) -> Response {
+        var body = ByteBufferAllocator().buffer(capacity: token.utf8.count + 64)
         body.writeString(#"{"identity_token":""#)
         body.writeString(token)
+        if profile != TokenProfileEntry.layer.type {
+            body.writeString(#"","token_profile":""#)
+            body.writeString(profile)
+        }
         body.writeString(#""}"#)
         return Response(status: .ok, headers: tokenHeaders, body: .init(byteBuffer: body))
     }

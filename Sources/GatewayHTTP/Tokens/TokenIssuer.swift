@@ -45,10 +45,12 @@ public struct TokenIssuer: Sendable {
         public let limits: RateLimiter.Outcome
         /// Its row: `token.issued`, or `token.denied` with a reason.
         public let row: AuditEvent
-        /// The app and credential type the metrics name it by, `"none"` until known:
-        /// ids and types a client makes up cannot grow the metrics without bound.
+        /// The app, credential type and token profile the metrics name it by,
+        /// `"none"` until known: ids and types a client makes up cannot grow
+        /// the metrics without bound.
         public let appLabel: String
         public let credentialTypeLabel: String
+        public let profileLabel: String
     }
 
     public func issue(_ request: Request, context: GatewayRequestContext) async -> Outcome {
@@ -57,7 +59,7 @@ public struct TokenIssuer: Sendable {
             let ready = try await prepare(request, context, &attempt)
             let row = try await commit(ready, &attempt, logger: context.logger)
             // Signed only once its row is committed: no token leaves without one.
-            let token = try await SigningThreads.shared.run { try ready.signingKey.mint(ready.claims) }
+            let token = try await SigningThreads.shared.run { try ready.minter.mint(ready.grant) }
             return attempt.outcome(.success(token), row: row)
         } catch {
             return await deny(ErrorResponder.translate(error, logger: context.logger), attempt)
@@ -72,6 +74,7 @@ public struct TokenIssuer: Sendable {
         var clientCounted = false
         var appLabel = "none"
         var credentialTypeLabel = "none"
+        var profileLabel = "none"
         let clientIP: String
 
         init(requestID: String, clientIP: String?, userAgent: String?) {
@@ -82,7 +85,9 @@ public struct TokenIssuer: Sendable {
         }
 
         func outcome(_ result: Result<String, GatewayError>, row: AuditEvent) -> Outcome {
-            Outcome(result: result, limits: limits, row: row, appLabel: appLabel, credentialTypeLabel: credentialTypeLabel)
+            Outcome(
+                result: result, limits: limits, row: row, appLabel: appLabel, credentialTypeLabel: credentialTypeLabel,
+                profileLabel: profileLabel)
         }
     }
 
@@ -92,8 +97,8 @@ public struct TokenIssuer: Sendable {
         let subjects: [String: String]
         let app: AppSettings
         let verifiedBeforeLimits: Bool
-        let signingKey: TokenSigningKey
-        let claims: IdentityTokenClaims
+        let minter: any TokenMinter
+        let grant: TokenGrant
     }
 
     private func prepare(
@@ -103,6 +108,7 @@ public struct TokenIssuer: Sendable {
         let tokenRequest: TokenRequest
         let credentials: Credentials
         let verifier: any CredentialVerifier
+        let profile: String
         do {
             let body = try await request.readBody(upTo: Self.maximumBodyBytes)
             let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
@@ -122,6 +128,8 @@ public struct TokenIssuer: Sendable {
             guard tenant.settings.isEnabled else {
                 throw GatewayError(.appDisabled, .forbidden, "This app is disabled.")
             }
+            profile = try tenant.profileName(requested: tokenRequest.tokenProfile)
+            attempt.profileLabel = profile
             guard
                 let requested = tokenRequest.credentials
                     ?? tenant.settings.credentialTypes.first.map({ Credentials(type: $0) })
@@ -174,24 +182,29 @@ public struct TokenIssuer: Sendable {
             }
             throw GatewayError.invalidCredentials
         }
-        guard let signingKey = tenant.signingKey else {
-            // The credential was right: its reservations are no failure.
+        let minter: any TokenMinter
+        do {
+            minter = try tenant.minter(for: profile)
+        } catch {
+            // The credential was right: its reservations are no failure (no active key, say).
             try? await rateLimiter.release(attempt.limits)
-            throw GatewayError(
-                .noSigningKey, .unavailable, "This app has no active signing key; an operator must activate one.")
+            throw error
         }
 
         var issued = attempt.denial
         issued.event = "token.issued"
         issued.outcome = .success
         issued.userID = identity.userID
-        issued.keyID = signingKey.keyID
-        let claims = IdentityTokenClaims(
-            issuer: app.providerID, identity: identity, nonce: tokenRequest.nonce,
-            issuedAt: Int64(now().timeIntervalSince1970), lifetimeSeconds: app.tokenTTLSeconds)
+        issued.keyID = minter.keyID
+        issued.detail["token_profile"] = profile
+        let grant = TokenGrant(
+            app: app, identity: identity, nonce: tokenRequest.nonce, issuedAt: Int64(now().timeIntervalSince1970))
+        if let refusal = minter.refusal(for: grant) {
+            try? await rateLimiter.release(attempt.limits)
+            throw refusal
+        }
         return Ready(
-            issued: issued, subjects: subjects, app: app, verifiedBeforeLimits: verifiesFirst, signingKey: signingKey,
-            claims: claims)
+            issued: issued, subjects: subjects, app: app, verifiedBeforeLimits: verifiesFirst, minter: minter, grant: grant)
     }
 
     /// Writes the issued row, with the request's counters, in one statement:

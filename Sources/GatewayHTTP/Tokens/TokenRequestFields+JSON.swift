@@ -13,7 +13,7 @@ extension TokenRequestFields {
     }
 
     /// Reads a JSON body in one pass over its bytes (``StrictJSONReader``): an
-    /// object whose `app_id`, `user_id` and `nonce` are strings or null and
+    /// object whose `app_id`, `user_id`, `nonce` and `token_profile` are strings or null and
     /// whose `credentials` is an object of strings, or null. Other members may
     /// hold any JSON value; they are checked and skipped.
     ///
@@ -25,11 +25,12 @@ extension TokenRequestFields {
         var userID: String?
         var nonce: String?
         var credentials: [String: String]?
+        var tokenProfile: String?
         var firstMismatch: JSONFailure?
         do throws(StrictJSONReader.Failure) {
             try reader.readObject { name, reader throws(StrictJSONReader.Failure) in
                 switch name {
-                case "app_id", "user_id", "nonce":
+                case "app_id", "user_id", "nonce", "token_profile":
                     let value: String?
                     switch try reader.readOptionalString() {
                     case .string(let text): value = text
@@ -41,6 +42,7 @@ extension TokenRequestFields {
                     switch name {
                     case "app_id": appID = value
                     case "user_id": userID = value
+                    case "token_profile": tokenProfile = value
                     default: nonce = value
                     }
                 case "credentials":
@@ -70,6 +72,6 @@ extension TokenRequestFields {
             throw .syntax(error)
         }
         if let firstMismatch { throw firstMismatch }
-        self.init(appID: appID, userID: userID, nonce: nonce, credentials: credentials)
+        self.init(appID: appID, userID: userID, nonce: nonce, credentials: credentials, tokenProfile: tokenProfile)
     }
 }

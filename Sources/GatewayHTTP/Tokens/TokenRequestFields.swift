@@ -16,12 +16,14 @@ public struct TokenRequestFields: Equatable {
     var nonce: String?
     /// The credentials object's members, `type` among them; `nil` when absent or null.
     var credentials: [String: String]?
+    var tokenProfile: String?
 
-    init(appID: String?, userID: String?, nonce: String?, credentials: [String: String]?) {
+    init(appID: String?, userID: String?, nonce: String?, credentials: [String: String]?, tokenProfile: String? = nil) {
         self.appID = appID
         self.userID = userID
         self.nonce = nonce
         self.credentials = credentials
+        self.tokenProfile = tokenProfile
     }
 
     /// Decodes `body` according to `contentType` (415 for any other type).
@@ -50,7 +52,7 @@ public struct TokenRequestFields: Equatable {
     /// Validates the fields into a ``TokenRequest``; the credentials' text first.
     public func validated() throws(GatewayError) -> TokenRequest {
         let credentials = try credentials.map { fields throws(GatewayError) in try Self.credentials(from: fields) }
-        return try TokenRequest(appID: appID, userID: userID, nonce: nonce, credentials: credentials)
+        return try TokenRequest(appID: appID, userID: userID, nonce: nonce, credentials: credentials, tokenProfile: tokenProfile)
     }
 
     // MARK: JSON
@@ -86,7 +88,7 @@ public struct TokenRequestFields: Equatable {
         }
         return TokenRequestFields(
             appID: fields["app_id"], userID: fields["user_id"], nonce: fields["nonce"],
-            credentials: credentialFields.isEmpty ? nil : credentialFields)
+            credentials: credentialFields.isEmpty ? nil : credentialFields, tokenProfile: fields["token_profile"])
     }
 
     // MARK: Validation

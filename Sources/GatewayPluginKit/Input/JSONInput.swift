@@ -94,6 +94,25 @@ public struct JSONInput: Sendable {
         }
     }
 
+    /// A write-only secret of `bytes` length: the admin API shows it as
+    /// ``RedactedSecret/marker``, which is refused here, so a change must
+    /// send the secret itself again.
+    public func secret(_ key: String, bytes: ClosedRange<Int>) throws(GatewayError) -> String {
+        guard let value = try string(key), value != RedactedSecret.marker, bytes.contains(value.utf8.count) else {
+            throw .invalidRequest(
+                "\(name(key)) must be the secret itself (\(bytes.lowerBound) to \(bytes.upperBound) bytes); the admin API never shows it, so send it again when changing these settings.")
+        }
+        return value
+    }
+
+    /// A required string of `bytes` length whose every character is in `allowed`; `what` describes the form.
+    public func token(_ key: String, bytes: ClosedRange<Int>, allowed: (UInt8) -> Bool, what: String) throws(GatewayError) -> String {
+        guard let value = try string(key), bytes.contains(value.utf8.count), value.utf8.allSatisfy(allowed) else {
+            throw .invalidRequest("\(name(key)) is required: \(what).")
+        }
+        return value
+    }
+
     public func requiredString(_ key: String) throws(GatewayError) -> String {
         guard let value = try string(key) else { throw .invalidRequest("\(name(key)) is required.") }
         return value

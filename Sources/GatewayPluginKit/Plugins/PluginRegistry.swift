@@ -1,12 +1,15 @@
 public import GatewayCore
 
-/// The credential plugins of this deployment, by credential type.
+/// The credential plugins of this deployment, by credential type, and its
+/// token profiles (``profiles``): what an app's settings may name.
 public struct PluginRegistry: Sendable {
     private let plugins: [String: any CredentialPlugin]
     private let order: [String]
+    public let profiles: TokenProfileRegistry
 
-    /// - Precondition: no two plugins claim the same credential type.
-    public init(_ plugins: [any CredentialPlugin]) {
+    /// - Precondition: no two plugins claim the same credential type, no two profiles a name.
+    public init(_ plugins: [any CredentialPlugin], profiles: [any TokenProfile] = []) {
+        self.profiles = TokenProfileRegistry(profiles)
         var byType: [String: any CredentialPlugin] = [:]
         for plugin in plugins {
             precondition(byType[plugin.credentialType] == nil, "two plugins claim '\(plugin.credentialType)'")
@@ -24,43 +27,59 @@ public struct PluginRegistry: Sendable {
         mapSecrets(options) { _, _, _ in RedactedSecret.marker }
     }
 
-    /// `app` with every plugin secret sealed under `masterKey` (AES-256-GCM,
-    /// bound to the app, plugin and field), as it is stored. Secrets sealed
-    /// already stay as they are.
+    /// An app's token profiles with every profile's secrets replaced by
+    /// ``RedactedSecret/marker``, for answers.
+    public func redacted(_ entries: [TokenProfileEntry]) -> [TokenProfileEntry] {
+        profiles.mapSecrets(entries) { _, _, _ in RedactedSecret.marker }
+    }
+
+    /// `app` with every plugin and profile secret sealed under `masterKey`
+    /// (AES-256-GCM, bound to the app, plugin or profile, and field), as it
+    /// is stored. Secrets sealed already stay as they are.
     public func sealingSecrets(of app: AppSettings, with masterKey: MasterKey) throws -> AppSettings {
-        var sealed = app
-        sealed.plugins = try mapSecrets(app.plugins) { type, path, value in
+        try mapEverySecret(of: app) { context, value in
             guard !PluginSecret.isSealed(value) else { return value }
-            return try PluginSecret.seal(value, context: PluginSecret.context(app.appID, type, path), with: masterKey)
+            return try PluginSecret.seal(value, context: context, with: masterKey)
         }
-        return sealed
     }
 
-    /// `app` with its plugin secrets opened, as plugins read them. A secret
-    /// stored before sealing existed (plain text) is taken as it is.
+    /// `app` with its plugin and profile secrets opened, as plugins and
+    /// profiles read them. A secret stored before sealing existed (plain
+    /// text) is taken as it is.
     public func openingSecrets(of app: AppSettings, with masterKey: MasterKey) throws -> AppSettings {
-        var opened = app
-        opened.plugins = try mapSecrets(app.plugins) { type, path, value in
+        try mapEverySecret(of: app) { context, value in
             guard PluginSecret.isSealed(value) else { return value }
-            return try PluginSecret.open(value, context: PluginSecret.context(app.appID, type, path), with: masterKey)
+            return try PluginSecret.open(value, context: context, with: masterKey)
         }
-        return opened
     }
 
-    /// `app` with every plugin secret sealed under the master key's current
-    /// key: those under the previous key opened and sealed again, plain ones
+    /// `app` with every secret sealed under the master key's current key:
+    /// those under the previous key opened and sealed again, plain ones
     /// (stored before sealing existed) sealed; and how many changed.
     public func resealingSecrets(of app: AppSettings, with masterKey: MasterKey) throws -> (AppSettings, changed: Int) {
         var changed = 0
-        var resealed = app
-        resealed.plugins = try mapSecrets(app.plugins) { type, path, value in
-            let context = PluginSecret.context(app.appID, type, path)
+        let resealed = try mapEverySecret(of: app) { context, value in
             if PluginSecret.isCurrent(value, context: context, with: masterKey) { return value }
             let plain = PluginSecret.isSealed(value) ? try PluginSecret.open(value, context: context, with: masterKey) : value
             changed += 1
             return try PluginSecret.seal(plain, context: context, with: masterKey)
         }
         return (resealed, changed)
+    }
+
+    /// `app` with `transform(context, value)` applied to each plugin and
+    /// profile secret, `context` binding it to its app, owner and field.
+    private func mapEverySecret(
+        of app: AppSettings, _ transform: (_ context: String, _ value: String) throws -> String
+    ) throws -> AppSettings {
+        var mapped = app
+        mapped.plugins = try mapSecrets(app.plugins) { type, path, value in
+            try transform(PluginSecret.context(app.appID, type, path), value)
+        }
+        mapped.tokenProfiles = try profiles.mapSecrets(app.tokenProfiles) { type, name, value in
+            try transform(PluginSecret.context(app.appID, "token_profile:" + type, name), value)
+        }
+        return mapped
     }
 
     private func mapSecrets(

@@ -1,3 +1,4 @@
+public import Foundation
 public import GatewayCore
 import Synchronization
 
@@ -28,6 +29,11 @@ public struct PluginSetup: Sendable {
         }
     }
 
+    /// Sets up each of `types` (``TokenProfile/make(_:)``), leaving out those not offered.
+    public func makeProfiles(_ types: [any TokenProfile.Type]) -> [any TokenProfile] {
+        types.compactMap { $0.make(self) }
+    }
+
     /// A plugin registered before the one being set up, as this deployment
     /// set it up (the password plugin, for one that moves users into it); nil
     /// where it is not installed or not offered. Plugins share its instance,
@@ -51,6 +57,9 @@ public struct PluginSetup: Sendable {
 public protocol PluginSettings: Sendable {
     func integer(_ key: String, in range: ClosedRange<Int>, default value: Int) -> Int
     func boolean(_ key: String, default value: Bool) -> Bool
+    /// The key's absolute `http`/`https` URL (no query, fragment or
+    /// credentials), `nil` where it is not set; anything else is a bad value.
+    func httpURL(_ key: String) -> URL?
 }
 
 /// No settings: every key answers its default (tests, tools).
@@ -58,6 +67,7 @@ public struct DefaultPluginSettings: PluginSettings {
     public init() {}
     public func integer(_ key: String, in range: ClosedRange<Int>, default value: Int) -> Int { value }
     public func boolean(_ key: String, default value: Bool) -> Bool { value }
+    public func httpURL(_ key: String) -> URL? { nil }
 }
 
 /// The plugins ``PluginSetup/makePlugins(_:)`` has made so far.

@@ -146,20 +146,25 @@ public final class TenantCache: Sendable {
     private func load(_ appID: AppID) async throws -> Tenant? {
         guard let settings = try await store.app(appID)?.settings else { return nil }
         let stored = try await store.keys(of: appID)
-        var signingKey: TokenSigningKey?
-        if let active = stored.first(where: { $0.status == .active }) {
-            let pair = try active.open(with: masterKey)
-            signingKey = TokenSigningKey(keyID: active.keyID, signer: try makeSigner(pair))
+        var active: (keyID: KeyID, signer: any RS256Signer)?
+        if let key = stored.first(where: { $0.status == .active }) {
+            active = (key.keyID, try makeSigner(try key.open(with: masterKey)))
         }
         let keySet = stored.compactMap { PublicJWK(publicKeyPEM: $0.publicKeyPEM, keyID: $0.keyID) }
-        // Plugins read their secrets opened; the tenant keeps the settings as stored.
-        let verifiers = plugins.verifiers(
-            for: try plugins.openingSecrets(of: settings, with: masterKey), services: pluginServices)
+        // Plugins and profiles read their secrets opened; the tenant keeps the settings as stored.
+        let opened = try plugins.openingSecrets(of: settings, with: masterKey)
+        let verifiers = plugins.verifiers(for: opened, services: pluginServices)
         for case let (type, .failure(error)) in verifiers {
             logger.warning(
                 "an app's credential type is unusable",
                 metadata: ["app_id": "\(appID)", "credential_type": "\(type)", "reason": "\(error.message)"])
         }
-        return Tenant(settings: settings, signingKey: signingKey, keySet: keySet, verifiers: verifiers)
+        let minters = plugins.profiles.minters(for: opened, keys: AppSigningKeys(active: active, publicKeys: Dictionary(stored.map { ($0.keyID, $0.publicKeyPEM) }, uniquingKeysWith: { first, _ in first })))
+        for case let (profile, .failure(error)) in minters where error.code != .noSigningKey {
+            logger.warning(
+                "an app's token profile is unusable",
+                metadata: ["app_id": "\(appID)", "token_profile": "\(profile)", "reason": "\(error.message)"])
+        }
+        return Tenant(settings: settings, keySet: keySet, verifiers: verifiers, minters: minters)
     }
 }

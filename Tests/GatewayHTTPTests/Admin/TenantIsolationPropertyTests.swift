@@ -34,6 +34,7 @@ import Yams
         "getAppKeySet": "public keys are public",
         "validateIdentityToken": "judges a token the caller already holds, names its app",
         "sendPhoneCode": "answers bound and unbound numbers alike (NumberPrivacyTests)",
+        "getOpenIDConfiguration": "an issuer's public document: its URL and where its public keys are",
     ]
 
     static func operations() throws -> [Operation] {
@@ -59,7 +60,8 @@ import Yams
     static func body(for operation: Operation, appID: String) -> String {
         switch operation.operationID {
         case "createApp": String(decoding: try! JSONSerialization.data(withJSONObject: newAppBody()), as: UTF8.self)
-        case "updateApp": #"{"name": "taken over", "enabled": false}"#
+        case "updateApp":
+            #"{"name": "taken over", "enabled": false, "token_profiles": [{"type": "stream", "api_key": "k", "api_secret": "taken over secret 123"}]}"#
         case "createKey": #"{"generate": {}}"#
         case "putUser", "updateUser": #"{"password": "taken over 123", "disabled": true}"#
         case "bindPhoneNumber": #"{"user_id": "intruder"}"#
@@ -143,7 +145,8 @@ import Yams
     }
 
     /// An app of every plugin: a static user and a password user whose
-    /// passwords hold its secret name, a bound number, a key, and an app-scoped token.
+    /// passwords hold its secret name, a bound number, a key, token profiles
+    /// whose secrets hold it, and an app-scoped token.
     static func makeTenant(_ gateway: TestGateway, operatorToken: String, index: Int) async throws -> Tenant {
         let appID = UUID().lowercasedText
         let secretName = "secret-\(index)-\(UUID().uuidString.prefix(8))"
@@ -156,8 +159,17 @@ import Yams
             json: [
                 "app_id": appID, "name": secretName, "environment": "development", "provider_id": UUID().uuidString,
                 "credential_types": ["static", "password", "phone_code"], "plugins": plugins,
+                "token_profiles": [
+                    ["type": "layer"], ["type": "stream", "api_key": "k", "api_secret": "stream profile \(secretName)"],
+                    [
+                        "type": "twilio", "account_sid": "AC" + String(repeating: "0a", count: 16),
+                        "api_key_sid": "SK" + String(repeating: "1b", count: 16), "api_key_secret": "twilio profile \(secretName)",
+                        "chat_service_sid": "IS" + String(repeating: "2c", count: 16),
+                    ],
+                ] as [[String: String]],
             ])
         #expect(created.status == .created, "\(text(created))")
+        #expect(!text(created).contains("profile \(secretName)"), "profile secrets are never answered, even to an operator")
         let key = try await gateway.admin(.post, "/admin/v1/apps/\(appID)/keys", token: operatorToken, json: ["generate": [:] as [String: Int]])
         let keyID = try #require(try jsonObject(key)["key_id"] as? String)
         let user = try await gateway.admin(

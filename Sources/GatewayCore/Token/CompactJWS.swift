@@ -1,0 +1,36 @@
+public import Crypto
+
+/// The compact serialization of a JWS (RFC 7515 §7.1):
+/// `base64url(header) "." base64url(claims) "." base64url(signature)`.
+public enum CompactJWS {
+    /// `header` and `claims` (JSON bytes, signed exactly as given) signed by `sign`.
+    public static func encode(
+        header: [UInt8], claims: [UInt8], sign: ([UInt8]) throws -> [UInt8]
+    ) rethrows -> String {
+        try encode(headerPrefix: Array((Base64URL.encode(header) + ".").utf8), claims: claims, sign: sign)
+    }
+
+    /// As ``encode(header:claims:sign:)`` with the header already encoded
+    /// (`base64url(header) + "."`), for headers that stay the same for a key's life.
+    public static func encode(
+        headerPrefix: [UInt8], claims: [UInt8], sign: ([UInt8]) throws -> [UInt8]
+    ) rethrows -> String {
+        var signingInput = headerPrefix
+        signingInput.append(contentsOf: Base64URL.encode(claims).utf8)
+        let signature = try sign(signingInput)
+        return String(decoding: signingInput, as: UTF8.self) + "." + Base64URL.encode(signature)
+    }
+
+    /// `base64url(header) + "."` for a header of string members, in the
+    /// order given: computed once per key, the constant start of its tokens.
+    public static func headerPrefix(_ members: KeyValuePairs<String, String>) -> [UInt8] {
+        var header = JSONObjectWriter(reservingCapacity: 128)
+        for (name, value) in members { header.add(name, value) }
+        return Array((Base64URL.encode(header.finish()) + ".").utf8)
+    }
+
+    /// HMAC-SHA256 under `secret` (JWS `HS256`).
+    public static func hs256(_ secret: SymmetricKey) -> ([UInt8]) -> [UInt8] {
+        { message in Array(HMAC<SHA256>.authenticationCode(for: message, using: secret)) }
+    }
+}

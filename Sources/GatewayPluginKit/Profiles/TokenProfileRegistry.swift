@@ -1,0 +1,79 @@
+public import GatewayCore
+
+/// The token profiles of this deployment, by name: Layer's always, the
+/// others as registered (Sources/InstalledPlugins).
+public struct TokenProfileRegistry: Sendable {
+    private let profiles: [String: any TokenProfile]
+    /// Names in registration order, `layer` first.
+    public let names: [String]
+
+    /// - Precondition: no two profiles share a name.
+    public init(_ profiles: [any TokenProfile]) {
+        var byName: [String: any TokenProfile] = [:]
+        var names: [String] = []
+        let offered = profiles.contains { $0.name == "layer" } ? profiles : [LayerProfile()] + profiles
+        for profile in offered {
+            precondition(byName[profile.name] == nil, "two token profiles are named '\(profile.name)'")
+            byName[profile.name] = profile
+            names.append(profile.name)
+        }
+        self.profiles = byName
+        self.names = names
+    }
+
+    /// The profiles in registration order.
+    public var all: [any TokenProfile] { names.map { profiles[$0]! } }
+
+    /// Per profile the app lists, its minter or the error its settings (or
+    /// the app's keys) produced, answered to every request for that profile.
+    public func minters(
+        for app: AppSettings, keys: AppSigningKeys
+    ) -> [String: Result<any TokenMinter, GatewayError>] {
+        var minters: [String: Result<any TokenMinter, GatewayError>] = [:]
+        for entry in app.tokenProfiles {
+            guard let profile = profiles[entry.type] else {
+                minters[entry.type] = .failure(
+                    GatewayError(
+                        .unsupportedTokenProfile, .invalidRequest, "Token profile '\(entry.type)' is not available on this gateway."))
+                continue
+            }
+            minters[entry.type] = Result { () throws(GatewayError) in
+                try profile.makeMinter(for: app, settings: entry.options, keys: keys)
+            }
+        }
+        return minters
+    }
+
+    /// The app's profiles checked as the admin API writes them: known,
+    /// distinct, at most ``maximumPerApp``, and each profile accepting its
+    /// settings (a missing active key is no fault of the settings).
+    public func check(_ app: AppSettings) throws(GatewayError) {
+        let listed = app.tokenProfiles.map(\.type)
+        guard (1...Self.maximumPerApp).contains(listed.count) else {
+            throw .invalidRequest("token_profiles must list 1 to \(Self.maximumPerApp) profiles.")
+        }
+        guard Set(listed).count == listed.count else { throw .invalidRequest("token_profiles must not repeat a type.") }
+        if let unknown = listed.first(where: { profiles[$0] == nil }) {
+            throw .invalidRequest(
+                "token_profiles: '\(unknown)' is not offered by this gateway (it offers: \(names.joined(separator: ", "))).")
+        }
+        for case let (_, .failure(error)) in minters(for: app, keys: .none).sorted(by: { $0.key < $1.key })
+        where error.code != .noSigningKey {
+            throw .invalidRequest(error.message)
+        }
+    }
+
+    public static let maximumPerApp = 8
+
+    /// `entries` with each profile's secrets replaced by `transform(type, name, value)`.
+    func mapSecrets(
+        _ entries: [TokenProfileEntry], _ transform: (_ type: String, _ name: String, _ value: String) throws -> String
+    ) rethrows -> [TokenProfileEntry] {
+        try entries.map { entry in
+            guard let profile = profiles[entry.type] else { return entry }
+            var mapped = entry
+            mapped.options = try profile.mapSecrets(entry.options) { name, value in try transform(entry.type, name, value) }
+            return mapped
+        }
+    }
+}
