@@ -33,6 +33,10 @@ public struct OIDCProfile: TokenProfile {
 
     public var name: String { "oidc" }
 
+    public var unavailableReason: String? {
+        issuerBaseURL == nil ? "oidc.issuer_base_url (GATEWAY_OIDC_ISSUER_BASE_URL), the gateway's public URL, is not set" : nil
+    }
+
     /// The app's issuer identifier: the base URL, no trailing slash, then `/v1/apps/<uuid>`.
     static func issuer(of appID: AppID, base: URL) -> String {
         var text = base.absoluteString

@@ -96,6 +96,7 @@ struct GatewayServer {
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "identity-gateway"),
             logger: logger)
         let migrateOnStart = configuration.migrateOnStart
+        let isProduction = configuration.mode == .production
         let tlsEnabled = configuration.tls != nil
         app.beforeServerStarts {
             let runner = MigrationRunner(client: client, logger: logger)
@@ -110,6 +111,7 @@ struct GatewayServer {
                     ])
                 }
             }
+            try await Self.checkTokenProfiles(plugins.profiles, isProduction: isProduction, client: client, logger: logger)
             try await DurabilityCheck.warnIfUndurable(client: client, logger: logger)
             try await maintenance.runOnce()
             if let secret = configuration.bootstrapAdminToken {

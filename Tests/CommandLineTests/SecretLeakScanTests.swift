@@ -7,7 +7,8 @@ import Testing
 
 /// Every flow driven with known secret values (static, password, phone
 /// code and webhook logins, a webhook user's move into the directory, the
-/// webhook test route, admin tokens, key import and generation, a
+/// webhook test route, admin tokens, key import and generation, token
+/// profiles with their vendors' secrets and the tokens they mint, a
 /// master-key reseal, and a failure of each), then everything the gateway wrote is
 /// scanned for those values and their obvious encodings (base64, base64url,
 /// hex, percent-encoding): its log at trace level, every audit row, every
@@ -33,6 +34,24 @@ import Testing
                 let forwardedPassword = "forwarded tenant password 42"
                 let phoneCode = "73920561"
                 let pem = try TestKeys.opensslPEM(format: "pkcs8")
+                let streamSecret = "stream-api-secret-0123456789"
+                let twilioSecret = "twilio-api-key-secret-0123456"
+                let serviceAccountPEM = try TestKeys.opensslPEM(format: "pkcs8")
+                let profiles: [[String: any Sendable]] = [
+                    ["type": "layer"], ["type": "stream", "api_key": "k", "api_secret": streamSecret],
+                    [
+                        "type": "twilio", "account_sid": "AC" + String(repeating: "0a", count: 16),
+                        "api_key_sid": "SK" + String(repeating: "1b", count: 16), "api_key_secret": twilioSecret,
+                        "chat_service_sid": "IS" + String(repeating: "2c", count: 16),
+                    ],
+                    [
+                        "type": "firebase",
+                        "service_account": [
+                            "type": "service_account", "client_email": "leak@scan.iam.gserviceaccount.com", "private_key_id": "k1",
+                            "private_key": serviceAccountPEM,
+                        ],
+                    ],
+                ]
                 let appID = UUID().lowercasedText
                 var errorBodies: [String] = []
 
@@ -62,11 +81,18 @@ import Testing
                     json: [
                         "app_id": appID, "name": "secrets", "environment": "development", "provider_id": UUID().uuidString,
                         "credential_types": ["password", "static", "phone_code", "webhook"], "plugins": plugins,
+                        "token_profiles": profiles,
                     ])
                 #expect(created.status == 201, "\(created.text)")
                 #expect(
                     !created.text.contains(webhookSecret) && !created.text.contains(staticPassword)
-                        && !created.text.contains(credentialWebhookSecret), "secrets are write-only")
+                        && !created.text.contains(credentialWebhookSecret) && !created.text.contains(streamSecret)
+                        && !created.text.contains(twilioSecret) && !created.text.contains("PRIVATE KEY"), "secrets are write-only")
+                // A refused profile write, its secrets in hand.
+                let refusedProfiles = try await call(
+                    "PATCH", "/admin/v1/apps/\(appID)", token: adminToken,
+                    json: ["token_profiles": [["type": "stream", "api_key": "k", "api_secret": streamSecret, "lifetime_seconds": 1] as [String: any Sendable]]])
+                #expect(refusedProfiles.status == 400)
                 let key = try await call(
                     "POST", "/admin/v1/apps/\(appID)/keys", token: adminToken, json: ["key_id": UUID().uuidString, "private_key_pem": pem])
                 #expect(key.status == 201, "\(key.text)")
@@ -97,6 +123,21 @@ import Testing
                 #expect(try await token(["type": "phone_code", "phone_number": "+15550000001", "code": phoneCode], user: nil).status == 200)
                 let validated = try await call("POST", "/v1/identity_tokens/validate", json: ["identity_token": identityToken])
                 #expect(validated.status == 200)
+                var profileTokens: [(String, String)] = []
+                for profile in ["stream", "twilio", "firebase"] {
+                    let answer = try await call(
+                        "POST", "/v1/identity_tokens",
+                        json: [
+                            "app_id": appID, "user_id": "ada", "nonce": "n-1", "token_profile": profile,
+                            "credentials": ["type": "password", "password": userPassword],
+                        ])
+                    #expect(answer.status == 200, "\(profile): \(answer.text)")
+                    let minted = try #require(answer.json["identity_token"] as? String)
+                    profileTokens.append(("\(profile) token", minted))
+                    let checked = try await call(
+                        "POST", "/v1/identity_tokens/validate", json: ["identity_token": minted, "app_id": appID, "token_profile": profile])
+                    #expect(checked.json["valid"] as? Bool == true, "\(profile): \(checked.text)")
+                }
                 // The webhook sender's port refuses: a failed delivery, with its secret in hand.
                 #expect(try await call("POST", "/v1/phone_codes", json: ["app_id": appID, "phone_number": "+4915112345678"]).status == 202)
                 // A webhook login: the secret signs, the password is forwarded, then hashed into the directory.
@@ -138,6 +179,7 @@ import Testing
 
                 let databasePassword = try #require(url.split(separator: "@").first?.split(separator: ":").last.map(String.init))
                 let pemLine = try #require(pem.split(separator: "\n").dropFirst().first.map(String.init))
+                let serviceAccountLine = try #require(serviceAccountPEM.split(separator: "\n").dropFirst().first.map(String.init))
                 let secrets: [(String, String)] = [
                     ("database password", databasePassword), ("master key", masterKey), ("new master key", newMasterKey),
                     ("bootstrap token", bootstrap), ("admin token", adminToken), ("private key", pemLine),
@@ -145,7 +187,8 @@ import Testing
                     ("credential webhook secret", credentialWebhookSecret), ("forwarded password", forwardedPassword),
                     ("phone code", phoneCode), ("wrong phone code", wrongCode), ("identity token", identityToken),
                     ("token signature", String(identityToken.split(separator: ".").last ?? "")),
-                ]
+                    ("stream secret", streamSecret), ("twilio secret", twilioSecret), ("service account key", serviceAccountLine),
+                ] + profileTokens
                 let written: [(String, String)] = [("log", server.printed), ("/metrics", metrics.text), ("reseal output", reseal.output)]
                     + auditRows.map { ("audit row", $0) } + errorBodies.map { ("error body", $0) }
                 var hits: [String] = []

@@ -3,6 +3,7 @@ import GatewayCore
 import GatewayTestSupport
 import NIOCore
 import NIOPosix
+import PostgresNIO
 import Testing
 
 /// Every token profile judged by its vendor's own library:
@@ -38,6 +39,36 @@ import Testing
             for secret in ["s3cr3t-stream-api-secret", "twilio-api-key-secret", "PRIVATE KEY"] {
                 #expect(!server.printed.contains(secret), "a profile secret reached the log: \(secret)")
             }
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    /// An app listing `oidc` on a deployment without `oidc.issuer_base_url`:
+    /// production refuses to start with a line naming the setting;
+    /// development starts and says so.
+    @Test func productionDoesNotStartWhileAnAppListsAProfileItCannotMint() async throws {
+        try await TestDatabase.with(migrations: []) { client, url in
+            var environment = [
+                "GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": MasterKey.generateBase64(), "GATEWAY_HTTP_PORT": "0",
+                "GATEWAY_METRICS_PORT": "0", "GATEWAY_MIGRATE_ON_START": "true",
+            ]
+            #expect(try await GatewayProcess.run(["migrate"], environment: environment).status == 0)
+            try await client.query(
+                """
+                INSERT INTO apps (app_id, name, environment, provider_id, credential_types, token_profiles)
+                VALUES (gen_random_uuid(), 'issuer', 'production', gen_random_uuid(), '{password}',
+                        '[{"type": "layer"}, {"type": "oidc", "audiences": ["api"]}]')
+                """)
+            let refused = try await GatewayProcess.run(["serve"], environment: environment)
+            #expect(refused.status != 0)
+            #expect(
+                refused.output.contains("1 app(s) issue oidc tokens, but oidc.issuer_base_url (GATEWAY_OIDC_ISSUER_BASE_URL)"),
+                "\(refused.output)")
+            environment["GATEWAY_MODE"] = "development"
+            // One listener, the main one, which starts after the check (a metrics port would start before it).
+            environment["GATEWAY_METRICS_PORT"] = nil
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            #expect(server.printed.contains("a token profile cannot be minted"))
             #expect(await server.stop() == 0)
         }
     }

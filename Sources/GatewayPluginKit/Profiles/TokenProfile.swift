@@ -32,6 +32,11 @@ public protocol TokenProfile: Sendable {
 
     /// Public routes of the profile's own (an issuer's discovery document, say).
     func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices)
+
+    /// Why this deployment cannot mint the profile at all (a setting of the
+    /// operator's missing), or `nil`. A production gateway refuses to start
+    /// while an app lists a profile it cannot mint.
+    var unavailableReason: String? { get }
 }
 
 extension TokenProfile {
@@ -40,4 +45,6 @@ extension TokenProfile {
     ) rethrows -> [String: JSONValue] { settings }
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {}
+
+    public var unavailableReason: String? { nil }
 }

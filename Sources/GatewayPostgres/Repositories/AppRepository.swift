@@ -96,6 +96,15 @@ public struct AppRepository: Sendable {
         return try await Self.decode(rows)
     }
 
+    /// How many apps list `profile` among their token profiles.
+    public func countListing(profile: String) async throws -> Int {
+        let rows = try await client.query(
+            "SELECT count(*)::int FROM apps WHERE token_profiles @> jsonb_build_array(jsonb_build_object('type', \(profile)::text))",
+            logger: logger)
+        for try await count in rows.decode(Int.self) { return count }
+        return 0
+    }
+
     /// The app's row, locked until `connection`'s transaction ends, so that
     /// what the caller checks is what its write replaces: a concurrent
     /// writer waits for this transaction and then reads its result.
