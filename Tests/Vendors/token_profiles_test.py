@@ -11,7 +11,8 @@ profile, and hands each to the library the vendor publishes:
   document and key set fetched over HTTP; app A's token fails against app B.
 - firebase: firebase-admin's create_custom_token for the same service
   account and uid has the same header and claims (times aside); google-auth
-  verifies our signature with the account's public key.
+  verifies our signature with the account's X.509 certificate, as Google
+  publishes one for each service-account key.
 - stream: stream-chat's create_token has the same header and claims; PyJWT,
   which the SDK signs with, verifies ours with the secret.
 - twilio: twilio's AccessToken with a ChatGrant has the same header and
@@ -27,6 +28,7 @@ profile held"; otherwise prints the check that failed.
 """
 
 import base64
+import datetime
 import json
 import sys
 import time
@@ -45,8 +47,10 @@ from authlib.jose import jwt as authlib_jwt
 from authlib.jose.errors import JoseError
 from authlib.oidc.core import CodeIDToken
 from joserfc.errors import JoseError as JoserfcError
-from cryptography.hazmat.primitives import serialization
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import NameOID
 import firebase_admin
 from firebase_admin import auth as firebase_auth
 from firebase_admin import credentials as firebase_credentials
@@ -91,8 +95,13 @@ def service_account():
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption()).decode()
-    public = key.public_key().public_bytes(serialization.Encoding.PEM,
-                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    # Google publishes a self-signed certificate for each service-account key.
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "signer.gateway-test.iam.gserviceaccount.com")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
+                   .not_valid_after(now + datetime.timedelta(days=1)).sign(key, hashes.SHA256()))
+    public = certificate.public_bytes(serialization.Encoding.PEM).decode()
     account = {
         "type": "service_account", "project_id": "gateway-test", "private_key_id": uuid.uuid4().hex,
         "private_key": pem, "client_email": "signer@gateway-test.iam.gserviceaccount.com",
@@ -181,7 +190,7 @@ def check_oidc(app_a, app_b):
     return token
 
 
-def check_firebase(app_uuid, account, public_pem):
+def check_firebase(app_uuid, account, certificate_pem):
     token, _ = issue(app_uuid, "a", "firebase")
     ours_header, ours = decoded(token)
     theirs_header, theirs = decoded(firebase_auth.create_custom_token(USER, app=firebase_app).decode())
@@ -190,7 +199,7 @@ def check_firebase(app_uuid, account, public_pem):
     for name in ("iss", "sub", "aud", "uid"):
         check(ours[name] == theirs[name], f"firebase {name}: {ours[name]} != {theirs[name]}")
     check(0 < ours["exp"] - ours["iat"] <= 3600, f"firebase lifetime {ours['exp'] - ours['iat']}")
-    verified = google_jwt.decode(token, certs={account["private_key_id"]: public_pem}, audience=FIREBASE_AUDIENCE)
+    verified = google_jwt.decode(token, certs={account["private_key_id"]: certificate_pem}, audience=FIREBASE_AUDIENCE)
     check(verified["uid"] == USER, f"google-auth read uid {verified['uid']}")
     other = rsa.generate_private_key(public_exponent=65537, key_size=2048).public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
@@ -338,7 +347,7 @@ def shown(profile, token):
     print(f"{profile}:\n  header {json.dumps(header)}\n  claims {json.dumps(claims)}")
 
 
-account, public_pem = service_account()
+account, certificate_pem = service_account()
 firebase_app = firebase_admin.initialize_app(firebase_credentials.Certificate(account), name="gateway-test")
 app_a_uuid = make_app("a", [
     {"type": "layer"},
@@ -353,7 +362,7 @@ app_b_uuid = make_app("b", [{"type": "oidc", "audiences": ["client-b"]}])
 issued = {
     "layer": check_layer_unchanged(app_a_uuid),
     "oidc": check_oidc(app_a_uuid, app_b_uuid),
-    "firebase": check_firebase(app_a_uuid, account, public_pem),
+    "firebase": check_firebase(app_a_uuid, account, certificate_pem),
     "stream": check_stream(app_a_uuid),
     "twilio": check_twilio(app_a_uuid),
 }
