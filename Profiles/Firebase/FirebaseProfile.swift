@@ -34,7 +34,7 @@ public struct FirebaseProfile: TokenProfile {
     ) throws(GatewayError) -> any TokenMinter {
         let reader = JSONInput(members: settings, path: Self.path)
         try reader.rejectUnknown(allowed: ["service_account", "lifetime_seconds", "claims"])
-        let account = try ServiceAccount(settings["service_account"])
+        let account = try ServiceAccount(settings["service_account"], makeSigner: keys.makeSigner)
         let lifetime = try reader.integer("lifetime_seconds", in: Self.lifetimes) ?? Self.lifetimes.upperBound
         var developerClaims: [(String, String)] = []
         if let claims = try reader.object("claims") {

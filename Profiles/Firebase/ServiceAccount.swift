@@ -14,7 +14,8 @@ struct ServiceAccount: Sendable {
 
     private static let path = "\(FirebaseProfile.path).service_account"
 
-    init(_ value: JSONValue?) throws(GatewayError) {
+    /// - Parameter makeSigner: the deployment's signer for the account's key.
+    init(_ value: JSONValue?, makeSigner: (RSAKeyPair) throws -> any RS256Signer) throws(GatewayError) {
         let members: [String: JSONValue]
         switch value {
         case .object(let object)?:
@@ -41,8 +42,8 @@ struct ServiceAccount: Sendable {
         let pem = try reader.requiredString("private_key")
         do {
             let pair = try RSAKeyPair.imported(pem: pem)
-            signer = pair.signer
             publicKeyPEM = pair.publicKeyPEM
+            signer = try makeSigner(pair)
         } catch {
             throw .invalidRequest("\(Self.path).private_key must be one RSA private key in PEM, 2048 to 4096 bits.")
         }

@@ -31,9 +31,17 @@ public struct AppSigningKeys: Sendable {
     /// retired), by key id: what a token of the app is checked against.
     public let publicKeys: [KeyID: String]
 
-    public init(active: (keyID: KeyID, signer: any RS256Signer)?, publicKeys: [KeyID: String]) {
+    /// The deployment's signer for an RSA key a profile brings itself (a
+    /// Firebase service account's): OpenSSL's in the server, as for app keys.
+    public let makeSigner: @Sendable (RSAKeyPair) throws -> any RS256Signer
+
+    public init(
+        active: (keyID: KeyID, signer: any RS256Signer)?, publicKeys: [KeyID: String],
+        makeSigner: @escaping @Sendable (RSAKeyPair) throws -> any RS256Signer = { $0.signer }
+    ) {
         self.active = active
         self.publicKeys = publicKeys
+        self.makeSigner = makeSigner
     }
 
     /// None at all: how settings are checked before any key is at hand.

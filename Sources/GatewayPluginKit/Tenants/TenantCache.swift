@@ -159,7 +159,9 @@ public final class TenantCache: Sendable {
                 "an app's credential type is unusable",
                 metadata: ["app_id": "\(appID)", "credential_type": "\(type)", "reason": "\(error.message)"])
         }
-        let minters = plugins.profiles.minters(for: opened, keys: AppSigningKeys(active: active, publicKeys: Dictionary(stored.map { ($0.keyID, $0.publicKeyPEM) }, uniquingKeysWith: { first, _ in first })))
+        let minters = plugins.profiles.minters(for: opened, keys: AppSigningKeys(
+                active: active, publicKeys: Dictionary(stored.map { ($0.keyID, $0.publicKeyPEM) }, uniquingKeysWith: { first, _ in first }),
+                makeSigner: makeSigner))
         for case let (profile, .failure(error)) in minters where error.code != .noSigningKey {
             logger.warning(
                 "an app's token profile is unusable",
