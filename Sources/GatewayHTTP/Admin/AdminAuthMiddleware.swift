@@ -41,20 +41,20 @@ public struct AdminAuthMiddleware: RouterMiddleware {
         guard secret.isWellFormed else { throw AdminErrors.unauthorized("The admin token is malformed.", tokenSent: true) }
         // A unit reserved before the lookup and given back for a good token:
         // however many requests arrive at once, no more bad tokens than the limit reach the database.
-        try failures.take(context.clientIP)
+        let unit = try failures.take(context.clientIP)
         let record: AdminTokenRecord?
         do {
             let tokens = self.tokens
             record = try await withDatabaseTimeout(databaseTimeout) { try await tokens.authenticate(secret) }
         } catch {
-            failures.giveBack(context.clientIP)
+            failures.giveBack(unit)
             context.logger.error("admin token lookup failed", metadata: ["error": "\(error)"])
             throw GatewayError.unavailable
         }
         guard let record else {
             throw AdminErrors.unauthorized("The admin token is unknown, revoked or expired.", tokenSent: true)
         }
-        failures.giveBack(context.clientIP)
+        failures.giveBack(unit)
         var context = context
         context.admin = record
         context.logger[metadataKey: "admin_token_id"] = "\(record.id)"

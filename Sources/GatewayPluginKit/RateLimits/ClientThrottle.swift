@@ -35,10 +35,17 @@ public final class ClientThrottle: Sendable {
         self.now = now
     }
 
-    /// Counts one for `client`, or throws the 429 (counting nothing) when it
-    /// has no room left. Off when rate limits are off.
-    public func take(_ client: String?) throws(GatewayError) {
-        guard settings.isEnabled else { return }
+    /// A unit ``take(_:)`` counted: for whom, and in which window.
+    public struct Unit: Sendable {
+        let key: String
+        let windowStart: Int64
+    }
+
+    /// Counts one for `client` and returns it, or throws the 429 (counting
+    /// nothing) when it has no room left. Off (`nil`) when rate limits are off.
+    @discardableResult
+    public func take(_ client: String?) throws(GatewayError) -> Unit? {
+        guard settings.isEnabled else { return nil }
         let window = SlidingWindow(policy: policy, now: now())
         let key = settings.subject(forClient: client ?? "unknown")
         let refusedFor = counts.withLock { counts -> Int? in
@@ -56,18 +63,24 @@ public final class ClientThrottle: Sendable {
                 .rateLimited, .tooManyRequests, "Too many requests from this address; retry after \(seconds) seconds.",
                 retryAfterSeconds: seconds)
         }
+        return Unit(key: key, windowStart: window.windowStart)
     }
 
-    /// Gives back the unit ``take(_:)`` counted for `client` (the attempt
-    /// succeeded, and only failures count).
-    public func giveBack(_ client: String?) {
-        guard settings.isEnabled else { return }
+    /// Gives back a unit ``take(_:)`` counted (the attempt succeeded, and
+    /// only failures count), to the window it was counted in: taken just
+    /// before a window's edge, it leaves the previous window's count, which
+    /// still weighs on the next.
+    public func giveBack(_ unit: Unit?) {
+        guard let unit else { return }
         let window = SlidingWindow(policy: policy, now: now())
-        let key = settings.subject(forClient: client ?? "unknown")
         counts.withLock { counts in
-            guard var count = counts[key].map({ Self.aligned($0, to: window) }), count.current > 0 else { return }
-            count.current -= 1
-            counts[key] = count
+            guard var count = counts[unit.key].map({ Self.aligned($0, to: window) }) else { return }
+            if unit.windowStart == count.windowStart, count.current > 0 {
+                count.current -= 1
+            } else if unit.windowStart == window.previousWindowStart, count.previous > 0 {
+                count.previous -= 1
+            }
+            counts[unit.key] = count
         }
     }
 
