@@ -14,10 +14,7 @@ import Testing
 @Suite struct ConsoleBrowserTests {
     @Test func theConsoleWorksInARealBrowser() async throws {
         let environment = ProcessInfo.processInfo.environment
-        guard let python = environment["GATEWAY_TEST_BROWSER_PYTHON"] else {
-            Issue.record("GATEWAY_TEST_BROWSER_PYTHON is not set: run the tests with ./scripts/test")
-            return
-        }
+        let python = try SuiteEnvironment.value("GATEWAY_TEST_BROWSER_PYTHON")
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let screenshots = environment["GATEWAY_TEST_SCREENSHOTS"] ?? root.appending(path: ".build/console-screenshots").path

@@ -16,10 +16,7 @@ import Testing
 @Suite struct TokenProfileVendorTests {
     @Test func eachProfilesTokenIsAcceptedByTheVendorsLibrary() async throws {
         let environment = ProcessInfo.processInfo.environment
-        guard let python = environment["GATEWAY_TEST_VENDOR_PYTHON"] else {
-            Issue.record("GATEWAY_TEST_VENDOR_PYTHON is not set: run the tests with ./scripts/test")
-            return
-        }
+        let python = try SuiteEnvironment.value("GATEWAY_TEST_VENDOR_PYTHON")
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         try await TestDatabase.with(migrations: []) { _, url in

@@ -31,10 +31,7 @@ import Yams
     }
 
     @Test func theDocumentIsValidOpenAPI31() async throws {
-        guard let validator = ProcessInfo.processInfo.environment["GATEWAY_TEST_OPENAPI_VALIDATOR"] else {
-            Issue.record("GATEWAY_TEST_OPENAPI_VALIDATOR is not set: run the tests with ./scripts/test")
-            return
-        }
+        let validator = try SuiteEnvironment.value("GATEWAY_TEST_OPENAPI_VALIDATOR")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: validator)
         process.arguments = [Self.documentURL.path]

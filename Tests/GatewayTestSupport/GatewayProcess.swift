@@ -6,10 +6,6 @@ import Synchronization
 /// operator runs it. Its path comes from `GATEWAY_TEST_BINARY`, set by
 /// `./scripts/test`.
 public final class GatewayProcess: Sendable {
-    public struct NotConfigured: Error, CustomStringConvertible {
-        public var description: String { "GATEWAY_TEST_BINARY is not set: run the tests with ./scripts/test" }
-    }
-
     public struct Exit: Sendable {
         public let status: Int32
         /// Standard output and standard error together.
@@ -29,10 +25,7 @@ public final class GatewayProcess: Sendable {
     public var pid: Int32 { child.pid }
 
     public static func binary() throws -> URL {
-        guard let path = ProcessInfo.processInfo.environment["GATEWAY_TEST_BINARY"], !path.isEmpty else {
-            throw NotConfigured()
-        }
-        return URL(fileURLWithPath: path)
+        URL(fileURLWithPath: try SuiteEnvironment.value("GATEWAY_TEST_BINARY"))
     }
 
     /// Runs the binary to completion. The child sees only `environment` plus PATH and HOME.

@@ -8,7 +8,8 @@ public import PostgresNIO
 ///
 /// The cluster comes from `GATEWAY_TEST_DATABASE_URL`, which `./scripts/test`
 /// sets after starting a throwaway PostgreSQL. Without it, database tests
-/// fail with a message saying so: they never skip silently.
+/// fail under `./scripts/test` (never skipped silently in CI) and are
+/// cancelled, with one line saying why, in a plain `swift test`.
 public enum TestDatabase {
     public static let logger: Logger = {
         var logger = Logger(label: "test")
@@ -16,18 +17,10 @@ public enum TestDatabase {
         return logger
     }()
 
-    public struct NotConfigured: Error, CustomStringConvertible {
-        public var description: String {
-            "GATEWAY_TEST_DATABASE_URL is not set: run the tests with ./scripts/test, which starts a throwaway PostgreSQL"
-        }
-    }
-
-    /// The URL of the test cluster's maintenance database.
+    /// The URL of the test cluster's maintenance database (``SuiteEnvironment``:
+    /// without one, the test fails under `./scripts/test` and is cancelled in a plain `swift test`).
     public static func clusterURL() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment["GATEWAY_TEST_DATABASE_URL"], !url.isEmpty else {
-            throw NotConfigured()
-        }
-        return url
+        try SuiteEnvironment.value("GATEWAY_TEST_DATABASE_URL")
     }
 
     /// Creates an empty database, migrated unless `migrations` is empty, runs
