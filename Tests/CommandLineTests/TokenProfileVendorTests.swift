@@ -1,8 +1,6 @@
 import Foundation
 import GatewayCore
 import GatewayTestSupport
-import NIOCore
-import NIOPosix
 import PostgresNIO
 import Testing
 
@@ -21,15 +19,17 @@ import Testing
             .deletingLastPathComponent()
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
-            // The issuer URL names the port, so the port is chosen before the start.
-            let port = try await Self.freePort()
+            // The public name relying parties know the gateway by; the script reaches it at the port it got
+            // (as DNS would point the name at it), so no port is chosen before the start.
             var serve = serveEnvironment(url, bootstrap: bootstrap)
-            serve["GATEWAY_HTTP_PORT"] = "\(port)"
-            serve["GATEWAY_OIDC_ISSUER_BASE_URL"] = "http://127.0.0.1:\(port)/"
+            serve["GATEWAY_OIDC_ISSUER_BASE_URL"] = Self.issuerBaseURL + "/"
             let server = try await GatewayProcess.start(["serve"], environment: serve)
             let run = try await GatewayProcess.runProgram(
                 python,
-                [root.appending(path: "Tests/Vendors/token_profiles_test.py").path, "http://127.0.0.1:\(server.port)", bootstrap],
+                [
+                    root.appending(path: "Tests/Vendors/token_profiles_test.py").path, "http://127.0.0.1:\(server.port)", bootstrap,
+                    Self.issuerBaseURL,
+                ],
                 environment: ["PATH": environment["PATH"] ?? "/usr/bin:/bin", "HOME": environment["HOME"] ?? "/tmp"])
             #expect(run.status == 0, "vendor suite (exit \(run.status)):\n\(run.output)")
             #expect(run.output.contains("every profile held"), "\(run.output)")
@@ -70,12 +70,5 @@ import Testing
         }
     }
 
-    /// A port nothing listens on now: bound, read and let go.
-    static func freePort() async throws -> Int {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .bind(host: "127.0.0.1", port: 0).get()
-        let port = channel.localAddress?.port ?? 0
-        try await channel.close()
-        return port
-    }
+    static let issuerBaseURL = "https://id.gateway.test"
 }

@@ -1,6 +1,9 @@
 """Checks every token profile the running gateway issues with the vendor's own library.
 
-Usage: token_profiles_test.py BASE_URL OPERATOR_TOKEN
+Usage: token_profiles_test.py BASE_URL OPERATOR_TOKEN ISSUER_BASE_URL
+
+ISSUER_BASE_URL is the gateway's public name (its oidc.issuer_base_url); the
+relying party reaches URLs under it at BASE_URL, as DNS would send it there.
 
 Sets up two development apps over the admin API (static users, an active
 key, every profile), asks the public token endpoint for one token of each
@@ -62,7 +65,7 @@ from twilio.jwt import JwtDecodeError
 from twilio.jwt.access_token import AccessToken
 from twilio.jwt.access_token.grants import ChatGrant
 
-BASE, OPERATOR = sys.argv[1], sys.argv[2]
+BASE, OPERATOR, PUBLIC = sys.argv[1], sys.argv[2], sys.argv[3]
 FIREBASE_AUDIENCE = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
 USER = "alice@example.com"
 STREAM_KEY, STREAM_SECRET = "stream-key-1", "s3cr3t-stream-api-secret-0123456789"
@@ -145,15 +148,21 @@ def issue(app_uuid, name, profile, nonce="n-" + uuid.uuid4().hex):
     return answer["identity_token"], nonce
 
 
+def fetch(url):
+    """GET a URL under the gateway's public name, at the address it runs on here."""
+    check(url.startswith(PUBLIC + "/"), f"{url} is not under the gateway's public URL {PUBLIC}")
+    return requests.get(BASE + url[len(PUBLIC):], timeout=30)
+
+
 def relying_party(app_uuid, audience):
     """What an OpenID relying party does with an issuer: discovery, then keys."""
-    issuer = f"{BASE}/v1/apps/{app_uuid}"
-    discovery = requests.get(issuer + "/.well-known/openid-configuration", timeout=30)
+    issuer = f"{PUBLIC}/v1/apps/{app_uuid}"
+    discovery = fetch(issuer + "/.well-known/openid-configuration")
     check(discovery.status_code == 200, f"discovery of {issuer}: {discovery.status_code}")
     metadata = discovery.json()
     check(metadata["issuer"] == issuer, f"discovery issuer {metadata['issuer']} != {issuer}")
     check("RS256" in metadata["id_token_signing_alg_values_supported"], "RS256 not offered")
-    keys = JsonWebKey.import_key_set(requests.get(metadata["jwks_uri"], timeout=30).json())
+    keys = JsonWebKey.import_key_set(fetch(metadata["jwks_uri"]).json())
     return metadata, keys
 
 
