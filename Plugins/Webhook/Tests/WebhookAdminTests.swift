@@ -66,7 +66,8 @@ import WebhookPlugin
         try await TestGateway.with(plugins: WebhookTestPlugins().registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let token = try await gateway.adminToken(.operator)
-                let body = Self.appBody(["url": base, "secret": tenantSecret])
+                // The tenant answers from this test process, which a full run keeps busy: 10 s, not the default 2.
+                let body = Self.appBody(["url": base, "secret": tenantSecret, "timeout_ms": 10_000])
                 let appID = body["app_id"] as! String
                 let created = try await gateway.admin(.post, "/admin/v1/apps", token: token, json: body)
                 #expect(created.status == .created, "\(text(created))")
@@ -82,7 +83,8 @@ import WebhookPlugin
                 }
                 _ = try await gateway.admin(.post, "/admin/v1/apps/\(appID)/keys", token: token, json: ["generate": ["bits": 2048]])
                 let app = try await gateway.tenants.tenant(for: AppID(appID)!).settings
-                #expect(try await gateway.webhookLogin(app, user: "valid-ada").status == .ok)
+                let login = try await gateway.webhookLogin(app, user: "valid-ada")
+                #expect(login.status == .ok, "\(text(login))")
                 #expect(FakeTenant.signatureHolds(try #require(tenant.requests.first)))
             }
         }
