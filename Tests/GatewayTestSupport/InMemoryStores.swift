@@ -223,7 +223,7 @@ public final class InMemoryStores: Sendable {
         func keys(of appID: AppID) async throws -> [StoredKey] { try memory.change { $0.keys[appID, default: []] } }
     }
 
-    /// Counters by (app, policy, subject, window), with the sliding window's verdict.
+    /// Counters by (app, policy, subject, window), each touch as ``SlidingWindow/touch(_:current:previous:)`` says.
     struct Ledger: RequestLedger {
         let memory: InMemoryStores
 
@@ -252,24 +252,11 @@ public final class InMemoryStores: Sendable {
             func key(_ start: Int64) -> String {
                 "\(touch.appID) \(touch.window.policy.name) \(touch.subject) \(start)"
             }
-            let previous = counters[key(touch.window.previousWindowStart), default: 0]
-            var current = counters[key(touch.window.windowStart), default: 0]
-            let allowed: Bool
-            switch touch.mode {
-            case .count:
-                current += 1
-                allowed = touch.window.allows(current: current, previous: previous)
-            case .reserve:
-                allowed = touch.window.allows(current: current + 1, previous: previous)
-                if allowed { current += 1 }
-            case .release:
-                current = max(0, current - 1)
-                allowed = true
-            case .read:
-                allowed = touch.window.allows(current: current + 1, previous: previous)
-            }
-            counters[key(touch.window.windowStart)] = current
-            return CounterReading(current: current, previous: previous, allowed: allowed)
+            let reading = touch.window.touch(
+                touch.mode, current: counters[key(touch.window.windowStart), default: 0],
+                previous: counters[key(touch.window.previousWindowStart), default: 0])
+            counters[key(touch.window.windowStart)] = reading.current
+            return reading
         }
     }
 

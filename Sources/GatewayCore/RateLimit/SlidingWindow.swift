@@ -47,6 +47,26 @@ public struct SlidingWindow: Sendable, Equatable {
         estimate(current: current, previous: previous) <= Double(policy.limit)
     }
 
+    /// What one touch does to a counter whose current window holds
+    /// `current` and whose previous window held `previous`, and its verdict:
+    /// the semantics of each ``CounterTouch/Mode``, in one place. PostgreSQL
+    /// applies the same in `LedgerWriteStatement`, and
+    /// `RateLimitAgreementTests` holds the two to one table and to random
+    /// sequences.
+    public func touch(_ mode: CounterTouch.Mode, current: Int, previous: Int) -> CounterReading {
+        switch mode {
+        case .count:
+            return CounterReading(current: current + 1, previous: previous, allowed: allows(current: current + 1, previous: previous))
+        case .reserve:
+            let granted = allows(current: current + 1, previous: previous)
+            return CounterReading(current: granted ? current + 1 : current, previous: previous, allowed: granted)
+        case .release:
+            return CounterReading(current: max(0, current - 1), previous: previous, allowed: true)
+        case .read:
+            return CounterReading(current: current, previous: previous, allowed: allows(current: current + 1, previous: previous))
+        }
+    }
+
     /// The verdict on an event that `current` already includes.
     public func verdict(current: Int, previous: Int) -> Verdict {
         verdict(current: current, previous: previous, allowed: allows(current: current, previous: previous))

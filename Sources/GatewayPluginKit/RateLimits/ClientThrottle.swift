@@ -50,10 +50,11 @@ public final class ClientThrottle: Sendable {
         let key = settings.subject(forClient: client ?? "unknown")
         let refusedFor = counts.withLock { counts -> Int? in
             var count = counts[key].map { Self.aligned($0, to: window) } ?? Count(windowStart: window.windowStart, current: 0, previous: 0)
-            guard window.allows(current: count.current + 1, previous: count.previous) else {
+            let reservation = window.touch(.reserve, current: count.current, previous: count.previous)
+            guard reservation.allowed else {
                 return window.verdict(current: count.current + 1, previous: count.previous, allowed: false).retryAfterSeconds
             }
-            count.current += 1
+            count.current = reservation.current
             if counts[key] == nil, counts.count >= Self.capacity { Self.makeRoom(&counts, window: window) }
             counts[key] = count
             return nil

@@ -17,7 +17,9 @@ import PostgresNIO
 ///
 /// Each touch also gets its verdict: a reservation is allowed when it was
 /// granted, a count when previous × weight + current is at most the limit, a
-/// read when one more would be, a release always. An audit row may name a
+/// read when one more would be, a release always: what `SlidingWindow.touch`
+/// says in Swift, which `RateLimitAgreementTests` checks this against, by a
+/// table and by random sequences. An audit row may name a
 /// request (`admittedBy`): it is inserted only if every touch of that request
 /// is allowed. That is how an issued token's row and its counters take one
 /// statement.
