@@ -48,9 +48,9 @@ public struct TwilioProfile: TokenProfile {
 
     /// A Twilio SID: its two-letter prefix and 32 lowercase hex digits.
     static func sid(_ reader: JSONInput, _ key: String, prefix: String) throws(GatewayError) -> String {
-        let value = try reader.token(
-            key, bytes: 34...34, allowed: { $0 > 0x20 && $0 < 0x7F }, what: "\(prefix) followed by 32 hexadecimal digits")
-        guard value.hasPrefix(prefix), value.utf8.dropFirst(2).allSatisfy({ $0.isLowercaseHexDigit }) else {
+        guard let value = try reader.string(key), value.utf8.count == 34, value.hasPrefix(prefix),
+            value.utf8.dropFirst(2).allSatisfy({ $0.isLowercaseHexDigit })
+        else {
             throw .invalidRequest("token_profiles.twilio.\(key) must be \(prefix) followed by 32 lowercase hexadecimal digits.")
         }
         return value

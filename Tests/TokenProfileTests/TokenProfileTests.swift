@@ -16,9 +16,11 @@ import TwilioProfile
     static let pair = try! RSAKeyPair.generate(bits: 2048)
     static let keyID = KeyID(uuid: UUID())
     static let keys = AppSigningKeys(active: (keyID, pair.signer), publicKeys: [keyID: pair.publicKeyPEM])
-    static let registry = TokenProfileRegistry([
+    /// The profiles besides Layer's, which every registry holds.
+    static let offered: [any TokenProfile] = [
         OIDCProfile(issuerBaseURL: URL(string: "https://id.example.com/")!), FirebaseProfile(), StreamProfile(), TwilioProfile(),
-    ])
+    ]
+    static let registry = TokenProfileRegistry(offered)
     static let twilio: [String: JSONValue] = [
         "account_sid": .string("AC" + String(repeating: "0a", count: 16)), "api_key_sid": .string("SK" + String(repeating: "1b", count: 16)),
         "api_key_secret": .string("twilio-secret-0123456789"), "chat_service_sid": .string("IS" + String(repeating: "2c", count: 16)),
@@ -112,7 +114,7 @@ import TwilioProfile
     }
 
     @Test func secretsAreSealedBoundToTheirAppAndRedacted() throws {
-        let registry = PluginRegistry([], profiles: Self.registry.all)
+        let registry = PluginRegistry([], profiles: Self.offered)
         let masterKey = try MasterKey(base64: MasterKey.generateBase64())
         let app = Self.app(Self.everyProfile)
         let sealed = try registry.sealingSecrets(of: app, with: masterKey)

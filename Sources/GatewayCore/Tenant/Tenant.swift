@@ -26,12 +26,12 @@ public struct Tenant: Sendable {
     /// The name of the profile a request gets: the one it names, or the
     /// app's first; a 400 naming the app's profiles when the app does not issue it.
     public func profileName(requested: String?) throws(GatewayError) -> String {
-        let listed = settings.tokenProfiles.map(\.type)
-        guard let requested else { return listed.first ?? TokenProfileEntry.layer.type }
-        guard listed.contains(requested) else {
+        let profiles = settings.tokenProfiles
+        guard let requested else { return profiles.first?.type ?? TokenProfileEntry.layer.type }
+        guard profiles.contains(where: { $0.type == requested }) else {
+            let listed = profiles.map(\.type).joined(separator: ", ")
             throw GatewayError(
-                .unsupportedTokenProfile, .invalidRequest,
-                "This app does not issue token profile '\(requested)'; it issues: \(listed.joined(separator: ", ")).")
+                .unsupportedTokenProfile, .invalidRequest, "This app does not issue token profile '\(requested)'; it issues: \(listed).")
         }
         return requested
     }

@@ -3,15 +3,8 @@ public import Crypto
 /// The compact serialization of a JWS (RFC 7515 §7.1):
 /// `base64url(header) "." base64url(claims) "." base64url(signature)`.
 public enum CompactJWS {
-    /// `header` and `claims` (JSON bytes, signed exactly as given) signed by `sign`.
-    public static func encode(
-        header: [UInt8], claims: [UInt8], sign: ([UInt8]) throws -> [UInt8]
-    ) rethrows -> String {
-        try encode(headerPrefix: Array((Base64URL.encode(header) + ".").utf8), claims: claims, sign: sign)
-    }
-
-    /// As ``encode(header:claims:sign:)`` with the header already encoded
-    /// (`base64url(header) + "."`), for headers that stay the same for a key's life.
+    /// `claims` (JSON bytes, signed exactly as given) under the header
+    /// ``headerPrefix(_:)`` encoded once for the key's life, signed by `sign`.
     public static func encode(
         headerPrefix: [UInt8], claims: [UInt8], sign: ([UInt8]) throws -> [UInt8]
     ) rethrows -> String {

@@ -1,4 +1,5 @@
 import _CryptoExtras
+public import Crypto
 import Foundation
 
 /// A compact JWS split into its parts, for checking a token: the gateway's
@@ -27,6 +28,11 @@ public struct ParsedIdentityToken: Sendable {
         self.claims = claims
         self.signingInput = Array(parts[0].utf8) + [UInt8(ascii: ".")] + Array(parts[1].utf8)
         self.signature = Array(signature)
+    }
+
+    /// Whether the HS256 signature verifies under `secret`, in constant time.
+    public func hasValidHS256Signature(secret: SymmetricKey) -> Bool {
+        HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signingInput, using: secret)
     }
 
     /// Whether the RS256 signature verifies under the PEM public key.

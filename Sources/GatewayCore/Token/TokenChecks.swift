@@ -1,5 +1,3 @@
-public import Crypto
-
 /// The checks every profile's validation makes, each failure a
 /// ``TokenValidationReport/Problem`` with a stable code: the header's fixed
 /// members, claims that must be strings or equal fixed values, and times.
@@ -57,12 +55,5 @@ public struct TokenChecks {
             return nil
         }
         return Int64(number)
-    }
-}
-
-extension ParsedIdentityToken {
-    /// Whether the HS256 signature verifies under `secret`, in constant time.
-    public func hasValidHS256Signature(secret: SymmetricKey) -> Bool {
-        HMAC<SHA256>.isValidAuthenticationCode(signature, authenticating: signingInput, using: secret)
     }
 }

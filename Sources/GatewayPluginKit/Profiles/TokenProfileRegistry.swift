@@ -7,12 +7,12 @@ public struct TokenProfileRegistry: Sendable {
     /// Names in registration order, `layer` first.
     public let names: [String]
 
-    /// - Precondition: no two profiles share a name.
+    /// - Parameter profiles: those besides Layer's, which every registry holds first.
+    /// - Precondition: no two profiles share a name (Layer's among them).
     public init(_ profiles: [any TokenProfile]) {
         var byName: [String: any TokenProfile] = [:]
         var names: [String] = []
-        let offered = profiles.contains { $0.name == "layer" } ? profiles : [LayerProfile()] + profiles
-        for profile in offered {
+        for profile in [LayerProfile()] + profiles {
             precondition(byName[profile.name] == nil, "two token profiles are named '\(profile.name)'")
             byName[profile.name] = profile
             names.append(profile.name)
