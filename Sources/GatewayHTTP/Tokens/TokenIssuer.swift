@@ -182,11 +182,14 @@ public struct TokenIssuer: Sendable {
             }
             throw GatewayError.invalidCredentials
         }
+        let grant = TokenGrant(
+            app: app, identity: identity, nonce: tokenRequest.nonce, issuedAt: Int64(now().timeIntervalSince1970))
         let minter: any TokenMinter
         do {
             minter = try tenant.minter(for: profile)
+            if let refusal = minter.refusal(for: grant) { throw refusal }
         } catch {
-            // The credential was right: its reservations are no failure (no active key, say).
+            // The credential was right: its reservations are no failure (no active key, a uid the vendor refuses).
             try? await rateLimiter.release(attempt.limits)
             throw error
         }
@@ -197,12 +200,6 @@ public struct TokenIssuer: Sendable {
         issued.userID = identity.userID
         issued.keyID = minter.keyID
         issued.detail["token_profile"] = profile
-        let grant = TokenGrant(
-            app: app, identity: identity, nonce: tokenRequest.nonce, issuedAt: Int64(now().timeIntervalSince1970))
-        if let refusal = minter.refusal(for: grant) {
-            try? await rateLimiter.release(attempt.limits)
-            throw refusal
-        }
         return Ready(
             issued: issued, subjects: subjects, app: app, verifiedBeforeLimits: verifiesFirst, minter: minter, grant: grant)
     }
