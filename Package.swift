@@ -22,6 +22,7 @@ enum Products {
     static let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
     static let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
     static let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
+    static let tracing: Target.Dependency = .product(name: "Tracing", package: "swift-distributed-tracing")
 }
 
 /// The credential plugins: a folder `Plugins/<name>/` each (with its own
@@ -47,7 +48,7 @@ let pluginSeam: [Target.Dependency] = [
     "GatewayCore", "GatewayPluginKit", "GatewayPostgres",
     Products.hummingbird, Products.logging,
     Products.nioCore, Products.postgresNIO,
-    Products.coreMetrics,
+    Products.coreMetrics, Products.tracing,
 ]
 
 /// What every plugin's tests drive: a gateway over a test database.
@@ -146,12 +147,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // The operator console's server-rendered pages.
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        // Traces: the span API in the libraries (already in the graph through Hummingbird), exported over
+        // OTLP/HTTP by swift-otel in the executable. Its gRPC exporter is left out of the build.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: pluginTargets + profileTargets + [
         .target(
             name: "GatewayCore",
             dependencies: [
-                Products.crypto, Products.cryptoExtras,
+                Products.crypto, Products.cryptoExtras, Products.tracing,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -160,6 +165,7 @@ let package = Package(
             dependencies: [
                 "GatewayCore", Products.postgresNIO, Products.logging, Products.crypto,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), Products.coreMetrics,
+                Products.tracing,
             ],
             swiftSettings: upcomingFeatures,
             // The core schema, from the top-level Migrations/ folder.
@@ -174,7 +180,7 @@ let package = Package(
                 "GatewayCore", "GatewayPostgres", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 Products.crypto, Products.nioPosix, Products.hummingbird, Products.httpTypes, Products.logging,
                 Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), Products.postgresNIO,
-                Products.coreMetrics,
+                Products.coreMetrics, Products.tracing,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -184,7 +190,7 @@ let package = Package(
                 "GatewayCore", "GatewayPluginKit", Products.hummingbird, Products.httpTypes, Products.logging,
                 Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"), Products.nioPosix,
-                Products.coreMetrics,
+                Products.coreMetrics, Products.tracing,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -243,7 +249,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"), Products.nioCore,
                 Products.nioPosix, Products.coreMetrics, .product(name: "Prometheus", package: "swift-prometheus"),
-                "InstalledPlugins",
+                "InstalledPlugins", Products.tracing, .product(name: "OTel", package: "swift-otel"),
             ],
             swiftSettings: upcomingFeatures
         ),

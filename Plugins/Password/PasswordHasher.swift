@@ -5,6 +5,7 @@ import HummingbirdBcrypt
 import NIOCore
 import NIOPosix
 import Synchronization
+public import Tracing
 
 /// Runs password hashing and verification on its own threads, never on the
 /// request executor, with bounded admission: at most `concurrency` hashes run,
@@ -127,8 +128,13 @@ public final class PasswordHasher: Sendable {
     /// - Throws: ``GatewayError/busy`` when `concurrency + queueLimit`
     ///   hashes are admitted already, or `purpose` is admin work and its app
     ///   has ``adminQueuePerApp`` admitted.
+    ///
+    /// In a traced request, a span named `spanName` covers the work on its
+    /// thread, with `attributes` (the cost), and one before it the wait for
+    /// a turn and for the memory budget.
     public func perform<Result: Sendable>(
-        memoryKiB: Int, for purpose: PasswordHashWork, _ work: @escaping @Sendable () throws -> Result
+        memoryKiB: Int, for purpose: PasswordHashWork, spanName: String = "password hash",
+        attributes: SpanAttributes = [:], _ work: @escaping @Sendable () throws -> Result
     ) async throws -> Result {
         let depth = admitted.wrappingAdd(1, ordering: .relaxed).newValue
         Self.depthGauge.record(depth)
@@ -152,12 +158,16 @@ public final class PasswordHasher: Sendable {
             }
         }
         let started = ContinuousClock.now
+        let queued = DefaultTracerClock.now
         defer { Self.durationTimer.recordNanoseconds((ContinuousClock.now - started).nanoseconds) }
         await turns.take(purpose)
         defer { turns.finished(purpose) }
         await memory.acquire(memoryKiB)
         defer { memory.release(memoryKiB) }
-        return try await pool.runIfActive(work)
+        Spans.record(
+            "\(spanName) queue", from: queued, to: DefaultTracerClock.now,
+            attributes: ["gateway.hash.memory_kib": .int64(Int64(memoryKiB))])
+        return try await Spans.run(spanName, attributes: attributes) { _ in try await pool.runIfActive(work) }
     }
 
     private static func refusal() -> GatewayError {
@@ -167,14 +177,20 @@ public final class PasswordHasher: Sendable {
 
     /// A new argon2id hash of `password`.
     func hash(_ password: String, parameters: Argon2Parameters, for purpose: PasswordHashWork) async throws -> PasswordHash {
-        let text = try await perform(memoryKiB: parameters.memoryKiB, for: purpose) { try Argon2.hash(password, parameters: parameters) }
+        let text = try await perform(
+            memoryKiB: parameters.memoryKiB, for: purpose, spanName: "argon2id hash", attributes: Self.cost(parameters)
+        ) { try Argon2.hash(password, parameters: parameters) }
         guard let hash = PasswordHash(text) else { throw Argon2Error.malformedHash }
         return hash
     }
 
     /// Whether `password` matches `hash`, whatever its scheme.
     func verify(_ password: String, against hash: PasswordHash, for purpose: PasswordHashWork) async throws -> Bool {
-        try await perform(memoryKiB: hash.memoryKiB, for: purpose) {
+        let cost: SpanAttributes =
+            hash.bcryptCost.map { ["gateway.bcrypt.cost": .int64(Int64($0))] } ?? hash.argon2Parameters.map(Self.cost) ?? [:]
+        return try await perform(
+            memoryKiB: hash.memoryKiB, for: purpose, spanName: "\(hash.scheme) verify", attributes: cost
+        ) {
             switch hash.scheme {
             case .argon2id, .argon2i:
                 return try Argon2.verify(password, against: hash.text)
@@ -197,6 +213,15 @@ public final class PasswordHasher: Sendable {
             dummyHashes.withLock { $0[parameters] = dummy }
         }
         _ = try await verify(password, against: dummy, for: purpose)
+    }
+
+    /// An argon2 hash's cost, as its span reports it.
+    private static func cost(_ parameters: Argon2Parameters) -> SpanAttributes {
+        [
+            "gateway.argon2.memory_kib": .int64(Int64(parameters.memoryKiB)),
+            "gateway.argon2.iterations": .int64(Int64(parameters.iterations)),
+            "gateway.argon2.parallelism": .int64(Int64(parameters.parallelism)),
+        ]
     }
 
     private static func randomSecret() -> String {

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPostgres
 import Logging
 import PostgresNIO
 
@@ -14,7 +15,7 @@ struct PasswordUserRepository: Sendable {
 
     /// The user, or `nil` when the app has no such user.
     func find(_ userID: String, in appID: AppID) async throws -> PasswordUser? {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             SELECT \(unescaped: Self.columns) FROM password_users
             WHERE app_id = \(appID.uuid) AND user_id = \(userID)
@@ -32,7 +33,7 @@ struct PasswordUserRepository: Sendable {
     ) async throws -> Result? {
         let key = "password-import:\(appID.uuid.lowercasedText)"
         return try await client.withConnection { connection -> Result? in
-            let rows = try await connection.query("SELECT pg_try_advisory_lock(hashtextextended(\(key), 0))", logger: logger)
+            let rows = try await connection.tracedQuery("SELECT pg_try_advisory_lock(hashtextextended(\(key), 0))", logger: logger)
             var locked = false
             for try await taken in rows.decode(Bool.self) { locked = taken }
             guard locked else { return nil }
@@ -50,7 +51,7 @@ struct PasswordUserRepository: Sendable {
 
     private func unlock(_ key: String, on connection: PostgresConnection) async {
         do {
-            _ = try await connection.query("SELECT pg_advisory_unlock(hashtextextended(\(key), 0))", logger: logger)
+            _ = try await connection.tracedQuery("SELECT pg_advisory_unlock(hashtextextended(\(key), 0))", logger: logger)
         } catch {
             // The lock lives as long as the session: a connection that cannot be told closes, and frees it.
             logger.warning("user import lock not released", metadata: ["error": "\(error)"])
@@ -60,7 +61,7 @@ struct PasswordUserRepository: Sendable {
 
     /// The user, locked until the transaction ends.
     func findForUpdate(_ userID: String, in appID: AppID, on connection: PostgresConnection) async throws -> PasswordUser? {
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             """
             SELECT \(unescaped: Self.columns) FROM password_users
             WHERE app_id = \(appID.uuid) AND user_id = \(userID) FOR UPDATE
@@ -71,7 +72,7 @@ struct PasswordUserRepository: Sendable {
 
     /// Users in user-id (byte) order after `after`, whose id starts with `prefix`.
     func list(in appID: AppID, prefix: String, after: String?, limit: Int) async throws -> [PasswordUser] {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             SELECT \(unescaped: Self.columns) FROM password_users
             WHERE app_id = \(appID.uuid) AND user_id >= \(prefix) AND starts_with(user_id, \(prefix))
@@ -86,7 +87,7 @@ struct PasswordUserRepository: Sendable {
     /// Creates or replaces users; for each record, whether it was created.
     func upsert(_ records: [PasswordUserRecord], in appID: AppID, on connection: PostgresConnection) async throws -> [Bool] {
         func text(_ value: String?) -> String { value ?? "" }
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             """
             INSERT INTO password_users AS u (app_id, user_id, password_hash, first_name, last_name, display_name,
                                              avatar_url, disabled)
@@ -113,7 +114,7 @@ struct PasswordUserRepository: Sendable {
     /// Adds the user unless the app has one with that id; whether it was added.
     func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
         let profile = record.profile
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             """
             INSERT INTO password_users (app_id, user_id, password_hash, first_name, last_name, display_name, avatar_url)
             VALUES (\(appID.uuid), \(record.userID), \(record.hash.text), \(profile.firstName), \(profile.lastName),
@@ -126,7 +127,7 @@ struct PasswordUserRepository: Sendable {
 
     /// Deletes the user; `false` when there was none.
     func delete(_ userID: String, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             "DELETE FROM password_users WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1",
             logger: logger)
         for try await _ in rows { return true }
@@ -136,7 +137,7 @@ struct PasswordUserRepository: Sendable {
     /// Notes a successful login and, when given, stores the upgraded hash,
     /// unless the hash changed meanwhile (an admin set a new password).
     func recordLogin(_ userID: String, in appID: AppID, replacing old: PasswordHash, with new: PasswordHash?) async throws {
-        try await client.query(
+        try await client.tracedQuery(
             """
             UPDATE password_users SET last_login_at = now(),
                 password_hash = CASE WHEN password_hash = \(old.text) THEN \(new?.text ?? old.text) ELSE password_hash END

@@ -15,6 +15,15 @@ struct PhoneCodeOptions: Sendable {
         case webhook(url: URL, secret: String)
         case twilio(accountSID: String, authToken: String, from: String, message: String, baseURL: URL)
         case log
+
+        /// `webhook`, `twilio` or `log`, as the options name it.
+        var kind: String {
+            switch self {
+            case .webhook: "webhook"
+            case .twilio: "twilio"
+            case .log: "log"
+            }
+        }
     }
 
     var codeLength = 6

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPostgres
 import Logging
 import NIOCore
 import PostgresNIO
@@ -36,7 +37,7 @@ struct PhoneCodeRepository: Sendable {
         code mac: [UInt8], for number: PhoneNumber, in appID: AppID, attempts: Int, lifetimeSeconds: Int,
         resendAfterSeconds: Int
     ) async throws -> Int? {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             WITH stored AS (
                 INSERT INTO phone_codes AS c (app_id, phone_number, code_hmac, attempts_left, sent_at, expires_at)
@@ -60,7 +61,7 @@ struct PhoneCodeRepository: Sendable {
 
     /// Forgets the number's code (its delivery failed).
     func discardCode(for number: PhoneNumber, in appID: AppID) async throws {
-        try await client.query(
+        try await client.tracedQuery(
             "DELETE FROM phone_codes WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)", logger: logger)
     }
 
@@ -69,7 +70,7 @@ struct PhoneCodeRepository: Sendable {
     /// wrong one spends a try.
     func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> CodeCheck {
         try await client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query(
+            let rows = try await connection.tracedQuery(
                 """
                 SELECT code_hmac, attempts_left, expires_at > now() FROM phone_codes
                 WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) FOR UPDATE
@@ -91,7 +92,7 @@ struct PhoneCodeRepository: Sendable {
             if left == 0 {
                 try await delete(number, in: appID, on: connection)
             } else {
-                try await connection.query(
+                try await connection.tracedQuery(
                     """
                     UPDATE phone_codes SET attempts_left = \(left)
                     WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)
@@ -102,7 +103,7 @@ struct PhoneCodeRepository: Sendable {
     }
 
     private func delete(_ number: PhoneNumber, in appID: AppID, on connection: PostgresConnection) async throws {
-        try await connection.query(
+        try await connection.tracedQuery(
             "DELETE FROM phone_codes WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)", logger: logger)
     }
 
@@ -112,7 +113,7 @@ struct PhoneCodeRepository: Sendable {
         "phone_number, user_id, first_name, last_name, display_name, avatar_url, created_at, updated_at"
 
     func binding(of number: PhoneNumber, in appID: AppID) async throws -> Binding? {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             SELECT \(unescaped: Self.bindingColumns) FROM phone_numbers
             WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)
@@ -122,7 +123,7 @@ struct PhoneCodeRepository: Sendable {
     }
 
     func bindings(in appID: AppID, after: String?, limit: Int) async throws -> [Binding] {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             SELECT \(unescaped: Self.bindingColumns) FROM phone_numbers
             WHERE app_id = \(appID.uuid) AND phone_number > \(after ?? "")
@@ -137,7 +138,7 @@ struct PhoneCodeRepository: Sendable {
     func bind(_ number: PhoneNumber, to identity: VerifiedIdentity, in appID: AppID, on connection: PostgresConnection)
         async throws -> Bool
     {
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             """
             INSERT INTO phone_numbers AS p (app_id, phone_number, user_id, first_name, last_name, display_name, avatar_url)
             VALUES (\(appID.uuid), \(number.text), \(identity.userID), \(identity.firstName), \(identity.lastName),
@@ -152,7 +153,7 @@ struct PhoneCodeRepository: Sendable {
     }
 
     func unbind(_ number: PhoneNumber, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             "DELETE FROM phone_numbers WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) RETURNING 1",
             logger: logger)
         for try await _ in rows { return true }

@@ -3,6 +3,7 @@ import GatewayCore
 import GatewayPluginKit
 import Logging
 import NIOCore
+import Tracing
 
 /// One code to deliver.
 struct SMSMessage: Sendable {
@@ -50,9 +51,13 @@ struct SMSSender: Sendable {
         self.logger = logger
     }
 
+    /// Delivers the code; in a traced request, as an `sms delivery` span over its attempts (each a client span).
     func send(_ message: SMSMessage, via sender: PhoneCodeOptions.Sender) async throws(SMSDeliveryFailure) {
+        let span = Spans.start("sms delivery", attributes: ["gateway.sms.sender": .string(sender.kind)])
+        defer { span?.end() }
         if case .log = sender { return try await deliver(message, via: sender) }
         guard breaker.permits(message.appID) else {
+            span?.attributes["error.type"] = "circuit_open"
             throw SMSDeliveryFailure(reason: "circuit open: \(Self.breakerSettings.failures) failed deliveries in a row")
         }
         do {
@@ -60,6 +65,7 @@ struct SMSSender: Sendable {
             breaker.recordSuccess(message.appID)
         } catch {
             breaker.recordFailure(message.appID, Self.breakerSettings)
+            Spans.fail(span, error)
             throw error
         }
     }

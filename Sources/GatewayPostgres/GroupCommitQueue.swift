@@ -3,6 +3,7 @@ import GatewayCore
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// Group commit: callers submit items and wait; `concurrency` loops each hand
 /// everything waiting (up to `maximumBatch`) to `process` in one go, and
@@ -17,7 +18,14 @@ import Synchronization
 final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
     private struct Pending {
         let item: Item
-        let continuation: CheckedContinuation<Answer, any Error>
+        let continuation: CheckedContinuation<Delivery, any Error>
+    }
+
+    /// An answer, and when and with how many others its batch went to the database.
+    private struct Delivery {
+        let answer: Answer
+        let batchStarted: DefaultTracerClock.Instant
+        let batchSize: Int
     }
 
     private struct State {
@@ -59,9 +67,12 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
     /// Items and batches processed so far.
     var counts: (items: Int, batches: Int) { state.withLock { ($0.items, $0.batches) } }
 
-    /// Waits for the batch holding `item` to be processed.
+    /// Waits for the batch holding `item` to be processed. In a traced
+    /// request, two spans say where the time went: the wait for a batch,
+    /// and the batch's statement with its size.
     func submit(_ item: Item) async throws -> Answer {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Answer, any Error>) in
+        let enqueued = Spans.areRecorded ? DefaultTracerClock.now : nil
+        let delivery = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Delivery, any Error>) in
             let (accepted, wakeup) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
                 guard !state.stopping, state.queue.count < maximumQueue else { return (false, nil) }
                 state.queue.append(Pending(item: item, continuation: continuation))
@@ -73,6 +84,16 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
                 continuation.resume(throwing: GatewayError.unavailable)
             }
         }
+        if let enqueued {
+            Spans.record("\(name) wait", from: enqueued, to: delivery.batchStarted)
+            Spans.record(
+                "\(name) batch", kind: .client, from: delivery.batchStarted, to: DefaultTracerClock.now,
+                attributes: [
+                    "db.system.name": "postgresql", "db.operation.name": .string(name),
+                    "db.operation.batch.size": .int64(Int64(delivery.batchSize)),
+                ])
+        }
+        return delivery.answer
     }
 
     /// Processes batches until a graceful shutdown or cancellation, then
@@ -134,6 +155,7 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
         let label = String(name.map { $0 == " " ? "_" : $0 })
         Recorder(label: "gateway_batch_size", dimensions: [("queue", label)]).record(batch.count)
         let started = ContinuousClock.now
+        let batchStarted = DefaultTracerClock.now
         defer {
             CoreMetrics.Timer(label: "gateway_batch_commit_seconds", dimensions: [("queue", label)])
                 .recordNanoseconds((ContinuousClock.now - started).nanoseconds)
@@ -145,7 +167,10 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
                 $0.items += batch.count
                 $0.batches += 1
             }
-            for (pending, answer) in zip(batch, answers) { pending.continuation.resume(returning: answer) }
+            for (pending, answer) in zip(batch, answers) {
+                pending.continuation.resume(
+                    returning: Delivery(answer: answer, batchStarted: batchStarted, batchSize: batch.count))
+            }
         } catch {
             let queued = state.withLock { state in
                 defer { state.queue.removeAll() }

@@ -15,6 +15,10 @@ import Testing
 /// error body, `/metrics` and the reseal command's output. No hit allowed.
 @Suite struct SecretLeakScanTests {
     @Test func knownSecretsFedThroughEveryFlowNeverReachWhatTheGatewayWrites() async throws {
+        // Every request is traced to a collector, whose exports are scanned with the rest.
+        let collector = try await TracingTests.receiver()
+        defer { Task { await collector.stop() } }
+        let collectorURL = "http://127.0.0.1:\(collector.port)"
         // A tenant's user service that vouches for everyone, so webhook logins go out, sign, forward and migrate.
         try await FakeHTTPServer.with(answering: { _ in .init(body: #"{"valid":true}"#) }) { tenant, _ in
             try await TestDatabase.with(migrations: []) { client, url in
@@ -25,6 +29,7 @@ import Testing
                 environment["GATEWAY_LOG_LEVEL"] = "trace"
                 environment["GATEWAY_LOG_FORMAT"] = "json"
                 environment["GATEWAY_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"] = "true"
+                environment["GATEWAY_TRACING_ENDPOINT"] = collectorURL + "/v1/traces"
                 let server = try await GatewayProcess.start(["serve"], environment: environment)
                 let base = "http://127.0.0.1:\(server.port)"
                 let userPassword = "correct horse battery staple"
@@ -162,6 +167,8 @@ import Testing
                 let metrics = try await HTTPCall.send("GET", base + "/metrics")
                 #expect(metrics.status == 200)
                 #expect(await server.stop() == 0)
+                let spans = try await HTTPCall.send("GET", collectorURL + "/raw").text
+                #expect(spans.contains("POST /v1/identity_tokens"), "the collector received no token request's span")
 
                 let newMasterKey = MasterKey.generateBase64()
                 let reseal = try await GatewayProcess.run(
@@ -189,7 +196,9 @@ import Testing
                     ("token signature", String(identityToken.split(separator: ".").last ?? "")),
                     ("stream secret", streamSecret), ("twilio secret", twilioSecret), ("service account key", serviceAccountLine),
                 ] + profileTokens
-                let written: [(String, String)] = [("log", server.printed), ("/metrics", metrics.text), ("reseal output", reseal.output)]
+                let written: [(String, String)] = [
+                    ("log", server.printed), ("/metrics", metrics.text), ("reseal output", reseal.output), ("exported spans", spans),
+                ]
                     + auditRows.map { ("audit row", $0) } + errorBodies.map { ("error body", $0) }
                 var hits: [String] = []
                 for (name, secret) in secrets {
@@ -198,6 +207,9 @@ import Testing
                     }
                 }
                 #expect(hits.isEmpty, "\(Set(hits).sorted())")
+                // Spans name no user and no phone number unless the operator turns user ids on.
+                #expect(!spans.contains("15550000001"), "the exported spans hold a phone number")
+                #expect(!spans.contains("wendy"), "the exported spans hold a user id")
 
                 let log = server.printed
                 var requestLines = 0

@@ -61,6 +61,22 @@ public final class GatewayProcess: Sendable {
         if let level = environment["GATEWAY_LOG_LEVEL"], ["warning", "error", "critical"].contains(level) {
             throw Failure(description: "GATEWAY_LOG_LEVEL=\(level) hides the lines start() waits for; use info or lower")
         }
+        return try await launch(try binary().path, arguments, environment: environment) { seen in
+            listeningPorts(in: seen).count >= listeners && seen.contains(AppChangeListener.listeningLine)
+        }
+    }
+
+    /// Starts a helper program (a stand-in for a service we do not own) and
+    /// returns once it prints `listening on 127.0.0.1:<port>`.
+    public static func startHelper(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:]
+    ) async throws -> GatewayProcess {
+        try await launch(executable, arguments, environment: environment) { !listeningPorts(in: $0).isEmpty }
+    }
+
+    private static func launch(
+        _ executable: String, _ arguments: [String], environment: [String: String], isReady: (String) -> Bool
+    ) async throws -> GatewayProcess {
         // A socket pair rather than a pipe, because both ends can be made
         // close-on-exec at birth (Glibc's module does not offer pipe2): no
         // process another test spawns meanwhile can inherit the write end and
@@ -75,7 +91,7 @@ public final class GatewayProcess: Sendable {
         do {
             defer { close(descriptors[1]) }
             child = try SpawnedChild(
-                executable: try binary().path, arguments: arguments, environment: childEnvironment(environment),
+                executable: executable, arguments: arguments, environment: childEnvironment(environment),
                 output: .descriptor(descriptors[1]))
         } catch {
             close(descriptors[0])
@@ -86,15 +102,14 @@ public final class GatewayProcess: Sendable {
         var seen = ""
         for await chunk in lines {
             seen += chunk
-            let ports = listeningPorts(in: seen)
-            if ports.count >= listeners, seen.contains(AppChangeListener.listeningLine) {
-                let server = GatewayProcess(child: child, ports: ports, seen: seen)
+            if isReady(seen) {
+                let server = GatewayProcess(child: child, ports: listeningPorts(in: seen), seen: seen)
                 let reader = Task { for await chunk in lines { server.output.withLock { $0 += chunk } } }
                 server.reader.withLock { $0 = reader }
                 return server
             }
         }
-        throw Failure(description: "the gateway exited (\(await child.exitStatus())) before listening:\n\(seen)")
+        throw Failure(description: "\(executable) exited (\(await child.exitStatus())) before listening:\n\(seen)")
     }
 
     private init(child: SpawnedChild, ports: [Int], seen: String) {

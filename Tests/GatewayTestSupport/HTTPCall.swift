@@ -27,10 +27,12 @@ public enum HTTPCall {
     }
 
     public static func send(
-        _ method: String, _ url: String, token: String? = nil, json: [String: any Sendable]? = nil
+        _ method: String, _ url: String, token: String? = nil, json: [String: any Sendable]? = nil,
+        headers: [String: String] = [:]
     ) async throws -> Answer {
         var request = URLRequest(url: URL(string: url)!)
         request.httpMethod = method
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let json {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")

@@ -22,6 +22,12 @@ public enum ClientAddress {
         }
         return nearest.description
     }
+
+    /// Whether the socket peer is one of the trusted proxies, whose headers about the client are believed.
+    public static func isTrustedProxy(peer: String?, trustedProxies: [CIDR]) -> Bool {
+        guard !trustedProxies.isEmpty, let peer, let address = IPAddress(peer) else { return false }
+        return trustedProxies.contains { $0.contains(address) }
+    }
 }
 
 /// An IPv4 or IPv6 address as bytes.

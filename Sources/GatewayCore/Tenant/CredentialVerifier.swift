@@ -58,6 +58,14 @@ public enum VerificationResult: Sendable, Equatable {
     /// (`webhook_timeout`, ...). Like a rejection it counts against the
     /// failure limits, so a slow service gives an attacker no free tries.
     case undecided(reason: String)
+
+    /// `verified`, or the reason's code: what a trace may say of the verdict.
+    public var label: String {
+        switch self {
+        case .verified: "verified"
+        case .rejected(let reason), .undecided(let reason): reason
+        }
+    }
 }
 
 /// The user a verifier vouches for, with the profile fields that become the

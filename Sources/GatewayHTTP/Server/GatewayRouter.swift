@@ -26,6 +26,8 @@ public struct GatewayDependencies: Sendable {
     public let frontEnds: [any AdminAPIFrontEnd]
     /// The gateway serves TLS itself: every answer carries `Strict-Transport-Security`.
     public let servesTLS: Bool
+    /// The server span of every request, when traces are exported; `nil` makes no span at all.
+    public let serverSpans: ServerSpanMiddleware?
     public let logger: Logger
 
     public init(
@@ -33,9 +35,10 @@ public struct GatewayDependencies: Sendable {
         masterKey: MasterKey, rateLimits: RateLimitSettings,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
         metricsExposition: (@Sendable () async -> [UInt8])? = { [] }, frontEnds: [any AdminAPIFrontEnd] = [],
-        servesTLS: Bool = false, logger: Logger
+        servesTLS: Bool = false, serverSpans: ServerSpanMiddleware? = nil, logger: Logger
     ) {
         self.servesTLS = servesTLS
+        self.serverSpans = serverSpans
         self.stores = stores
         self.tenants = tenants
         self.plugins = plugins
@@ -62,8 +65,10 @@ public enum GatewayRouter {
 
         // Every GET also answers HEAD (RFC 9110 asks it of general-purpose servers).
         let router = Router(context: GatewayRequestContext.self, options: .autoGenerateHeadEndpoints)
-        // Outermost first: every answer below carries the request id, is
-        // counted and logged, and an error is rendered before they see it.
+        // Outermost first: the server span covers the whole answer; every
+        // answer below carries the request id, is counted and logged, and an
+        // error is rendered before they see it.
+        if let serverSpans = dependencies.serverSpans { router.add(middleware: serverSpans) }
         router.add(middleware: RequestIDMiddleware())
         if dependencies.servesTLS { router.add(middleware: StrictTransportSecurityMiddleware()) }
         router.add(middleware: ClientAddressMiddleware(trustedProxies: dependencies.rateLimits.trustedProxies))

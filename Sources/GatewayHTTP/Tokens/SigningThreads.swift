@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
+import GatewayCore
 import Synchronization
+import Tracing
 
 /// Threads of their own for RSA signatures, one a core, outside Swift's
 /// cooperative pool.
@@ -32,11 +34,33 @@ final class SigningThreads: Sendable {
     }
 
     /// Runs `work` on a signing thread and returns what it returned or threw.
-    func run<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-            jobs.withLock { $0.append { continuation.resume(with: Result { try work() }) } }
+    /// In a traced request, two spans named after `name` say how long the
+    /// work waited for a thread and how long it ran.
+    func run<Value: Sendable>(
+        _ name: String = "signing thread", attributes: SpanAttributes = [:],
+        _ work: @escaping @Sendable () throws -> Value
+    ) async throws -> Value {
+        guard Spans.areRecorded else {
+            return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+                jobs.withLock { $0.append { continuation.resume(with: Result { try work() }) } }
+                waiting.signal()
+            }
+        }
+        let queued = DefaultTracerClock.now
+        let (result, started, ended) = await withCheckedContinuation {
+            (continuation: CheckedContinuation<(Result<Value, any Error>, DefaultTracerClock.Instant, DefaultTracerClock.Instant), Never>) in
+            jobs.withLock {
+                $0.append {
+                    let started = DefaultTracerClock.now
+                    let result = Result { try work() }
+                    continuation.resume(returning: (result, started, DefaultTracerClock.now))
+                }
+            }
             waiting.signal()
         }
+        Spans.record("\(name) queue", from: queued, to: started)
+        Spans.record(name, from: started, to: ended, attributes: attributes)
+        return try result.get()
     }
 
     /// Names the calling thread, as `top -H` and /proc show it (15 bytes at

@@ -3,6 +3,7 @@ public import GatewayCore
 public import GatewayPluginKit
 public import Hummingbird
 import Logging
+import Tracing
 
 /// Turns one token request into a signed identity token or a denial, and
 /// writes which in one place each: the issued row in ``commit(_:_:logger:)``, with
@@ -59,7 +60,9 @@ public struct TokenIssuer: Sendable {
             let ready = try await prepare(request, context, &attempt)
             let row = try await commit(ready, &attempt, logger: context.logger)
             // Signed only once its row is committed: no token leaves without one.
-            let token = try await SigningThreads.shared.run { try ready.minter.mint(ready.grant) }
+            let token = try await SigningThreads.shared.run(
+                "token signature", attributes: ["gateway.token_profile": .string(attempt.profileLabel)]
+            ) { try ready.minter.mint(ready.grant) }
             return attempt.outcome(.success(token), row: row)
         } catch {
             return await deny(ErrorResponder.translate(error, logger: context.logger), attempt)
@@ -162,8 +165,15 @@ public struct TokenIssuer: Sendable {
         }
 
         let identity: VerifiedIdentity
-        let verdict = try await verifier.verify(
-            CredentialAttempt(app: app, userID: tokenRequest.userID, credentials: credentials, requestID: context.requestID))
+        let attemptToVerify = CredentialAttempt(
+            app: app, userID: tokenRequest.userID, credentials: credentials, requestID: context.requestID)
+        let verdict = try await Spans.run(
+            "credential check", attributes: Self.credentialAttributes(credentials.type, userID: tokenRequest.userID)
+        ) { span in
+            let verdict = try await verifier.verify(attemptToVerify)
+            span?.attributes["gateway.credential.verdict"] = verdict.label
+            return verdict
+        }
         switch verdict {
         case .verified(let verified):
             identity = verified
@@ -202,6 +212,12 @@ public struct TokenIssuer: Sendable {
         issued.detail["token_profile"] = profile
         return Ready(
             issued: issued, subjects: subjects, app: app, verifiedBeforeLimits: verifiesFirst, minter: minter, grant: grant)
+    }
+
+    private static func credentialAttributes(_ type: String, userID: String?) -> SpanAttributes {
+        var attributes: SpanAttributes = ["gateway.credential.type": .string(type)]
+        if Spans.recordsUserIDs, let userID { attributes["enduser.id"] = userID }
+        return attributes
     }
 
     /// Writes the issued row, with the request's counters, in one statement:

@@ -127,6 +127,9 @@ public final class OutboundClientPool: Sendable {
         // A refused connection is an answer now, not one to wait out to the deadline.
         configuration.connectionPool.retryConnectionEstablishment = false
         if let address { configuration.dnsOverride = [host: address.description] }
+        // The client's own spans would record the URL, whose path or query may hold a tenant's secret:
+        // OutboundHTTP makes the span instead.
+        configuration.tracing.tracer = nil
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

@@ -4,6 +4,7 @@ import GatewayCore
 public import Logging
 public import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// An answer to a call out: its status and its body, whole.
 public struct OutboundResponse: Sendable {
@@ -32,11 +33,36 @@ public struct OutboundHTTP: Sendable {
 
     /// `POST`s `body` to `url` for `subject` (the app the call is made for)
     /// and reads the whole answer within `timeout`, or throws why not.
+    ///
+    /// In a traced request the call is an HTTP client span (method, host,
+    /// port, status; never the URL's path or query, which may hold a
+    /// tenant's secret), and the request carries its `traceparent` so that
+    /// the service called can join the trace.
     public func post(
         _ url: URL, for subject: String, headers: [(name: String, value: String)], body: ByteBuffer, timeout: Duration,
         maximumAnswerBytes: Int, logger: Logger
     ) async throws(OutboundFailure) -> OutboundResponse {
-        let request = Self.request(url, headers: headers, body: body)
+        var request = Self.request(url, headers: headers, body: body)
+        let span = Spans.start("POST", kind: .client, attributes: Self.spanAttributes(of: url))
+        defer { span?.end() }
+        if let span {
+            InstrumentationSystem.instrument.inject(span.context, into: &request.headers, using: HeaderInjector())
+        }
+        do {
+            let response = try await exchange(request, url: url, for: subject, timeout: timeout, maximumAnswerBytes: maximumAnswerBytes, logger: logger)
+            span?.attributes["http.response.status_code"] = response.status
+            if response.status >= 500 { span?.setStatus(SpanStatus(code: .error)) }
+            return response
+        } catch {
+            span?.attributes["error.type"] = error.kind.rawValue
+            span?.setStatus(SpanStatus(code: .error))
+            throw error
+        }
+    }
+
+    private func exchange(
+        _ request: HTTPClientRequest, url: URL, for subject: String, timeout: Duration, maximumAnswerBytes: Int, logger: Logger
+    ) async throws(OutboundFailure) -> OutboundResponse {
         let deadline = NIODeadline.now() + .nanoseconds(timeout.nanoseconds)
         let addresses = self.addresses
         let clients = self.clients
@@ -53,6 +79,16 @@ public struct OutboundHTTP: Sendable {
         } catch {
             throw Self.failure(error, logger: logger)
         }
+    }
+
+    private static func spanAttributes(of url: URL) -> SpanAttributes {
+        var attributes: SpanAttributes = ["http.request.method": "POST"]
+        if let host = url.host(percentEncoded: false) { attributes["server.address"] = host }
+        if let port = url.port ?? (url.scheme == "https" ? 443 : url.scheme == "http" ? 80 : nil) {
+            attributes["server.port"] = port
+        }
+        if let scheme = url.scheme { attributes["url.scheme"] = scheme }
+        return attributes
     }
 
     private static func request(_ url: URL, headers: [(name: String, value: String)], body: ByteBuffer) -> HTTPClientRequest {
@@ -84,5 +120,11 @@ public struct OutboundHTTP: Sendable {
             return OutboundFailure(.timedOut, "no answer in time")
         }
         return OutboundFailure(.noAnswer, "no answer")
+    }
+}
+
+private struct HeaderInjector: Injector {
+    func inject(_ value: String, forKey key: String, into headers: inout HTTPHeaders) {
+        headers.replaceOrAdd(name: key, value: value)
     }
 }

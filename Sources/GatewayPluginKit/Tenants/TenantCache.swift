@@ -1,5 +1,6 @@
 public import GatewayCore
 public import Logging
+import Tracing
 import Synchronization
 
 /// Finds the tenant for an app id. Each app is read from storage once, its
@@ -69,14 +70,26 @@ public final class TenantCache: Sendable {
     /// handlers find an app. 404 `unknown_app`; 503 `unavailable` when the
     /// database fails or takes longer.
     public func tenant(for appID: AppID, within timeout: Duration) async throws(GatewayError) -> Tenant {
-        if let cached = cachedTenant(for: appID) { return cached }
+        if let cached = cachedTenant(for: appID) {
+            if Spans.areRecorded {
+                let now = DefaultTracerClock.now
+                Spans.record("tenant lookup", from: now, to: now, attributes: Self.lookup("hit", appID))
+            }
+            return cached
+        }
         do {
-            return try await withDatabaseTimeout(timeout) { try await self.tenant(for: appID) }
+            return try await Spans.run("tenant lookup", attributes: Self.lookup("load", appID)) { _ in
+                try await withDatabaseTimeout(timeout) { try await self.tenant(for: appID) }
+            }
         } catch let error as GatewayError {
             throw error
         } catch {
             throw .unavailable
         }
+    }
+
+    private static func lookup(_ cache: String, _ appID: AppID) -> SpanAttributes {
+        ["gateway.tenant.cache": .string(cache), "gateway.app_id": .string(appID.description)]
     }
 
     /// The tenant, or 404 `unknown_app`. Database failures surface as 503.

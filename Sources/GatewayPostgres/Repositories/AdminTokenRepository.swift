@@ -14,7 +14,7 @@ public struct AdminTokenRepository: Sendable {
     }
 
     public func insert(_ record: AdminTokenRecord, secret: AdminTokenSecret, on connection: PostgresConnection) async throws {
-        try await connection.query(
+        try await connection.tracedQuery(
             """
             INSERT INTO admin_tokens (token_id, name, scope, secret_hash, created_at, expires_at)
             VALUES (\(record.id), \(record.name), \(record.scope.description), \(ByteBuffer(bytes: secret.digest)),
@@ -24,7 +24,7 @@ public struct AdminTokenRepository: Sendable {
 
     /// The live token with this secret (not revoked, not expired), marking it used.
     public func authenticate(_ secret: AdminTokenSecret) async throws -> AdminTokenRecord? {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             UPDATE admin_tokens SET last_used_at = now()
             WHERE secret_hash = \(ByteBuffer(bytes: secret.digest)) AND revoked_at IS NULL
@@ -36,7 +36,7 @@ public struct AdminTokenRepository: Sendable {
 
     /// Tokens in id order after `cursor`.
     public func list(after cursor: UUID?, limit: Int) async throws -> [AdminTokenRecord] {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             SELECT \(unescaped: Self.columns) FROM admin_tokens
             WHERE (\(cursor)::uuid IS NULL OR token_id > \(cursor))
@@ -47,7 +47,7 @@ public struct AdminTokenRepository: Sendable {
 
     /// Revokes a live token; `false` when there is none with that id.
     public func revoke(_ id: UUID, on connection: PostgresConnection) async throws -> Bool {
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             "UPDATE admin_tokens SET revoked_at = now() WHERE token_id = \(id) AND revoked_at IS NULL RETURNING token_id",
             logger: logger)
         for try await _ in rows { return true }
@@ -60,8 +60,8 @@ public struct AdminTokenRepository: Sendable {
     public func seedOperatorToken(
         _ record: AdminTokenRecord, secret: AdminTokenSecret, on connection: PostgresConnection
     ) async throws -> Bool {
-        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.bootstrapLockKey))", logger: logger)
-        let rows = try await connection.query("SELECT 1 FROM admin_tokens WHERE scope = 'operator' LIMIT 1", logger: logger)
+        try await connection.tracedQuery("SELECT pg_advisory_xact_lock(\(Self.bootstrapLockKey))", logger: logger)
+        let rows = try await connection.tracedQuery("SELECT 1 FROM admin_tokens WHERE scope = 'operator' LIMIT 1", logger: logger)
         for try await _ in rows { return false }
         try await insert(record, secret: secret, on: connection)
         return true

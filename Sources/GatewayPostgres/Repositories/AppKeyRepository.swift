@@ -19,7 +19,7 @@ public struct AppKeyRepository: Sendable {
     }
 
     public func insert(_ key: StoredKey, on connection: PostgresConnection) async throws {
-        try await connection.query(
+        try await connection.tracedQuery(
             """
             INSERT INTO app_keys (app_id, key_id, status, bits, public_key_pem, sealed_private_key, activated_at)
             VALUES (\(key.appID.uuid), \(key.keyID.uuid), \(key.status.rawValue), \(key.bits), \(key.publicKeyPEM),
@@ -37,12 +37,12 @@ public struct AppKeyRepository: Sendable {
     public func lockKeySet(of appID: AppID, on connection: PostgresConnection) async throws
         -> (count: Int, hasActive: Bool)?
     {
-        let locked = try await connection.query(
+        let locked = try await connection.tracedQuery(
             "SELECT 1 FROM apps WHERE app_id = \(appID.uuid) FOR UPDATE", logger: logger)
         var exists = false
         for try await _ in locked.decode(Int.self) { exists = true }
         guard exists else { return nil }
-        let counted = try await connection.query(
+        let counted = try await connection.tracedQuery(
             """
             SELECT count(*)::int8, count(*) FILTER (WHERE status = 'active')::int8
             FROM app_keys WHERE app_id = \(appID.uuid)
@@ -56,18 +56,18 @@ public struct AppKeyRepository: Sendable {
     /// Makes `keyID` the app's signing key and retires the one it replaces, in
     /// the caller's transaction. `false` when the app has no such key.
     public func activate(_ keyID: KeyID, of appID: AppID, on connection: PostgresConnection) async throws -> Bool {
-        let target = try await connection.query(
+        let target = try await connection.tracedQuery(
             "SELECT status FROM app_keys WHERE app_id = \(appID.uuid) AND key_id = \(keyID.uuid) FOR UPDATE",
             logger: logger)
         var exists = false
         for try await _ in target.decode(String.self) { exists = true }
         guard exists else { return false }
-        try await connection.query(
+        try await connection.tracedQuery(
             """
             UPDATE app_keys SET status = 'retired', retired_at = now()
             WHERE app_id = \(appID.uuid) AND status = 'active' AND key_id <> \(keyID.uuid)
             """, logger: logger)
-        try await connection.query(
+        try await connection.tracedQuery(
             """
             UPDATE app_keys SET status = 'active', activated_at = now(), retired_at = NULL
             WHERE app_id = \(appID.uuid) AND key_id = \(keyID.uuid)
@@ -78,7 +78,7 @@ public struct AppKeyRepository: Sendable {
 
     /// Deletes a key that does not sign; the active key is refused.
     public func delete(_ keyID: KeyID, of appID: AppID, on connection: PostgresConnection) async throws -> KeyDeletion {
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             """
             DELETE FROM app_keys
             WHERE app_id = \(appID.uuid) AND key_id = \(keyID.uuid) AND status <> 'active'
@@ -107,7 +107,7 @@ public struct AppKeyRepository: Sendable {
 
     /// The app's keys, newest first, optionally of one status.
     private func select(of appID: AppID, status: KeyStatus?) async throws -> [StoredKey] {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             SELECT key_id, status, bits, public_key_pem, sealed_private_key, created_at, activated_at, retired_at
             FROM app_keys
@@ -133,7 +133,7 @@ public struct AppKeyRepository: Sendable {
 
     /// Every app's sealed private key, locked until the caller's transaction ends.
     func lockSealedKeys(on connection: PostgresConnection) async throws -> [(appID: AppID, keyID: KeyID, sealed: Data)] {
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             "SELECT app_id, key_id, sealed_private_key FROM app_keys ORDER BY app_id, key_id FOR UPDATE", logger: logger)
         var keys: [(appID: AppID, keyID: KeyID, sealed: Data)] = []
         for try await (appID, keyID, sealed) in rows.decode((UUID, UUID, ByteBuffer).self) {
@@ -146,7 +146,7 @@ public struct AppKeyRepository: Sendable {
     func replaceSealedKey(
         _ sealed: Data, of keyID: KeyID, of appID: AppID, on connection: PostgresConnection
     ) async throws {
-        try await connection.query(
+        try await connection.tracedQuery(
             """
             UPDATE app_keys SET sealed_private_key = \(ByteBuffer(bytes: sealed))
             WHERE app_id = \(appID.uuid) AND key_id = \(keyID.uuid)
@@ -156,7 +156,7 @@ public struct AppKeyRepository: Sendable {
     /// The public key `keyID` of any app whose provider id is `issuer`: what
     /// a token claiming that issuer and key must verify under.
     public func publicKeyPEM(issuer: ProviderID, keyID: KeyID) async throws -> (appID: AppID, pem: String)? {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             SELECT k.app_id, k.public_key_pem FROM app_keys k JOIN apps a ON a.app_id = k.app_id
             WHERE k.key_id = \(keyID.uuid) AND a.provider_id = \(issuer.uuid)
@@ -166,7 +166,7 @@ public struct AppKeyRepository: Sendable {
     }
 
     private func notify(_ appID: AppID, on connection: PostgresConnection) async throws {
-        try await connection.query(
+        try await connection.tracedQuery(
             "SELECT pg_notify(\(AppChangeNotification.channel), \(appID.description))", logger: logger)
     }
 }

@@ -25,7 +25,7 @@ public struct AppRepository: Sendable {
         let plugins = try Self.encode(app.plugins)
         let rateLimits = try Self.encode(app.rateLimits)
         let profiles = try Self.encode(app.tokenProfiles)
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             """
             WITH inserted AS (
                 INSERT INTO apps (app_id, name, environment, provider_id, token_ttl_seconds, enabled,
@@ -47,7 +47,7 @@ public struct AppRepository: Sendable {
         let plugins = try Self.encode(app.plugins)
         let rateLimits = try Self.encode(app.rateLimits)
         let profiles = try Self.encode(app.tokenProfiles)
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             """
             WITH updated AS (
                 UPDATE apps SET name = \(app.name), environment = \(app.environment.rawValue),
@@ -66,7 +66,7 @@ public struct AppRepository: Sendable {
 
     /// Deletes the app and its keys; `false` when there is no such app.
     public func delete(_ appID: AppID, on connection: PostgresConnection) async throws -> Bool {
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             """
             WITH deleted AS (DELETE FROM apps WHERE app_id = \(appID.uuid) RETURNING app_id)
             SELECT pg_notify(\(AppChangeNotification.channel), app_id::text) FROM deleted
@@ -83,7 +83,7 @@ public struct AppRepository: Sendable {
     public func list(
         only appID: AppID? = nil, nameContaining: String? = nil, after cursor: AppID?, limit: Int
     ) async throws -> [StoredApp] {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             SELECT \(unescaped: Self.columns)
             FROM apps
@@ -98,7 +98,7 @@ public struct AppRepository: Sendable {
 
     /// How many apps list `profile` among their token profiles.
     public func countListing(profile: String) async throws -> Int {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             "SELECT count(*)::int FROM apps WHERE token_profiles @> jsonb_build_array(jsonb_build_object('type', \(profile)::text))",
             logger: logger)
         for try await count in rows.decode(Int.self) { return count }
@@ -109,7 +109,7 @@ public struct AppRepository: Sendable {
     /// what the caller checks is what its write replaces: a concurrent
     /// writer waits for this transaction and then reads its result.
     public func find(_ appID: AppID, lockingOn connection: PostgresConnection) async throws -> StoredApp? {
-        let rows = try await connection.query(
+        let rows = try await connection.tracedQuery(
             "SELECT \(unescaped: Self.columns) FROM apps WHERE app_id = \(appID.uuid) FOR UPDATE", logger: logger)
         return try await Self.decode(rows).first
     }

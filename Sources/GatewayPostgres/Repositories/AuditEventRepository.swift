@@ -23,7 +23,7 @@ public struct AuditEventRepository: AuditTrail {
     }
 
     public func tokenCountsPerMinute(appID: AppID?, from: Date, to: Date) async throws -> [AuditMinuteCount] {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             SELECT date_trunc('minute', occurred_at), event = 'token.issued', reason, count(*)::int8
             FROM audit_events
@@ -44,7 +44,7 @@ public struct AuditEventRepository: AuditTrail {
     private func query(_ filter: AuditFilter, after position: StoredAuditEvent.Position?, limit: Int) async throws
         -> some AsyncSequence<StoredAuditEvent, any Error>
     {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             SELECT (extract(epoch FROM occurred_at) * 1000000)::int8, id, occurred_at, app_id, event, outcome, reason,
                    user_id, credential_type, key_id, host(client_ip), user_agent, request_id, actor, detail::text

@@ -14,8 +14,8 @@ public struct ConsoleSessionRepository: ConsoleSessionStore {
     }
 
     public func open(_ session: ConsoleSessionRecord) async throws {
-        try await client.query("DELETE FROM console_sessions WHERE expires_at < now()", logger: logger)
-        try await client.query(
+        try await client.tracedQuery("DELETE FROM console_sessions WHERE expires_at < now()", logger: logger)
+        try await client.tracedQuery(
             """
             INSERT INTO console_sessions (session_hash, sealed_token, expires_at, ends_at)
             VALUES (\(ByteBuffer(bytes: session.digest)), \(ByteBuffer(bytes: session.sealedToken)),
@@ -24,7 +24,7 @@ public struct ConsoleSessionRepository: ConsoleSessionStore {
     }
 
     public func resume(digest: Data, idle: Duration) async throws -> Data? {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             """
             UPDATE console_sessions
             SET expires_at = least(now() + \(Self.seconds(idle)) * interval '1 second', ends_at)
@@ -36,7 +36,7 @@ public struct ConsoleSessionRepository: ConsoleSessionStore {
     }
 
     public func close(digest: Data) async throws {
-        try await client.query(
+        try await client.tracedQuery(
             "DELETE FROM console_sessions WHERE session_hash = \(ByteBuffer(bytes: digest))", logger: logger)
     }
 

@@ -55,6 +55,8 @@ struct GatewayConfiguration: Sendable {
     var shutdownGraceSeconds = 30
     /// The operator console under `/console` (`console.*`).
     var console = ConsoleSettings()
+    /// Trace export over OTLP/HTTP (`tracing.*`), off by default.
+    var tracing = TracingSettings()
     /// The credential plugins as the settings set them up (their own keys included).
     var plugins = PluginRegistry([])
     /// The settings file and environment, for setting the plugins up again (``everyPlugin()``).
@@ -221,6 +223,7 @@ struct GatewayConfiguration: Sendable {
                 problems.append("log.level (GATEWAY_LOG_LEVEL): '\(level)' is not one of trace, debug, info, notice, warning, error, critical")
             }
         }
+        tracing = TracingSettings(reader: reader, environment: ProcessInfo.processInfo.environment, problems: &problems)
         plugins = installedPlugins(
             reader: reader, isDevelopment: mode == .development, masterKey: masterKey, problems: &problems)
 

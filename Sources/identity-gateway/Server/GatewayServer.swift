@@ -58,6 +58,8 @@ struct GatewayServer {
             return metrics.emitToBuffer()
         }
         let metricsOnMainPort = configuration.metricsPort == nil ? exposition : nil
+        let traceExport = try TraceExport.start(
+            configuration.tracing, trustedProxies: configuration.rateLimits.trustedProxies, logger: logger)
         let router = GatewayRouter.make(
             GatewayDependencies(
                 stores: stores, tenants: tenants, plugins: plugins, pluginServices: pluginServices, masterKey: masterKey,
@@ -70,7 +72,7 @@ struct GatewayServer {
                             settings: configuration.console, sessions: stores.consoleSessions, masterKey: masterKey,
                             credentialTypes: plugins.credentialTypes)
                     ] : [],
-                servesTLS: configuration.tls != nil, logger: logger))
+                servesTLS: configuration.tls != nil, serverSpans: traceExport?.serverSpans, logger: logger))
         let changeListener = AppChangeListener(
             client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds),
             onConnection: { readiness.setListening($0) }
@@ -135,10 +137,12 @@ struct GatewayServer {
                     logger: logger))
         }
         // Shutdown runs backwards through this list: drain, stop HTTP (finishing
-        // in-flight requests), flush counters and audit rows, close the pool.
+        // in-flight requests), flush counters and audit rows, send the last
+        // spans, close the pool.
         let drain = DrainOnShutdown(readiness: readiness, drainTime: .seconds(configuration.shutdownDrainSeconds))
         let services: [any Service] =
-            [client, changeListener, maintenance, ledger] + metricsServer + [app, drain]
+            [client] + (traceExport.map { [$0.service] } ?? []) + [changeListener, maintenance, ledger] + metricsServer
+            + [app, drain]
         var group = ServiceGroupConfiguration(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -1,0 +1,46 @@
+import GatewayCore
+public import Logging
+public import PostgresNIO
+import Tracing
+
+// PostgresNIO makes no spans of its own. The gateway's repositories send
+// their statements through these, which are `query(_:logger:)` as a database
+// client span of the current request (none outside one): `db.system.name`
+// and `db.operation.name` (the statement's first word), never the statement's
+// text or its parameters.
+
+extension PostgresClient {
+    @discardableResult
+    public func tracedQuery(
+        _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
+    ) async throws -> PostgresRowSequence {
+        try await DatabaseSpan.run(query) { try await self.query(query, logger: logger, file: file, line: line) }
+    }
+}
+
+extension PostgresConnection {
+    @discardableResult
+    public func tracedQuery(
+        _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
+    ) async throws -> PostgresRowSequence {
+        try await DatabaseSpan.run(query) { try await self.query(query, logger: logger, file: file, line: line) }
+    }
+}
+
+enum DatabaseSpan {
+    static func run<Result>(
+        _ query: PostgresQuery, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+    ) async throws -> Result {
+        guard Spans.areRecorded else { return try await body() }
+        let operation = operation(of: query.sql)
+        return try await Spans.run(
+            operation, kind: .client,
+            attributes: ["db.system.name": "postgresql", "db.operation.name": .string(operation)]
+        ) { _ in try await body() }
+    }
+
+    /// The statement's first word, upper-cased (`SELECT`, `INSERT`, `WITH`, ...).
+    static func operation(of sql: String) -> String {
+        sql.drop { $0.isWhitespace }.prefix { $0.isLetter }.uppercased()
+    }
+}
