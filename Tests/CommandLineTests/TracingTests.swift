@@ -211,6 +211,7 @@ import Testing
         let callerSpan = "00f067aa0ba902b7"
         try await TestDatabase.with(migrations: []) { _, url in
             var answers: [(trusted: Bool, requestID: String?)] = []
+            var unsampledRequestID: String?
             for trusted in [false, true] {
                 var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
                 environment["GATEWAY_TRACING_ENDPOINT"] = "http://127.0.0.1:\(receiver.port)/v1/traces"
@@ -222,9 +223,21 @@ import Testing
                     headers: ["traceparent": "00-\(callerTrace)-\(callerSpan)-01", "tracestate": "vendor=1"])
                 #expect(answer.status == 404)
                 answers.append((trusted, answer.requestID))
+                if trusted {
+                    // The proxy's trace is not sampled (flags 00): the gateway records nothing of it.
+                    let unsampled = try await HTTPCall.send(
+                        "POST", "http://127.0.0.1:\(server.port)/v1/identity_tokens",
+                        json: ["app_id": UUID().lowercasedText, "user_id": "u", "nonce": "n"],
+                        headers: ["traceparent": "00-\(callerTrace.reversed().map(String.init).joined())-\(callerSpan)-00"])
+                    #expect(unsampled.status == 404)
+                    unsampledRequestID = unsampled.requestID
+                }
                 #expect(await server.stop() == 0)
             }
             let spans = try await Self.spans(from: receiver)
+            #expect(unsampledRequestID != nil)
+            #expect(!spans.contains { $0.text("gateway.request_id") == unsampledRequestID }, "an unsampled trace was exported")
+            #expect(!spans.contains { $0.traceID == String(callerTrace.reversed()) })
             for (trusted, requestID) in answers {
                 let root = try #require(
                     spans.first { $0.kind == "SPAN_KIND_SERVER" && $0.text("gateway.request_id") == requestID })

@@ -15,7 +15,9 @@ import Tracing
 /// attributed by the route's template (`/v1/apps/{app_id}/users/{user_id}`),
 /// and a `traceparent`/`tracestate` is read only from a trusted proxy, the
 /// rule `X-Forwarded-For` follows; anyone else's request starts a trace of its
-/// own, sampled by the gateway's ratio.
+/// own, sampled by the gateway's ratio. A request whose trace is not sampled
+/// makes no child spans at all (``Spans`` sees no current context), so a low
+/// ratio costs little more than the sampling decision.
 public struct ServerSpanMiddleware: RouterMiddleware {
     public typealias Context = GatewayRequestContext
 
@@ -37,6 +39,11 @@ public struct ServerSpanMiddleware: RouterMiddleware {
         }
         let method = request.method.rawValue
         let span = InstrumentationSystem.tracer.startSpan(method, context: parent, ofKind: .server)
+        guard span.isRecording else {
+            // Not sampled: no child spans, no trace id in the log, nothing sent on.
+            span.end()
+            return try await next(request, context)
+        }
         span.attributes["http.request.method"] = method
         span.attributes["url.scheme"] = request.uri.scheme?.rawValue ?? "http"
         var context = context
