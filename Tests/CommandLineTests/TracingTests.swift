@@ -63,11 +63,20 @@ import Testing
         }
     }
 
-    static func receiver() async throws -> GatewayProcess {
+    /// Runs `body` with a receiver running, and stops it afterwards, whatever `body` did.
+    static func withReceiver<Result: Sendable>(_ body: (GatewayProcess) async throws -> Result) async throws -> Result {
         let python = try SuiteEnvironment.value("GATEWAY_TEST_VENDOR_PYTHON")
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appending(path: "Vendors/otlp_receiver.py").path
-        return try await GatewayProcess.startHelper(python, [script])
+        let receiver = try await GatewayProcess.startHelper(python, [script])
+        do {
+            let result = try await body(receiver)
+            await receiver.stop()
+            return result
+        } catch {
+            await receiver.stop()
+            throw error
+        }
     }
 
     static func spans(from receiver: GatewayProcess) async throws -> [ReceivedSpan] {
@@ -77,127 +86,127 @@ import Testing
     }
 
     @Test func aPasswordAWebhookAndADeniedLoginArriveAsSpanTreesWithNothingSecret() async throws {
-        let receiver = try await Self.receiver()
-        defer { Task { await receiver.stop() } }
-        let webhookSecret = "trace-webhook-secret-0123456789"
-        let password = "trace horse battery staple"
-        let forwarded = "forwarded tenant password 77"
-        let nonce = "nonce-\(UUID().uuidString)"
-        try await FakeHTTPServer.with(answering: { _ in .init(body: #"{"valid":true}"#) }) { tenant, tenantServer in
-            try await TestDatabase.with(migrations: []) { _, url in
-                let bootstrap = AdminTokenSecret.generate().text
-                var environment = serveEnvironment(url, bootstrap: bootstrap)
-                environment["GATEWAY_TRACING_ENDPOINT"] = "http://127.0.0.1:\(receiver.port)/v1/traces"
-                environment["GATEWAY_TRACING_SERVICE_NAME"] = "gateway-under-test"
-                environment["GATEWAY_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"] = "true"
-                environment["GATEWAY_LOG_FORMAT"] = "json"
-                let server = try await GatewayProcess.start(["serve"], environment: environment)
-                let base = "http://127.0.0.1:\(server.port)"
-                let appID = UUID().lowercasedText
-                let created = try await HTTPCall.send(
-                    "POST", base + "/admin/v1/apps", token: bootstrap,
-                    json: [
-                        "app_id": appID, "name": "traced", "environment": "development", "provider_id": UUID().uuidString,
-                        "credential_types": ["password", "webhook"],
-                        "plugins": [
-                            "webhook": ["url": tenant, "secret": webhookSecret, "timeout_ms": 10000] as [String: any Sendable]
-                        ],
-                    ])
-                #expect(created.status == 201, "\(created.text)")
-                let key = try await HTTPCall.send(
-                    "POST", base + "/admin/v1/apps/\(appID)/keys", token: bootstrap, json: ["generate": [:] as [String: Int]])
-                #expect(key.status == 201, "\(key.text)")
-                let user = try await HTTPCall.send(
-                    "PUT", base + "/admin/v1/apps/\(appID)/users/ada", token: bootstrap, json: ["password": password])
-                #expect(user.status == 201, "\(user.text)")
+        try await Self.withReceiver { receiver in
+            let webhookSecret = "trace-webhook-secret-0123456789"
+            let password = "trace horse battery staple"
+            let forwarded = "forwarded tenant password 77"
+            let nonce = "nonce-\(UUID().uuidString)"
+            try await FakeHTTPServer.with(answering: { _ in .init(body: #"{"valid":true}"#) }) { tenant, tenantServer in
+                try await TestDatabase.with(migrations: []) { _, url in
+                    let bootstrap = AdminTokenSecret.generate().text
+                    var environment = serveEnvironment(url, bootstrap: bootstrap)
+                    environment["GATEWAY_TRACING_ENDPOINT"] = "http://127.0.0.1:\(receiver.port)/v1/traces"
+                    environment["GATEWAY_TRACING_SERVICE_NAME"] = "gateway-under-test"
+                    environment["GATEWAY_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"] = "true"
+                    environment["GATEWAY_LOG_FORMAT"] = "json"
+                    let server = try await GatewayProcess.start(["serve"], environment: environment)
+                    let base = "http://127.0.0.1:\(server.port)"
+                    let appID = UUID().lowercasedText
+                    let created = try await HTTPCall.send(
+                        "POST", base + "/admin/v1/apps", token: bootstrap,
+                        json: [
+                            "app_id": appID, "name": "traced", "environment": "development", "provider_id": UUID().uuidString,
+                            "credential_types": ["password", "webhook"],
+                            "plugins": [
+                                "webhook": ["url": tenant, "secret": webhookSecret, "timeout_ms": 10000] as [String: any Sendable]
+                            ],
+                        ])
+                    #expect(created.status == 201, "\(created.text)")
+                    let key = try await HTTPCall.send(
+                        "POST", base + "/admin/v1/apps/\(appID)/keys", token: bootstrap, json: ["generate": [:] as [String: Int]])
+                    #expect(key.status == 201, "\(key.text)")
+                    let user = try await HTTPCall.send(
+                        "PUT", base + "/admin/v1/apps/\(appID)/users/ada", token: bootstrap, json: ["password": password])
+                    #expect(user.status == 201, "\(user.text)")
 
-                func token(_ credentials: [String: String], user: String) async throws -> HTTPCall.Answer {
-                    try await HTTPCall.send(
-                        "POST", base + "/v1/identity_tokens",
-                        json: ["app_id": appID, "user_id": user, "nonce": nonce, "credentials": credentials])
+                    func token(_ credentials: [String: String], user: String) async throws -> HTTPCall.Answer {
+                        try await HTTPCall.send(
+                            "POST", base + "/v1/identity_tokens",
+                            json: ["app_id": appID, "user_id": user, "nonce": nonce, "credentials": credentials])
+                    }
+                    let passwordLogin = try await token(["type": "password", "password": password], user: "ada")
+                    #expect(passwordLogin.status == 200, "\(passwordLogin.text)")
+                    let webhookLogin = try await token(["type": "webhook", "password": forwarded], user: "wendy")
+                    #expect(webhookLogin.status == 200, "\(webhookLogin.text)")
+                    let denied = try await token(["type": "password", "password": password + "!"], user: "ada")
+                    #expect(denied.status == 401)
+                    // A graceful stop sends the spans still queued.
+                    #expect(await server.stop() == 0)
+
+                    let spans = try await Self.spans(from: receiver)
+                    func tree(of answer: HTTPCall.Answer) throws -> Tree {
+                        let root = try #require(
+                            spans.first { $0.kind == "SPAN_KIND_SERVER" && $0.text("gateway.request_id") == answer.requestID },
+                            "no server span for request \(answer.requestID ?? "?") among \(spans.count)")
+                        return Tree(spans: spans.filter { $0.traceID == root.traceID })
+                    }
+
+                    // The password login: where its time went, each part under the server span.
+                    let login = try tree(of: passwordLogin)
+                    let root = try #require(login.root)
+                    #expect(root.name == "POST /v1/identity_tokens")
+                    #expect(root.text("http.route") == "/v1/identity_tokens")
+                    #expect(root.number("http.response.status_code") == 200)
+                    #expect(root.text("gateway.app_id") == appID)
+                    #expect(root.serviceName == "gateway-under-test")
+                    let underRoot = Set(login.children(of: root).map(\.name))
+                    for name in [
+                        "tenant lookup", "credential check", "group commit wait", "group commit batch", "token signature queue",
+                        "token signature",
+                    ] {
+                        #expect(underRoot.contains(name), "\(name) missing under the server span:\n\(login.drawing)")
+                    }
+                    let check = try #require(login.named("credential check").first)
+                    #expect(check.text("gateway.credential.type") == "password")
+                    #expect(check.text("gateway.credential.verdict") == "verified")
+                    let verify = try #require(login.named("argon2id verify").first, "\(login.drawing)")
+                    #expect(verify.parentSpanID == check.spanID)
+                    #expect(verify.number("gateway.argon2.memory_kib") ?? 0 >= 8192)
+                    #expect(verify.number("gateway.argon2.iterations") ?? 0 >= 1)
+                    #expect(login.named("argon2id verify queue").first?.parentSpanID == check.spanID)
+                    let select = try #require(
+                        login.spans.first { $0.text("db.system.name") == "postgresql" && $0.text("db.operation.name") == "SELECT" },
+                        "no database span:\n\(login.drawing)")
+                    #expect(select.kind == "SPAN_KIND_CLIENT")
+                    let batch = try #require(login.named("group commit batch").first)
+                    #expect(batch.number("db.operation.batch.size") ?? 0 >= 1)
+                    #expect(login.named("token signature").first?.text("gateway.token_profile") == "layer")
+                    // Children lie within their parent.
+                    for span in login.spans where span.spanID != root.spanID {
+                        #expect(span.startNanoseconds >= root.startNanoseconds && span.endNanoseconds <= root.endNanoseconds)
+                    }
+
+                    // The webhook login: the call out is a client span, and the tenant saw its trace context.
+                    let webhook = try tree(of: webhookLogin)
+                    let call = try #require(webhook.spans.first { $0.kind == "SPAN_KIND_CLIENT" && $0.name == "POST" }, "\(webhook.drawing)")
+                    #expect(call.text("server.address") == "127.0.0.1")
+                    #expect(call.number("http.response.status_code") == 200)
+                    #expect(call.parentSpanID == webhook.named("credential check").first?.spanID)
+                    let traceparent = try #require(tenantServer.requests.last?.headers["traceparent"])
+                    #expect(traceparent == "00-\(call.traceID)-\(call.spanID)-01")
+
+                    // The denied login: a 401, the verdict's code, and no signature.
+                    let refusal = try tree(of: denied)
+                    #expect(refusal.root?.number("http.response.status_code") == 401)
+                    #expect(refusal.named("credential check").first?.text("gateway.credential.verdict") == "bad_password")
+                    #expect(refusal.named("token signature").isEmpty)
+
+                    // The request's log lines carry its trace id.
+                    #expect(server.printed.contains(#""trace_id":"\#(root.traceID)""#), "no log line names trace \(root.traceID)")
+
+                    // Nothing secret or personal in what the collector received.
+                    let raw = try await HTTPCall.send("GET", "http://127.0.0.1:\(receiver.port)/raw").text
+                    #expect(raw.count > 1000)
+                    let issued = [passwordLogin, webhookLogin].compactMap { $0.json["identity_token"] as? String }
+                    #expect(issued.count == 2)
+                    for (what, value) in [
+                        ("password", password), ("forwarded password", forwarded), ("nonce", nonce),
+                        ("webhook secret", webhookSecret), ("user id", "wendy"), ("bootstrap token", bootstrap),
+                    ] + issued.map({ ("token", $0) }) + issued.map({ ("token signature", String($0.split(separator: ".").last ?? "")) }) {
+                        #expect(!raw.contains(value), "the spans hold the \(what)")
+                    }
+                    print("A password login as exported:\n\(login.drawing)\nA webhook login:\n\(webhook.drawing)")
                 }
-                let passwordLogin = try await token(["type": "password", "password": password], user: "ada")
-                #expect(passwordLogin.status == 200, "\(passwordLogin.text)")
-                let webhookLogin = try await token(["type": "webhook", "password": forwarded], user: "wendy")
-                #expect(webhookLogin.status == 200, "\(webhookLogin.text)")
-                let denied = try await token(["type": "password", "password": password + "!"], user: "ada")
-                #expect(denied.status == 401)
-                // A graceful stop sends the spans still queued.
-                #expect(await server.stop() == 0)
-
-                let spans = try await Self.spans(from: receiver)
-                func tree(of answer: HTTPCall.Answer) throws -> Tree {
-                    let root = try #require(
-                        spans.first { $0.kind == "SPAN_KIND_SERVER" && $0.text("gateway.request_id") == answer.requestID },
-                        "no server span for request \(answer.requestID ?? "?") among \(spans.count)")
-                    return Tree(spans: spans.filter { $0.traceID == root.traceID })
-                }
-
-                // The password login: where its time went, each part under the server span.
-                let login = try tree(of: passwordLogin)
-                let root = try #require(login.root)
-                #expect(root.name == "POST /v1/identity_tokens")
-                #expect(root.text("http.route") == "/v1/identity_tokens")
-                #expect(root.number("http.response.status_code") == 200)
-                #expect(root.text("gateway.app_id") == appID)
-                #expect(root.serviceName == "gateway-under-test")
-                let underRoot = Set(login.children(of: root).map(\.name))
-                for name in [
-                    "tenant lookup", "credential check", "group commit wait", "group commit batch", "token signature queue",
-                    "token signature",
-                ] {
-                    #expect(underRoot.contains(name), "\(name) missing under the server span:\n\(login.drawing)")
-                }
-                let check = try #require(login.named("credential check").first)
-                #expect(check.text("gateway.credential.type") == "password")
-                #expect(check.text("gateway.credential.verdict") == "verified")
-                let verify = try #require(login.named("argon2id verify").first, "\(login.drawing)")
-                #expect(verify.parentSpanID == check.spanID)
-                #expect(verify.number("gateway.argon2.memory_kib") ?? 0 >= 8192)
-                #expect(verify.number("gateway.argon2.iterations") ?? 0 >= 1)
-                #expect(login.named("argon2id verify queue").first?.parentSpanID == check.spanID)
-                let select = try #require(
-                    login.spans.first { $0.text("db.system.name") == "postgresql" && $0.text("db.operation.name") == "SELECT" },
-                    "no database span:\n\(login.drawing)")
-                #expect(select.kind == "SPAN_KIND_CLIENT")
-                let batch = try #require(login.named("group commit batch").first)
-                #expect(batch.number("db.operation.batch.size") ?? 0 >= 1)
-                #expect(login.named("token signature").first?.text("gateway.token_profile") == "layer")
-                // Children lie within their parent.
-                for span in login.spans where span.spanID != root.spanID {
-                    #expect(span.startNanoseconds >= root.startNanoseconds && span.endNanoseconds <= root.endNanoseconds)
-                }
-
-                // The webhook login: the call out is a client span, and the tenant saw its trace context.
-                let webhook = try tree(of: webhookLogin)
-                let call = try #require(webhook.spans.first { $0.kind == "SPAN_KIND_CLIENT" && $0.name == "POST" }, "\(webhook.drawing)")
-                #expect(call.text("server.address") == "127.0.0.1")
-                #expect(call.number("http.response.status_code") == 200)
-                #expect(call.parentSpanID == webhook.named("credential check").first?.spanID)
-                let traceparent = try #require(tenantServer.requests.last?.headers["traceparent"])
-                #expect(traceparent == "00-\(call.traceID)-\(call.spanID)-01")
-
-                // The denied login: a 401, the verdict's code, and no signature.
-                let refusal = try tree(of: denied)
-                #expect(refusal.root?.number("http.response.status_code") == 401)
-                #expect(refusal.named("credential check").first?.text("gateway.credential.verdict") == "bad_password")
-                #expect(refusal.named("token signature").isEmpty)
-
-                // The request's log lines carry its trace id.
-                #expect(server.printed.contains(#""trace_id":"\#(root.traceID)""#), "no log line names trace \(root.traceID)")
-
-                // Nothing secret or personal in what the collector received.
-                let raw = try await HTTPCall.send("GET", "http://127.0.0.1:\(receiver.port)/raw").text
-                #expect(raw.count > 1000)
-                let issued = [passwordLogin, webhookLogin].compactMap { $0.json["identity_token"] as? String }
-                #expect(issued.count == 2)
-                for (what, value) in [
-                    ("password", password), ("forwarded password", forwarded), ("nonce", nonce),
-                    ("webhook secret", webhookSecret), ("user id", "wendy"), ("bootstrap token", bootstrap),
-                ] + issued.map({ ("token", $0) }) + issued.map({ ("token signature", String($0.split(separator: ".").last ?? "")) }) {
-                    #expect(!raw.contains(value), "the spans hold the \(what)")
-                }
-                print("A password login as exported:\n\(login.drawing)\nA webhook login:\n\(webhook.drawing)")
             }
         }
     }
@@ -205,46 +214,46 @@ import Testing
     /// A `traceparent` continues the caller's trace only when a trusted
     /// proxy sends it; from anyone else the gateway starts a trace of its own.
     @Test func aTraceparentIsBelievedOnlyFromATrustedProxy() async throws {
-        let receiver = try await Self.receiver()
-        defer { Task { await receiver.stop() } }
-        let callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
-        let callerSpan = "00f067aa0ba902b7"
-        try await TestDatabase.with(migrations: []) { _, url in
-            var answers: [(trusted: Bool, requestID: String?)] = []
-            var unsampledRequestID: String?
-            for trusted in [false, true] {
-                var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
-                environment["GATEWAY_TRACING_ENDPOINT"] = "http://127.0.0.1:\(receiver.port)/v1/traces"
-                if trusted { environment["GATEWAY_HTTP_TRUSTED_PROXIES"] = "127.0.0.1/32" }
-                let server = try await GatewayProcess.start(["serve"], environment: environment)
-                let answer = try await HTTPCall.send(
-                    "POST", "http://127.0.0.1:\(server.port)/v1/identity_tokens",
-                    json: ["app_id": UUID().lowercasedText, "user_id": "u", "nonce": "n"],
-                    headers: ["traceparent": "00-\(callerTrace)-\(callerSpan)-01", "tracestate": "vendor=1"])
-                #expect(answer.status == 404)
-                answers.append((trusted, answer.requestID))
-                if trusted {
-                    // The proxy's trace is not sampled (flags 00): the gateway records nothing of it.
-                    let unsampled = try await HTTPCall.send(
+        try await Self.withReceiver { receiver in
+            let callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+            let callerSpan = "00f067aa0ba902b7"
+            try await TestDatabase.with(migrations: []) { _, url in
+                var answers: [(trusted: Bool, requestID: String?)] = []
+                var unsampledRequestID: String?
+                for trusted in [false, true] {
+                    var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
+                    environment["GATEWAY_TRACING_ENDPOINT"] = "http://127.0.0.1:\(receiver.port)/v1/traces"
+                    if trusted { environment["GATEWAY_HTTP_TRUSTED_PROXIES"] = "127.0.0.1/32" }
+                    let server = try await GatewayProcess.start(["serve"], environment: environment)
+                    let answer = try await HTTPCall.send(
                         "POST", "http://127.0.0.1:\(server.port)/v1/identity_tokens",
                         json: ["app_id": UUID().lowercasedText, "user_id": "u", "nonce": "n"],
-                        headers: ["traceparent": "00-\(callerTrace.reversed().map(String.init).joined())-\(callerSpan)-00"])
-                    #expect(unsampled.status == 404)
-                    unsampledRequestID = unsampled.requestID
+                        headers: ["traceparent": "00-\(callerTrace)-\(callerSpan)-01", "tracestate": "vendor=1"])
+                    #expect(answer.status == 404)
+                    answers.append((trusted, answer.requestID))
+                    if trusted {
+                        // The proxy's trace is not sampled (flags 00): the gateway records nothing of it.
+                        let unsampled = try await HTTPCall.send(
+                            "POST", "http://127.0.0.1:\(server.port)/v1/identity_tokens",
+                            json: ["app_id": UUID().lowercasedText, "user_id": "u", "nonce": "n"],
+                            headers: ["traceparent": "00-\(callerTrace.reversed().map(String.init).joined())-\(callerSpan)-00"])
+                        #expect(unsampled.status == 404)
+                        unsampledRequestID = unsampled.requestID
+                    }
+                    #expect(await server.stop() == 0)
                 }
-                #expect(await server.stop() == 0)
-            }
-            let spans = try await Self.spans(from: receiver)
-            #expect(unsampledRequestID != nil)
-            #expect(!spans.contains { $0.text("gateway.request_id") == unsampledRequestID }, "an unsampled trace was exported")
-            #expect(!spans.contains { $0.traceID == String(callerTrace.reversed()) })
-            for (trusted, requestID) in answers {
-                let root = try #require(
-                    spans.first { $0.kind == "SPAN_KIND_SERVER" && $0.text("gateway.request_id") == requestID })
-                if trusted {
-                    #expect(root.traceID == callerTrace && root.parentSpanID == callerSpan)
-                } else {
-                    #expect(root.traceID != callerTrace && root.parentSpanID.isEmpty)
+                let spans = try await Self.spans(from: receiver)
+                #expect(unsampledRequestID != nil)
+                #expect(!spans.contains { $0.text("gateway.request_id") == unsampledRequestID }, "an unsampled trace was exported")
+                #expect(!spans.contains { $0.traceID == String(callerTrace.reversed()) })
+                for (trusted, requestID) in answers {
+                    let root = try #require(
+                        spans.first { $0.kind == "SPAN_KIND_SERVER" && $0.text("gateway.request_id") == requestID })
+                    if trusted {
+                        #expect(root.traceID == callerTrace && root.parentSpanID == callerSpan)
+                    } else {
+                        #expect(root.traceID != callerTrace && root.parentSpanID.isEmpty)
+                    }
                 }
             }
         }

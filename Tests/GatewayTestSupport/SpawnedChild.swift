@@ -43,8 +43,24 @@ final class SpawnedChild: Sendable {
         defer { argv.forEach { free($0) } }
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { envp.forEach { free($0) } }
+        // The child starts with no signal blocked and SIGTERM and SIGINT at
+        // their defaults: posix_spawn would pass on the test process's mask,
+        // in which the test runtime blocks them, and a child that does not
+        // unblock them itself (a Python helper) would never stop.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGTERM)
+        sigaddset(&defaults, SIGINT)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var spawnedPID: pid_t = 0
-        let spawned = posix_spawn(&spawnedPID, executable, &actions, nil, argv, envp)
+        let spawned = posix_spawn(&spawnedPID, executable, &actions, &attributes, argv, envp)
         guard spawned == 0 else {
             throw GatewayProcess.Failure(description: "cannot start \(executable): \(String(cString: strerror(spawned)))")
         }
