@@ -1,5 +1,6 @@
 public import GatewayPluginKit
 import FirebaseProfile
+import IDTokenPlugin
 import OIDCProfile
 import PasswordPlugin
 import PhoneCodePlugin
@@ -14,6 +15,7 @@ public let credentialPlugins: [any CredentialPlugin.Type] = [
     PasswordPlugin.self,
     PhoneCodePlugin.self,
     WebhookPlugin.self,
+    IDTokenPlugin.self,
 ]
 
 /// The token profiles this gateway offers besides Layer's: one line a profile.

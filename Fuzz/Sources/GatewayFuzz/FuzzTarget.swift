@@ -11,6 +11,7 @@ enum FuzzTarget: String, CaseIterable {
     case clientAddress = "client-address"
     case identityToken = "identity-token"
     case webhookAnswer = "webhook-answer"
+    case idToken = "id-token"
 
     func run(_ bytes: [UInt8]) {
         switch self {
@@ -25,6 +26,7 @@ enum FuzzTarget: String, CaseIterable {
         case .clientAddress: ClientAddressTarget.run(bytes)
         case .identityToken: IdentityTokenTarget.run(bytes)
         case .webhookAnswer: WebhookAnswerTarget.run(bytes)
+        case .idToken: IDTokenTarget.run(bytes)
         }
     }
 }

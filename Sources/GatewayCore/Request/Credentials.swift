@@ -6,6 +6,14 @@ public struct Credentials: Sendable, Equatable {
     /// A field's value may hold at most this many bytes (the longest password
     /// the password directory accepts), checked before any plugin sees it.
     public static let maximumFieldBytes = 1024
+    /// Except `id_token`, which may hold this many: a provider's ID token
+    /// (Apple's and Google's are 1–2 KB).
+    public static let maximumIDTokenBytes = 4096
+
+    /// The most bytes the field `name` may hold.
+    public static func maximumBytes(of name: String) -> Int {
+        name == "id_token" ? maximumIDTokenBytes : maximumFieldBytes
+    }
     /// A field's name may hold at most this many bytes.
     public static let maximumNameBytes = 64
 

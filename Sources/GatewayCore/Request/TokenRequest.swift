@@ -85,8 +85,9 @@ public struct TokenRequest: Sendable, Equatable {
             guard name.utf8.count <= Credentials.maximumNameBytes else {
                 throw .invalidRequest("credentials has a field name longer than \(Credentials.maximumNameBytes) bytes.")
             }
-            guard value.utf8.count <= Credentials.maximumFieldBytes else {
-                throw .invalidRequest("credentials.\(name) must be at most \(Credentials.maximumFieldBytes) bytes.")
+            let maximum = Credentials.maximumBytes(of: name)
+            guard value.utf8.count <= maximum else {
+                throw .invalidRequest("credentials.\(name) must be at most \(maximum) bytes.")
             }
         }
     }

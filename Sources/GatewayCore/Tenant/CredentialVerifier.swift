@@ -36,12 +36,16 @@ public struct CredentialAttempt: Sendable {
     public let userID: String?
     public let credentials: Credentials
     public let requestID: String
+    /// The token request's nonce, which the token will carry: what a
+    /// provider's ID token is bound to (the ID-token plugin's nonce rules).
+    public let nonce: String
 
-    public init(app: AppSettings, userID: String?, credentials: Credentials, requestID: String) {
+    public init(app: AppSettings, userID: String?, credentials: Credentials, requestID: String, nonce: String) {
         self.app = app
         self.userID = userID
         self.credentials = credentials
         self.requestID = requestID
+        self.nonce = nonce
     }
 }
 

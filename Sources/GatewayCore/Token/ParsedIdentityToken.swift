@@ -10,8 +10,9 @@ public struct ParsedIdentityToken: Sendable {
 
     public let header: [String: JSONValue]
     public let claims: [String: JSONValue]
-    let signingInput: [UInt8]
-    let signature: [UInt8]
+    /// The bytes the signature covers (`header.claims`, as sent).
+    public let signingInput: [UInt8]
+    public let signature: [UInt8]
 
     /// `nil` unless `compact` is three base64url parts whose first two are JSON objects.
     public init?(compact: String) {

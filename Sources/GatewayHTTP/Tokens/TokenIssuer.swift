@@ -166,7 +166,8 @@ public struct TokenIssuer: Sendable {
 
         let identity: VerifiedIdentity
         let attemptToVerify = CredentialAttempt(
-            app: app, userID: tokenRequest.userID, credentials: credentials, requestID: context.requestID)
+            app: app, userID: tokenRequest.userID, credentials: credentials, requestID: context.requestID,
+            nonce: tokenRequest.nonce)
         let verdict = try await Spans.run(
             "credential check", attributes: Self.credentialAttributes(credentials.type, userID: tokenRequest.userID)
         ) { span in

@@ -6,13 +6,15 @@ public import NIOCore
 import NIOHTTP1
 import Tracing
 
-/// An answer to a call out: its status and its body, whole.
+/// An answer to a call out: its status, its headers and its body, whole.
 public struct OutboundResponse: Sendable {
     public let status: Int
+    /// By lowercase name; a header sent several times is its values joined by ", ".
+    public let headers: [String: String]
     public let body: ByteBuffer
 }
 
-/// Calls out of the gateway (an SMS sender, a tenant's webhook) under the
+/// Calls out of the gateway (an SMS sender, a tenant's webhook, an identity provider's keys) under the
 /// rules every plugin shares:
 /// - only to addresses ``OutboundAddressPolicy`` allows, connecting to the
 ///   address it checked (TLS still verifies the URL's host name);
@@ -33,17 +35,35 @@ public struct OutboundHTTP: Sendable {
 
     /// `POST`s `body` to `url` for `subject` (the app the call is made for)
     /// and reads the whole answer within `timeout`, or throws why not.
-    ///
-    /// In a traced request the call is an HTTP client span (method, host,
-    /// port, status; never the URL's path or query, which may hold a
-    /// tenant's secret), and the request carries its `traceparent` so that
-    /// the service called can join the trace.
     public func post(
         _ url: URL, for subject: String, headers: [(name: String, value: String)], body: ByteBuffer, timeout: Duration,
         maximumAnswerBytes: Int, logger: Logger
     ) async throws(OutboundFailure) -> OutboundResponse {
-        var request = Self.request(url, headers: headers, body: body)
-        let span = Spans.start("POST", kind: .client, attributes: Self.spanAttributes(of: url))
+        try await send(
+            .POST, url, for: subject, headers: headers, body: body, timeout: timeout, maximumAnswerBytes: maximumAnswerBytes,
+            logger: logger)
+    }
+
+    /// `GET`s `url` for `subject` and reads the whole answer within `timeout`, or throws why not.
+    public func get(
+        _ url: URL, for subject: String, headers: [(name: String, value: String)] = [], timeout: Duration,
+        maximumAnswerBytes: Int, logger: Logger
+    ) async throws(OutboundFailure) -> OutboundResponse {
+        try await send(
+            .GET, url, for: subject, headers: headers, body: nil, timeout: timeout, maximumAnswerBytes: maximumAnswerBytes,
+            logger: logger)
+    }
+
+    /// In a traced request the call is an HTTP client span (method, host,
+    /// port, status; never the URL's path or query, which may hold a
+    /// tenant's secret), and the request carries its `traceparent` so that
+    /// the service called can join the trace.
+    private func send(
+        _ method: HTTPMethod, _ url: URL, for subject: String, headers: [(name: String, value: String)], body: ByteBuffer?,
+        timeout: Duration, maximumAnswerBytes: Int, logger: Logger
+    ) async throws(OutboundFailure) -> OutboundResponse {
+        var request = Self.request(method, url, headers: headers, body: body)
+        let span = Spans.start(method.rawValue, kind: .client, attributes: Self.spanAttributes(of: url, method: method))
         defer { span?.end() }
         if let span {
             InstrumentationSystem.instrument.inject(span.context, into: &request.headers, using: HeaderInjector())
@@ -81,8 +101,8 @@ public struct OutboundHTTP: Sendable {
         }
     }
 
-    private static func spanAttributes(of url: URL) -> SpanAttributes {
-        var attributes: SpanAttributes = ["http.request.method": "POST"]
+    private static func spanAttributes(of url: URL, method: HTTPMethod) -> SpanAttributes {
+        var attributes: SpanAttributes = ["http.request.method": .string(method.rawValue)]
         if let host = url.host(percentEncoded: false) { attributes["server.address"] = host }
         if let port = url.port ?? (url.scheme == "https" ? 443 : url.scheme == "http" ? 80 : nil) {
             attributes["server.port"] = port
@@ -91,11 +111,13 @@ public struct OutboundHTTP: Sendable {
         return attributes
     }
 
-    private static func request(_ url: URL, headers: [(name: String, value: String)], body: ByteBuffer) -> HTTPClientRequest {
+    private static func request(
+        _ method: HTTPMethod, _ url: URL, headers: [(name: String, value: String)], body: ByteBuffer?
+    ) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: url.absoluteString)
-        request.method = .POST
+        request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(body)
+        if let body { request.body = .bytes(body) }
         return request
     }
 
@@ -105,7 +127,12 @@ public struct OutboundHTTP: Sendable {
         do {
             let response = try await client.execute(request, deadline: deadline, logger: logger)
             let answer = try await response.body.collect(upTo: maximumAnswerBytes)
-            return OutboundResponse(status: Int(response.status.code), body: answer)
+            var headers: [String: String] = [:]
+            for header in response.headers {
+                let name = header.name.lowercased()
+                headers[name] = headers[name].map { "\($0), \(header.value)" } ?? header.value
+            }
+            return OutboundResponse(status: Int(response.status.code), headers: headers, body: answer)
         } catch is NIOTooManyBytesError {
             throw OutboundFailure(.answerTooLarge, "the answer is larger than \(maximumAnswerBytes) bytes")
         } catch {

@@ -1,0 +1,55 @@
+public import Foundation
+public import GatewayCore
+public import GatewayPluginKit
+
+/// `credentials.type = "id_token"`: sign in with Apple, Google or any
+/// OpenID provider. The client gets an ID token from the provider's SDK and
+/// sends it; the gateway checks it against the provider's published keys and
+/// the app's settings (``IDTokenVerifier``), and the verified `sub` becomes
+/// the user. Options (`plugins.id_token`) are in ``IDTokenOptions`` and the
+/// README.
+public struct IDTokenPlugin: CredentialPlugin {
+    static let type = "id_token"
+    public let credentialType = type
+    private let keys: ProviderKeys
+    private let now: @Sendable () -> Date
+
+    /// - Parameters:
+    ///   - addresses: where providers' keys may be fetched from; public
+    ///     addresses only unless the operator allows private ones.
+    ///   - refetchInterval: the least time between two fetches of a
+    ///     provider's keys for tokens naming a key it lacks.
+    ///   - failureBackoff: how long after a failed fetch no fetch is tried.
+    ///   - now: the clock tokens' times are checked against.
+    public init(
+        addresses: OutboundAddressPolicy = OutboundAddressPolicy(allowsPrivateAddresses: false),
+        refetchInterval: Duration = .seconds(60), failureBackoff: Duration = .seconds(10),
+        now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        var timing = ProviderKeys.Timing()
+        timing.refetchInterval = refetchInterval
+        timing.failureBackoff = failureBackoff
+        self.keys = ProviderKeys(outbound: OutboundHTTP(addresses: addresses), timing: timing)
+        self.now = now
+    }
+
+    /// `id_token.allow_private_addresses` lets providers' keys be fetched from private addresses.
+    public static func make(_ setup: PluginSetup) -> IDTokenPlugin? {
+        IDTokenPlugin(
+            addresses: OutboundAddressPolicy(
+                allowsPrivateAddresses: setup.settings.boolean("id_token.allow_private_addresses", default: false)))
+    }
+
+    public var migrations: [Migration] {
+        embeddedMigrations.map { Migration(source: "id_token", name: $0.name, sql: $0.text) }
+    }
+
+    public func makeVerifier(
+        for app: AppSettings, options: JSONValue, services: PluginServices
+    ) throws(GatewayError) -> any CredentialVerifier {
+        IDTokenVerifier(
+            options: try IDTokenOptions(options, environment: app.environment), keys: keys,
+            uses: IDTokenUses(client: services.client, logger: services.logger, timeout: services.databaseTimeout),
+            logger: services.logger, now: now)
+    }
+}

@@ -1,0 +1,97 @@
+import CoreMetrics
+import Foundation
+import GatewayCore
+import GatewayPluginKit
+import Logging
+
+/// Checks `credentials: {"type": "id_token", "id_token": "<the provider's ID token>"}`,
+/// in this order:
+/// 1. the token's shape and `alg` (RS256 or ES256 only); its `iss` picks
+///    the app's provider (none: `id_token_issuer`);
+/// 2. the provider's keys (``ProviderKeys``): none to be had is a 502
+///    (`id_token_provider_unavailable`), never a 401; a `kid` the keys lack
+///    fetches them again, within the refetch limit;
+/// 3. the signature, then `iss`, `aud`, `exp`/`iat`/`nbf` within a minute's
+///    skew, the `nonce` by the provider's rule against the request's nonce,
+///    and `sub` (``UnverifiedIDToken/verify(with:provider:requestNonce:now:)``);
+/// 4. a `user_id` sent with the request must be the user the token verifies;
+/// 5. the token is recorded for the app, once (``IDTokenUses``): a second
+///    use, on any replica, is `id_token_replayed`.
+///
+/// Each failed check is a 401 whose audit reason names it
+/// (``IDTokenRefusal/auditReason``). The gateway's limits apply before this
+/// runs (the verifier is not cheap to ask): per client always, per user when
+/// the request names one.
+struct IDTokenVerifier: CredentialVerifier {
+    let options: IDTokenOptions
+    let keys: ProviderKeys
+    let uses: IDTokenUses
+    let logger: Logger
+    let now: @Sendable () -> Date
+
+    func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
+        let compact = try attempt.credentials.requiredField("id_token")
+        let appID = attempt.app.appID
+        let outcome = try await check(compact, attempt: attempt, appID: appID)
+        switch outcome {
+        case .verified:
+            Self.count(appID, "verified")
+        case .rejected(let reason), .undecided(let reason):
+            Self.count(appID, reason)
+        }
+        return outcome
+    }
+
+    private func check(_ compact: String, attempt: CredentialAttempt, appID: AppID) async throws -> VerificationResult {
+        let token: UnverifiedIDToken
+        do { token = try UnverifiedIDToken(compact) } catch { return .rejected(reason: error.auditReason) }
+        guard let provider = options.provider(issuer: token.issuer) else {
+            return .rejected(reason: IDTokenRefusal.issuer.auditReason)
+        }
+        let subject = appID.uuid.lowercasedText
+        var key: ProviderKey?
+        do {
+            key = token.key(in: try await keys.keys(provider.keys, for: subject, logger: logger))
+            if key == nil { key = token.key(in: try await keys.refreshed(provider.keys, for: subject, logger: logger)) }
+        } catch {
+            return .undecided(reason: "id_token_provider_unavailable")
+        }
+        guard let key else { return .rejected(reason: IDTokenRefusal.unknownKey.auditReason) }
+
+        var verified: VerifiedIDToken
+        do {
+            verified = try token.verify(with: key, provider: provider, requestNonce: attempt.nonce, now: now())
+        } catch .signature where token.keyID == nil {
+            // A token naming no key was checked against the provider's only
+            // one; it may have rotated since: fetch again (within the limit).
+            do {
+                let fresh = try await keys.refreshed(provider.keys, for: subject, logger: logger)
+                guard let rotated = token.key(in: fresh) else { return .rejected(reason: IDTokenRefusal.signature.auditReason) }
+                verified = try token.verify(with: rotated, provider: provider, requestNonce: attempt.nonce, now: now())
+            } catch let refusal as IDTokenRefusal {
+                return .rejected(reason: refusal.auditReason)
+            } catch {
+                return .rejected(reason: IDTokenRefusal.signature.auditReason)
+            }
+        } catch {
+            return .rejected(reason: error.auditReason)
+        }
+        let userID = provider.userID(for: verified.subject)
+        if let named = attempt.userID, named != userID { return .rejected(reason: IDTokenRefusal.userID.auditReason) }
+        guard try await uses.firstUse(of: verified, in: appID) else {
+            return .rejected(reason: IDTokenRefusal.replayed.auditReason)
+        }
+        var identity = VerifiedIdentity(userID: userID)
+        if provider.usesProfileClaims {
+            identity.displayName = verified.name
+            identity.avatarURL = verified.picture
+        }
+        return .verified(identity)
+    }
+
+    /// `gateway_id_token_checks_total`: each token checked, by app and outcome (`verified` or the audit reason).
+    static func count(_ appID: AppID, _ outcome: String) {
+        Counter(label: "gateway_id_token_checks_total", dimensions: [("app_id", appID.description), ("outcome", outcome)])
+            .increment()
+    }
+}

@@ -1,0 +1,184 @@
+import CoreMetrics
+import Foundation
+import GatewayCore
+import GatewayPluginKit
+import Logging
+import NIOCore
+import Synchronization
+
+/// The providers' key sets, fetched through the kit's outbound rules
+/// (``OutboundHTTP``: address policy, a timeout over the whole exchange, a
+/// size bound, no redirects) and kept in this process per key location.
+///
+/// - A set is kept for the provider's `Cache-Control: max-age`, held
+///   between 5 minutes and a day (an hour when it gives none).
+/// - A token naming a key the set lacks (``refreshed(_:for:logger:)``)
+///   fetches again, but at most once a minute per location: tokens with
+///   made-up `kid`s cannot make the gateway hammer a provider.
+/// - Concurrent fetches of one location are one fetch.
+/// - A failed fetch keeps the last good set, and no fetch is tried again for
+///   10 s: meanwhile a request with no set to use is answered at once as the
+///   provider being unavailable (502), like an open circuit breaker.
+///
+/// Replicas do not share this: each fetches for itself.
+final class ProviderKeys: Sendable {
+    struct Timing: Sendable {
+        var shortestKeep: Duration = .seconds(300)
+        var longestKeep: Duration = .seconds(86_400)
+        var keepWithoutMaxAge: Duration = .seconds(3600)
+        var refetchInterval: Duration = .seconds(60)
+        var failureBackoff: Duration = .seconds(10)
+        var fetchTimeout: Duration = .seconds(5)
+    }
+
+    private struct Entry {
+        var keys: ProviderKeySet?
+        var keepUntil: ContinuousClock.Instant?
+        var lastFetch: ContinuousClock.Instant?
+        var lastFailure: ContinuousClock.Instant?
+        var inFlight: Task<ProviderKeySet, any Error>?
+    }
+
+    private enum Step {
+        case use(ProviderKeySet)
+        case wait(Task<ProviderKeySet, any Error>)
+        case unavailable
+    }
+
+    static let maximumDocumentBytes = ProviderKeySet.maximumBytes
+
+    private let outbound: OutboundHTTP
+    private let timing: Timing
+    private let clock = ContinuousClock()
+    private let entries = Mutex<[IDTokenProvider.KeyLocation: Entry]>([:])
+
+    init(outbound: OutboundHTTP, timing: Timing = Timing()) {
+        self.outbound = outbound
+        self.timing = timing
+    }
+
+    /// The location's keys, from memory while they are fresh.
+    func keys(
+        _ location: IDTokenProvider.KeyLocation, for subject: String, logger: Logger
+    ) async throws(ProviderUnavailable) -> ProviderKeySet {
+        try await obtain(location, for: subject, refresh: false, logger: logger)
+    }
+
+    /// The location's keys after a token named a key they lack: fetched again
+    /// unless they were fetched within the refetch interval.
+    func refreshed(
+        _ location: IDTokenProvider.KeyLocation, for subject: String, logger: Logger
+    ) async throws(ProviderUnavailable) -> ProviderKeySet {
+        try await obtain(location, for: subject, refresh: true, logger: logger)
+    }
+
+    private func obtain(
+        _ location: IDTokenProvider.KeyLocation, for subject: String, refresh: Bool, logger: Logger
+    ) async throws(ProviderUnavailable) -> ProviderKeySet {
+        let now = clock.now
+        let step = entries.withLock { entries -> Step in
+            var entry = entries[location] ?? Entry()
+            if let task = entry.inFlight { return .wait(task) }
+            let failedLately = entry.lastFailure.map { now - $0 < timing.failureBackoff } ?? false
+            if let keys = entry.keys {
+                let fresh = entry.keepUntil.map { now < $0 } ?? false
+                let fetchedLately = entry.lastFetch.map { now - $0 < timing.refetchInterval } ?? false
+                if (fresh && !refresh) || (refresh && fetchedLately) || failedLately { return .use(keys) }
+            } else if failedLately {
+                return .unavailable
+            }
+            let task = Task { try await self.fetch(location, for: subject, logger: logger) }
+            entry.inFlight = task
+            entry.lastFetch = now
+            entries[location] = entry
+            return .wait(task)
+        }
+        switch step {
+        case .use(let keys):
+            return keys
+        case .unavailable:
+            throw ProviderUnavailable()
+        case .wait(let task):
+            do {
+                return try await task.value
+            } catch {
+                if let kept = entries.withLock({ $0[location]?.keys }) { return kept }
+                throw ProviderUnavailable()
+            }
+        }
+    }
+
+    /// One fetch (two for a discovery document), remembered in the entry either way.
+    private func fetch(
+        _ location: IDTokenProvider.KeyLocation, for subject: String, logger: Logger
+    ) async throws -> ProviderKeySet {
+        do {
+            let (keys, keep) = try await download(location, for: subject, logger: logger)
+            let now = clock.now
+            entries.withLock { entries in
+                entries[location] = Entry(keys: keys, keepUntil: now + keep, lastFetch: now, lastFailure: nil, inFlight: nil)
+            }
+            Self.count("fetched")
+            return keys
+        } catch {
+            let now = clock.now
+            entries.withLock { entries in
+                entries[location]?.inFlight = nil
+                entries[location]?.lastFailure = now
+            }
+            Self.count("failed")
+            logger.warning(
+                "an identity provider's keys could not be fetched; the last good keys stay in use",
+                metadata: ["url": "\(location.url.absoluteString)", "reason": "\(error)"])
+            throw error
+        }
+    }
+
+    private func download(
+        _ location: IDTokenProvider.KeyLocation, for subject: String, logger: Logger
+    ) async throws -> (ProviderKeySet, Duration) {
+        var jwksURL: URL
+        switch location {
+        case .jwks(let url):
+            jwksURL = url
+        case .discovery(let url):
+            let document = try await get(url, for: subject, logger: logger)
+            guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(Array(buffer: document.body))),
+                case .string(let text)? = members["jwks_uri"], let named = URL(string: text),
+                ["http", "https"].contains(named.scheme?.lowercased()), named.host != nil
+            else { throw KeySetProblem("the discovery document names no jwks_uri") }
+            if url.scheme?.lowercased() == "https", named.scheme?.lowercased() != "https" {
+                throw KeySetProblem("the discovery document's jwks_uri is not https")
+            }
+            jwksURL = named
+        }
+        let answer = try await get(jwksURL, for: subject, logger: logger)
+        let keys = try ProviderKeySet(json: Array(buffer: answer.body))
+        return (keys, keep(answer.headers["cache-control"]))
+    }
+
+    private func get(_ url: URL, for subject: String, logger: Logger) async throws -> OutboundResponse {
+        let answer = try await outbound.get(
+            url, for: subject, timeout: timing.fetchTimeout, maximumAnswerBytes: Self.maximumDocumentBytes, logger: logger)
+        guard answer.status == 200 else { throw KeySetProblem("\(url.host(percentEncoded: false) ?? "") answered \(answer.status)") }
+        return answer
+    }
+
+    /// How long a set is kept: its `max-age` within bounds.
+    func keep(_ cacheControl: String?) -> Duration {
+        guard let cacheControl else { return timing.keepWithoutMaxAge }
+        let directives = cacheControl.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if directives.contains("no-store") || directives.contains("no-cache") { return timing.shortestKeep }
+        guard let maxAge = directives.first(where: { $0.hasPrefix("max-age=") }).flatMap({ Int($0.dropFirst(8)) }) else {
+            return timing.keepWithoutMaxAge
+        }
+        return min(max(.seconds(maxAge), timing.shortestKeep), timing.longestKeep)
+    }
+
+    private static func count(_ outcome: String) {
+        Counter(label: "gateway_id_token_key_fetches_total", dimensions: [("outcome", outcome)]).increment()
+    }
+}
+
+/// No key set of the provider could be had: a 502, never a 401.
+struct ProviderUnavailable: Error {}

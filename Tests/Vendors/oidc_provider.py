@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""A real OpenID provider on loopback for the ID-token plugin's tests.
+
+The provider is oidc-provider-mock (PyPI): authlib's OpenID Connect server
+under Flask, with its own discovery document, JWK set, authorization and
+token endpoints. ID tokens come out of its own authorization-code flow.
+Beside its routes this adds a few for the tests only:
+
+  GET  /test/client?name=N      the client id registered for N (its audience)
+  POST /test/id-token           {"client", "sub", "nonce", "claims"}: the ID
+                                token the provider issues to that client for
+                                that user, through authorize and token
+  POST /test/rotate-keys        sign with a new key from now on; the JWK set
+                                publishes only the new one
+  POST /test/down, /test/up     the discovery document and the JWK set answer
+                                503 while down
+  GET  /test/stats              how often each was fetched
+  POST /test/sign               {"header", "claims", "key"}: a token signed as
+                                the attack tests need it: "provider" (its
+                                current key), "stranger" (a key nobody
+                                publishes), "apple", "google" or "ec" (the keys
+                                of /apple/keys, /google/keys and /ec/keys, the
+                                first two standing in for theirs; "ec" is
+                                P-256 for ES256), "hs256-public-key" (HMAC keyed with
+                                the provider's public key) or "none"
+  GET  /apple/keys, /google/keys, /ec/keys  JWK sets of those keys
+
+Prints "listening on 127.0.0.1:<port>" once it accepts connections.
+"""
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import threading
+from urllib.parse import parse_qs, urlparse
+
+import flask
+import oidc_provider_mock
+import werkzeug.serving
+from authlib.jose import JsonWebKey, RSAKey
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+
+app = oidc_provider_mock.app()
+lock = threading.Lock()
+state = {"down": False, "jwks_fetches": 0, "discovery_fetches": 0, "clients": {}, "base": ""}
+stand_ins = {
+    "apple": JsonWebKey.generate_key("RSA", 2048, is_private=True, options={"kid": "apple-test-key"}),
+    "google": JsonWebKey.generate_key("RSA", 2048, is_private=True, options={"kid": "google-test-key"}),
+    "ec": JsonWebKey.generate_key("EC", "P-256", is_private=True, options={"kid": "ec-test-key"}),
+}
+stranger = JsonWebKey.generate_key("RSA", 2048, is_private=True, options={"kid": "stranger"})
+
+
+def b64(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def provider_storage():
+    return flask.g.oidc_provider_mock_storage
+
+
+@app.before_request
+def count_and_fail():
+    path = flask.request.path
+    if path in ("/jwks", "/.well-known/openid-configuration"):
+        with lock:
+            state["jwks_fetches" if path == "/jwks" else "discovery_fetches"] += 1
+            if state["down"]:
+                return flask.Response("down for the test", status=503)
+    return None
+
+
+def registered_client(name):
+    """The provider's client registered for `name`, registered on first use."""
+    with lock:
+        known = state["clients"].get(name)
+    if known is None:
+        answer = app.test_client().post(
+            "/oauth2/clients", json={"redirect_uris": ["https://app.test/callback"]}, base_url=state["base"])
+        known = answer.get_json()
+        with lock:
+            known = state["clients"].setdefault(name, known)
+    return known
+
+
+@app.get("/test/client")
+def test_client():
+    return {"client_id": registered_client(flask.request.args["name"])["client_id"]}
+
+
+@app.post("/test/id-token")
+def test_id_token():
+    body = flask.request.get_json()
+    registered = registered_client(body.get("client", "ios"))
+    web = app.test_client()
+    sub = body["sub"]
+    web.put(f"/users/{sub}", json=body.get("claims", {}), base_url=state["base"])
+    query = {
+        "client_id": registered["client_id"], "redirect_uri": "https://app.test/callback", "response_type": "code",
+        "scope": "openid email profile", "state": secrets.token_hex(8),
+    }
+    if body.get("nonce") is not None:
+        query["nonce"] = body["nonce"]
+    authorized = web.post("/oauth2/authorize", query_string=query, data={"sub": sub}, base_url=state["base"])
+    code = parse_qs(urlparse(authorized.headers["Location"]).query)["code"][0]
+    credentials = base64.b64encode(f"{registered['client_id']}:{registered['client_secret']}".encode()).decode()
+    issued = web.post(
+        "/oauth2/token",
+        data={"grant_type": "authorization_code", "code": code, "redirect_uri": "https://app.test/callback"},
+        headers={"Authorization": "Basic " + credentials}, base_url=state["base"]).get_json()
+    return {"id_token": issued["id_token"], "client_id": registered["client_id"]}
+
+
+@app.post("/test/rotate-keys")
+def rotate_keys():
+    key = RSAKey.generate_key(is_private=True)
+    provider_storage().jwk = key
+    return {"kid": key.as_dict()["kid"]}
+
+
+@app.post("/test/down")
+def go_down():
+    with lock:
+        state["down"] = True
+    return {}
+
+
+@app.post("/test/up")
+def come_up():
+    with lock:
+        state["down"] = False
+    return {}
+
+
+@app.get("/test/stats")
+def stats():
+    with lock:
+        return {"jwks_fetches": state["jwks_fetches"], "discovery_fetches": state["discovery_fetches"]}
+
+
+@app.get("/apple/keys")
+def apple_keys():
+    return {"keys": [stand_ins["apple"].as_dict(is_private=False)]}
+
+
+@app.get("/google/keys")
+def google_keys():
+    return {"keys": [stand_ins["google"].as_dict(is_private=False)]}
+
+
+@app.get("/ec/keys")
+def ec_keys():
+    return {"keys": [stand_ins["ec"].as_dict(is_private=False)]}
+
+
+@app.post("/test/sign")
+def sign():
+    body = flask.request.get_json()
+    header, claims, kind = body["header"], body["claims"], body["key"]
+    if kind == "none":
+        return {"token": f"{b64(json.dumps(header).encode())}.{b64(json.dumps(claims).encode())}."}
+    if kind == "hs256-public-key":
+        public = provider_storage().jwk.get_public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        signing_input = f"{b64(json.dumps(header).encode())}.{b64(json.dumps(claims).encode())}"
+        signature = hmac.new(public, signing_input.encode(), hashlib.sha256).digest()
+        return {"token": f"{signing_input}.{b64(signature)}"}
+    key = {"provider": provider_storage().jwk, "stranger": stranger}.get(kind) or stand_ins[kind]
+    header = {**header, "kid": header.get("kid", key.as_dict()["kid"])}
+    return {"token": sign_jws(header, claims, key.get_private_key())}
+
+
+def sign_jws(header, claims, private_key):
+    """A compact JWS with exactly this header (authlib's encoder would put the key's own kid in it)."""
+    signing_input = f"{b64(json.dumps(header).encode())}.{b64(json.dumps(claims).encode())}".encode()
+    if isinstance(private_key, ec.EllipticCurvePrivateKey):
+        r, s = decode_dss_signature(private_key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
+        signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")
+    else:
+        signature = private_key.sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
+    return f"{signing_input.decode()}.{b64(signature)}"
+
+
+def main():
+    server = werkzeug.serving.make_server("127.0.0.1", 0, app, threaded=True)
+    state["base"] = f"http://127.0.0.1:{server.server_port}"
+    print(f"listening on 127.0.0.1:{server.server_port}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
