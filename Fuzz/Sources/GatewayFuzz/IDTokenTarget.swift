@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 @testable import GatewayCore
+import GatewayPluginKit
 @testable import IDTokenPlugin
 
 /// The ID-token plugin's parsers: a provider's JWK set and a client's ID
