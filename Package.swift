@@ -41,7 +41,7 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
     ),
     ("PhoneCode", [Products.crypto], [Products.crypto]),
     ("Webhook", ["PasswordPlugin"], ["PasswordPlugin", Products.crypto]),
-    ("IDToken", [Products.crypto, Products.cryptoExtras], [Products.crypto]),
+    ("IDToken", ["PasswordPlugin", Products.crypto, Products.cryptoExtras], ["PasswordPlugin", Products.crypto]),
 ]
 
 /// What every plugin builds on: the seam and the libraries its types speak.

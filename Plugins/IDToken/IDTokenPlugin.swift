@@ -1,6 +1,7 @@
 public import Foundation
 public import GatewayCore
 public import GatewayPluginKit
+public import PasswordPlugin
 
 /// `credentials.type = "id_token"`: sign in with Apple, Google or any
 /// OpenID provider. The client gets an ID token from the provider's SDK and
@@ -12,6 +13,7 @@ public struct IDTokenPlugin: CredentialPlugin {
     static let type = "id_token"
     public let credentialType = type
     private let keys: ProviderKeys
+    private let passwords: PasswordPlugin?
     private let now: @Sendable () -> Date
 
     /// - Parameters:
@@ -20,12 +22,14 @@ public struct IDTokenPlugin: CredentialPlugin {
     ///   - refetchInterval: the least time between two fetches of a
     ///     provider's keys for tokens naming a key it lacks.
     ///   - failureBackoff: how long after a failed fetch no fetch is tried.
+    ///   - passwords: the password plugin whose users a verified email may be linked to; nil where it is not installed.
     ///   - now: the clock tokens' times are checked against.
     public init(
         addresses: OutboundAddressPolicy = OutboundAddressPolicy(allowsPrivateAddresses: false),
-        refetchInterval: Duration = .seconds(60), failureBackoff: Duration = .seconds(10),
+        refetchInterval: Duration = .seconds(60), failureBackoff: Duration = .seconds(10), passwords: PasswordPlugin? = nil,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
+        self.passwords = passwords
         var timing = ProviderKeys.Timing()
         timing.refetchInterval = refetchInterval
         timing.failureBackoff = failureBackoff
@@ -37,7 +41,8 @@ public struct IDTokenPlugin: CredentialPlugin {
     public static func make(_ setup: PluginSetup) -> IDTokenPlugin? {
         IDTokenPlugin(
             addresses: OutboundAddressPolicy(
-                allowsPrivateAddresses: setup.settings.boolean("id_token.allow_private_addresses", default: false)))
+                allowsPrivateAddresses: setup.settings.boolean("id_token.allow_private_addresses", default: false)),
+            passwords: setup.plugin(PasswordPlugin.self))
     }
 
     public var migrations: [Migration] {
@@ -47,8 +52,10 @@ public struct IDTokenPlugin: CredentialPlugin {
     public func makeVerifier(
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
-        IDTokenVerifier(
-            options: try IDTokenOptions(options, environment: app.environment), keys: keys,
+        let options = try IDTokenOptions(options, environment: app.environment, passwordsInstalled: passwords != nil)
+        return IDTokenVerifier(
+            options: options, keys: keys,
+            passwords: try options.linksVerifiedEmailToPasswords ? passwords?.directory(for: app, services: services) : nil,
             uses: IDTokenUses(client: services.client, logger: services.logger, timeout: services.databaseTimeout),
             logger: services.logger, now: now)
     }

@@ -174,10 +174,25 @@ struct IDTokenOptions: Sendable {
     static let maximumProviders = 8
 
     let providers: [IDTokenProvider]
+    /// Whether a verified email that is the id of one of the app's password
+    /// users signs in as that user (`link_verified_email: "password"`); off by default.
+    let linksVerifiedEmailToPasswords: Bool
 
-    init(_ options: JSONValue, environment: AppEnvironment) throws(GatewayError) {
+    /// - Parameter passwordsInstalled: whether this gateway has the password plugin (for linking).
+    init(_ options: JSONValue, environment: AppEnvironment, passwordsInstalled: Bool = false) throws(GatewayError) {
         let reader = try JSONInput(options, path: "plugins.id_token")
-        try reader.rejectUnknown(allowed: ["providers"])
+        try reader.rejectUnknown(allowed: ["providers", "link_verified_email"])
+        switch try reader.string("link_verified_email") {
+        case nil:
+            linksVerifiedEmailToPasswords = false
+        case "password":
+            guard passwordsInstalled else {
+                throw .invalidRequest("plugins.id_token.link_verified_email: the password plugin is not installed on this gateway.")
+            }
+            linksVerifiedEmailToPasswords = true
+        case let other?:
+            throw .invalidRequest("plugins.id_token.link_verified_email: '\(other)' is not a plugin users can be linked to (only \"password\").")
+        }
         guard let entries = try reader.objects("providers", maximumCount: Self.maximumProviders), !entries.isEmpty else {
             throw .invalidRequest("plugins.id_token.providers must list 1 to \(Self.maximumProviders) providers.")
         }

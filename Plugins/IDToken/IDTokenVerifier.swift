@@ -3,6 +3,7 @@ import Foundation
 import GatewayCore
 import GatewayPluginKit
 import Logging
+import PasswordPlugin
 
 /// Checks `credentials: {"type": "id_token", "id_token": "<the provider's ID token>"}`,
 /// in this order:
@@ -25,6 +26,8 @@ import Logging
 struct IDTokenVerifier: CredentialVerifier {
     let options: IDTokenOptions
     let keys: ProviderKeys
+    /// The app's password directory, where verified emails are linked to its users.
+    let passwords: PasswordDirectory?
     let uses: IDTokenUses
     let logger: Logger
     let now: @Sendable () -> Date
@@ -76,11 +79,20 @@ struct IDTokenVerifier: CredentialVerifier {
         } catch {
             return .rejected(reason: error.auditReason)
         }
-        let userID = provider.userID(for: verified.subject)
+        var linked: VerifiedIdentity?
+        if let passwords, verified.emailVerified, let email = verified.email {
+            switch try await passwords.identity(of: email, in: appID) {
+            case .verified(let user)?: linked = user
+            case .rejected(let reason)?: return .rejected(reason: reason)
+            case .undecided, nil: break
+            }
+        }
+        let userID = linked?.userID ?? provider.userID(for: verified.subject)
         if let named = attempt.userID, named != userID { return .rejected(reason: IDTokenRefusal.userID.auditReason) }
         guard try await uses.firstUse(of: verified, in: appID) else {
             return .rejected(reason: IDTokenRefusal.replayed.auditReason)
         }
+        if let linked { return .verified(linked) }
         var identity = VerifiedIdentity(userID: userID)
         if provider.usesProfileClaims {
             identity.displayName = verified.name

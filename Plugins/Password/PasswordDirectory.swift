@@ -17,6 +17,17 @@ public struct PasswordDirectory: Sendable {
         try await verifier.check(userID, password, in: appID)
     }
 
+    /// The identity of the app's user `userID` as a login would give it, or
+    /// `.rejected("disabled")` for a disabled one; nil when the app has no
+    /// such user. For a plugin that signs a user in without their password
+    /// (the ID-token plugin's email linking).
+    public func identity(of userID: String, in appID: AppID) async throws -> VerificationResult? {
+        let users = verifier.users
+        guard let user = try await withDatabaseTimeout(verifier.databaseTimeout, { try await users.find(userID, in: appID) })
+        else { return nil }
+        return user.disabled ? .rejected(reason: "disabled") : .verified(user.identity)
+    }
+
     /// Adds `identity` with `password`, hashed at the app's argon2id cost,
     /// unless the app has a user with that id already (an admin's user is
     /// never replaced), with its audit row `user.migrated` (`detail.from`:

@@ -6,6 +6,7 @@ import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import IDTokenPlugin
+import PasswordPlugin
 import StaticUsersPlugin
 import Testing
 
@@ -83,15 +84,23 @@ func providerClaims(issuer: String, audience: String, subject: String = "attacke
 }
 
 extension TestGateway {
-    /// A development app accepting ID tokens from `providers`.
-    func createIDTokenApp(_ providers: [[String: any Sendable]], rateLimits: [String: RateLimitOverride] = [:]) async throws -> AppSettings {
-        let data = try JSONSerialization.data(withJSONObject: ["providers": providers])
+    /// A development app accepting ID tokens from `providers` (and passwords,
+    /// at the cheapest cost), linking verified emails to password users when `linking`.
+    func createIDTokenApp(
+        _ providers: [[String: any Sendable]], linking: Bool = false, rateLimits: [String: RateLimitOverride] = [:]
+    ) async throws -> AppSettings {
+        var members: [String: any Sendable] = ["providers": providers]
+        if linking { members["link_verified_email"] = "password" }
+        let data = try JSONSerialization.data(withJSONObject: members)
         let options = try JSONDecoder().decode(JSONValue.self, from: data)
         return try await createApp { app in
             app.environment = .development
-            app.credentialTypes = ["id_token"]
+            app.credentialTypes = ["id_token", "password"]
             app.rateLimits = rateLimits
-            app.plugins = ["id_token": options]
+            app.plugins = [
+                "id_token": options,
+                "password": .object(["argon2": .object(["memory_kib": .number(8192), "iterations": .number(1)])]),
+            ]
         }
     }
 
@@ -119,12 +128,14 @@ func claims(of response: TestResponse) throws -> [String: Any] {
     return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
 }
 
-/// The plugins of an ID-token test: providers on loopback are allowed (the operator's setting).
+/// The plugins of an ID-token test: providers on loopback are allowed (the
+/// operator's setting), and passwords for linking.
 func idTokenPlugins(refetchInterval: Duration = .seconds(60), failureBackoff: Duration = .seconds(10)) -> PluginRegistry {
-    PluginRegistry([
-        StaticUsersPlugin(),
+    let passwords = PasswordPlugin(hasher: PasswordHasher())
+    return PluginRegistry([
+        StaticUsersPlugin(), passwords,
         IDTokenPlugin(
             addresses: OutboundAddressPolicy(allowsPrivateAddresses: true), refetchInterval: refetchInterval,
-            failureBackoff: failureBackoff),
+            failureBackoff: failureBackoff, passwords: passwords),
     ])
 }

@@ -45,6 +45,50 @@ import Testing
         }
     }
 
+    /// With `link_verified_email: "password"`, a verified email that is a
+    /// password user's id signs in as that user; an unverified one, or
+    /// linking off, signs in as the provider's user; a disabled user is refused.
+    @Test func aVerifiedEmailLinksToAPasswordUserOnlyWhenTheAppOptsIn() async throws {
+        try await TestProvider.with { provider in
+            try await TestGateway.with(plugins: idTokenPlugins()) { gateway in
+                let audience = try await provider.clientID("ios")
+                let corp: [String: any Sendable] = ["name": "corp", "issuer": provider.base, "audiences": [audience]]
+                let linking = try await gateway.createIDTokenApp([corp], linking: true)
+                let plain = try await gateway.createIDTokenApp([corp])
+                let token = try await gateway.adminToken(.operator)
+                for app in [linking, plain] {
+                    for (user, disabled) in [("ada@example.com", false), ("eve@example.com", true)] {
+                        let put = try await gateway.admin(
+                            .put, "/admin/v1/apps/\(app.appID)/users/\(user)", token: token,
+                            json: ["password": "analytical engine", "display_name": "Local \(user)", "disabled": disabled])
+                        #expect(put.status == .created, "\(text(put))")
+                    }
+                }
+                func login(_ app: AppSettings, subject: String, email: String, verified: Bool) async throws -> TestResponse {
+                    let nonce = "layer-nonce-\(UUID())"
+                    let idToken = try await provider.idToken(
+                        subject: subject, nonce: nonce, claims: ["email": email, "email_verified": verified])
+                    return try await gateway.idTokenLogin(app, token: idToken, nonce: nonce)
+                }
+                let linked = try await login(linking, subject: "g-1", email: "ada@example.com", verified: true)
+                #expect(linked.status == .ok, "\(text(linked))")
+                #expect(try claims(of: linked)["prn"] as? String == "ada@example.com")
+                #expect(try claims(of: linked)["display_name"] as? String == "Local ada@example.com")
+
+                let unverified = try await login(linking, subject: "g-2", email: "ada@example.com", verified: false)
+                #expect(try claims(of: unverified)["prn"] as? String == "corp:g-2")
+                let elsewhere = try await login(plain, subject: "g-3", email: "ada@example.com", verified: true)
+                #expect(try claims(of: elsewhere)["prn"] as? String == "corp:g-3")
+                let stranger = try await login(linking, subject: "g-4", email: "nobody@example.com", verified: true)
+                #expect(try claims(of: stranger)["prn"] as? String == "corp:g-4")
+
+                let disabled = try await login(linking, subject: "g-5", email: "eve@example.com", verified: true)
+                #expect(disabled.status == .unauthorized)
+                #expect(try await gateway.auditReason(of: disabled) == "disabled")
+            }
+        }
+    }
+
     /// Each forged or misused token against the check that must catch it.
     @Test func eachAttackIsRefusedByTheCheckItAims() async throws {
         try await TestProvider.with { provider in
