@@ -20,7 +20,12 @@ import Synchronization
 ///   10 s: meanwhile a request with no set to use is answered at once as the
 ///   provider being unavailable (502), like an open circuit breaker.
 ///
-/// Replicas do not share this: each fetches for itself.
+/// Each app has entries of its own, even for the same URL, so one app's
+/// fetches (made under its own share of the outbound lookups and
+/// connections) can neither fail nor throttle another app's, and an app holds
+/// at most ``entriesPerApp`` entries: one that cycles its providers' URLs
+/// drops its own least recently used entry. Replicas do not share this:
+/// each fetches for itself.
 final class ProviderKeys: Sendable {
     struct Timing: Sendable {
         var shortestKeep: Duration = .seconds(300)
@@ -31,7 +36,14 @@ final class ProviderKeys: Sendable {
         var fetchTimeout: Duration = .seconds(5)
     }
 
+    /// Whose entry, for which key location.
+    private struct EntryKey: Hashable {
+        let app: String
+        let location: IDTokenProvider.KeyLocation
+    }
+
     private struct Entry {
+        var lastUsed: ContinuousClock.Instant
         var keys: ProviderKeySet?
         var keepUntil: ContinuousClock.Instant?
         var lastFetch: ContinuousClock.Instant?
@@ -46,11 +58,13 @@ final class ProviderKeys: Sendable {
     }
 
     static let maximumDocumentBytes = ProviderKeySet.maximumBytes
+    /// Twice the providers an app may list: room for a change of its options.
+    static let entriesPerApp = 2 * IDTokenOptions.maximumProviders
 
     private let outbound: OutboundHTTP
     private let timing: Timing
     private let clock = ContinuousClock()
-    private let entries = Mutex<[IDTokenProvider.KeyLocation: Entry]>([:])
+    private let entries = Mutex<[EntryKey: Entry]>([:])
 
     init(outbound: OutboundHTTP, timing: Timing = Timing()) {
         self.outbound = outbound
@@ -76,8 +90,12 @@ final class ProviderKeys: Sendable {
         _ location: IDTokenProvider.KeyLocation, for subject: String, refresh: Bool, logger: Logger
     ) async throws(ProviderUnavailable) -> ProviderKeySet {
         let now = clock.now
+        let key = EntryKey(app: subject, location: location)
         let step = entries.withLock { entries -> Step in
-            var entry = entries[location] ?? Entry()
+            if entries[key] == nil { Self.makeRoom(for: subject, in: &entries) }
+            var entry = entries[key] ?? Entry(lastUsed: now)
+            entry.lastUsed = now
+            entries[key] = entry
             if let task = entry.inFlight { return .wait(task) }
             let failedLately = entry.lastFailure.map { now - $0 < timing.failureBackoff } ?? false
             if let keys = entry.keys {
@@ -87,10 +105,10 @@ final class ProviderKeys: Sendable {
             } else if failedLately {
                 return .unavailable
             }
-            let task = Task { try await self.fetch(location, for: subject, logger: logger) }
+            let task = Task { try await self.fetch(key, logger: logger) }
             entry.inFlight = task
             entry.lastFetch = now
-            entries[location] = entry
+            entries[key] = entry
             return .wait(task)
         }
         switch step {
@@ -102,29 +120,44 @@ final class ProviderKeys: Sendable {
             do {
                 return try await task.value
             } catch {
-                if let kept = entries.withLock({ $0[location]?.keys }) { return kept }
+                if let kept = entries.withLock({ $0[key]?.keys }) { return kept }
                 throw ProviderUnavailable()
             }
         }
     }
 
+    /// Drops `app`'s least recently used entry with no fetch in flight when it holds ``entriesPerApp``.
+    private static func makeRoom(for app: String, in entries: inout [EntryKey: Entry]) {
+        let own = entries.filter { $0.key.app == app }
+        guard own.count >= entriesPerApp,
+            let oldest = own.filter({ $0.value.inFlight == nil }).min(by: { $0.value.lastUsed < $1.value.lastUsed })
+        else { return }
+        entries[oldest.key] = nil
+    }
+
+    /// Entries `app` holds now (for tests).
+    func entryCount(for app: String) -> Int {
+        entries.withLock { $0.keys.filter { $0.app == app }.count }
+    }
+
     /// One fetch (two for a discovery document), remembered in the entry either way.
-    private func fetch(
-        _ location: IDTokenProvider.KeyLocation, for subject: String, logger: Logger
-    ) async throws -> ProviderKeySet {
+    private func fetch(_ key: EntryKey, logger: Logger) async throws -> ProviderKeySet {
+        let location = key.location
         do {
-            let (keys, keep) = try await download(location, for: subject, logger: logger)
+            let (keys, keep) = try await download(location, for: key.app, logger: logger)
             let now = clock.now
             entries.withLock { entries in
-                entries[location] = Entry(keys: keys, keepUntil: now + keep, lastFetch: now, lastFailure: nil, inFlight: nil)
+                entries[key] = Entry(
+                    lastUsed: entries[key]?.lastUsed ?? now, keys: keys, keepUntil: now + keep, lastFetch: now,
+                    lastFailure: nil, inFlight: nil)
             }
             Self.count("fetched")
             return keys
         } catch {
             let now = clock.now
             entries.withLock { entries in
-                entries[location]?.inFlight = nil
-                entries[location]?.lastFailure = now
+                entries[key]?.inFlight = nil
+                entries[key]?.lastFailure = now
             }
             Self.count("failed")
             logger.warning(

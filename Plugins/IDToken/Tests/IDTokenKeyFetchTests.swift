@@ -5,6 +5,8 @@ import GatewayPluginKit
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
+@testable import IDTokenPlugin
+import Logging
 import Testing
 
 /// How the providers' keys are fetched, counted at the provider.
@@ -124,5 +126,46 @@ import Testing
                 try await provider.comeUp()
             }
         }
+    }
+}
+
+/// The key cache is each app's own: one app cannot fail, throttle or crowd
+/// out another's keys.
+@Suite struct IDTokenKeyIsolationTests {
+    /// App A's fetch fails while the provider is down, which holds A back for
+    /// the backoff; app B, naming the same provider once it is back, is not held back.
+    @Test func oneAppsFailedFetchDoesNotHoldBackAnotherAppsLogins() async throws {
+        try await TestProvider.with { provider in
+            try await TestGateway.with(plugins: idTokenPlugins(failureBackoff: .seconds(3600))) { gateway in
+                let audience = try await provider.clientID("ios")
+                let corp: [String: any Sendable] = ["name": "corp", "issuer": provider.base, "audiences": [audience]]
+                let first = try await gateway.createIDTokenApp([corp])
+                let second = try await gateway.createIDTokenApp([corp])
+                let nonce = "layer-nonce-\(UUID())"
+                try await provider.goDown()
+                let failed = try await gateway.idTokenLogin(first, token: try await provider.idToken(subject: "a", nonce: nonce), nonce: nonce)
+                #expect(failed.status == .badGateway)
+                try await provider.comeUp()
+                let other = try await gateway.idTokenLogin(second, token: try await provider.idToken(subject: "b", nonce: nonce), nonce: nonce)
+                #expect(other.status == .ok, "\(text(other))")
+                // The first app stays within its own backoff.
+                let held = try await gateway.idTokenLogin(first, token: try await provider.idToken(subject: "c", nonce: nonce), nonce: nonce)
+                #expect(held.status == .badGateway)
+            }
+        }
+    }
+
+    /// An app naming ever new key URLs keeps at most its share of entries; another app's stay.
+    @Test func anAppCyclingKeyURLsHoldsAtMostItsShare() async throws {
+        let keys = ProviderKeys(outbound: OutboundHTTP(addresses: OutboundAddressPolicy(allowsPrivateAddresses: true)))
+        let logger = Logger(label: "test")
+        let kept = IDTokenProvider.KeyLocation.jwks(URL(string: "http://127.0.0.1:9/kept")!)
+        _ = try? await keys.keys(kept, for: "other-app", logger: logger)
+        for index in 0..<(3 * ProviderKeys.entriesPerApp) {
+            let location = IDTokenProvider.KeyLocation.jwks(URL(string: "http://127.0.0.1:9/\(index)")!)
+            _ = try? await keys.keys(location, for: "cycling-app", logger: logger)
+        }
+        #expect(keys.entryCount(for: "cycling-app") == ProviderKeys.entriesPerApp)
+        #expect(keys.entryCount(for: "other-app") == 1)
     }
 }
