@@ -12,7 +12,7 @@ public import Tracing
 /// Attributes are chosen by the call site and never hold a credential, a
 /// token, a nonce, a secret or a phone number; a user id only where the
 /// operator asked for it (``recordsUserIDs``). An error is recorded by its
-/// type's name, never its text.
+/// code or its type's name, never its text.
 public enum Spans {
     /// Whether the running task serves a traced request.
     public static var areRecorded: Bool { ServiceContext.current != nil }
