@@ -64,13 +64,33 @@ struct UnverifiedIDToken: Sendable {
         return keys.keys.count == 1 ? keys.keys.values.first : nil
     }
 
-    /// Checks the signature under `key`, then the claims against `provider`,
-    /// in that order (nothing in a token is read as true before its signature holds).
+    /// Checks the signature under `key`: nothing in a token is read as true
+    /// before it holds. The token is then the provider's word on who its
+    /// `sub` is, whatever its other claims say.
+    func signed(by key: ProviderKey) throws(IDTokenRefusal) -> SignedIDToken {
+        guard key.algorithm == algorithm else { throw .algorithm }
+        guard key.verifies(token.signature, of: token.signingInput, algorithm: algorithm) else { throw .signature }
+        guard case .string(let subject)? = token.claims["sub"], (1...255).contains(subject.utf8.count) else { throw .subject }
+        return SignedIDToken(token: token, issuer: issuer, subject: subject)
+    }
+
+    /// The signature under `key`, then the claims against `provider`.
     func verify(
         with key: ProviderKey, provider: IDTokenProvider, requestNonce: String, now: Date
     ) throws(IDTokenRefusal) -> VerifiedIDToken {
-        guard key.algorithm == algorithm else { throw .algorithm }
-        guard key.verifies(token.signature, of: token.signingInput, algorithm: algorithm) else { throw .signature }
+        try signed(by: key).verify(provider: provider, requestNonce: requestNonce, now: now)
+    }
+}
+
+/// An ID token whose signature holds, before its claims are checked: a
+/// claim that fails is a failure of the user its `sub` names.
+struct SignedIDToken: Sendable {
+    let token: ParsedIdentityToken
+    let issuer: String
+    let subject: String
+
+    /// Checks `iss`, `aud`, `exp`/`iat`/`nbf` and the `nonce` against `provider`.
+    func verify(provider: IDTokenProvider, requestNonce: String, now: Date) throws(IDTokenRefusal) -> VerifiedIDToken {
         let claims = token.claims
         guard provider.issuers.contains(issuer) else { throw .issuer }
 
@@ -102,7 +122,6 @@ struct UnverifiedIDToken: Sendable {
             guard ConstantTime.equals(nonce, expected) else { throw .nonce }
         }
 
-        guard case .string(let subject)? = claims["sub"], (1...255).contains(subject.utf8.count) else { throw .subject }
         return VerifiedIDToken(
             subject: subject, expiresAt: min(expiresAt, issuedAt + Self.maximumLifetime),
             emailVerified: Self.isTrue(claims["email_verified"]),

@@ -12,9 +12,9 @@ import PasswordPlugin
 /// 2. the provider's keys (``ProviderKeys``): none to be had is a 502
 ///    (`id_token_provider_unavailable`), never a 401; a `kid` the keys lack
 ///    fetches them again, within the refetch limit;
-/// 3. the signature, then `iss`, `aud`, `exp`/`iat`/`nbf` within a minute's
-///    skew, the `nonce` by the provider's rule against the request's nonce,
-///    and `sub` (``UnverifiedIDToken/verify(with:provider:requestNonce:now:)``);
+/// 3. the signature and `sub` (``UnverifiedIDToken/signed(by:)``), then `iss`, `aud`,
+///    `exp`/`iat`/`nbf` within a minute's skew and the `nonce` by the
+///    provider's rule against the request's nonce (``SignedIDToken/verify(provider:requestNonce:now:)``);
 /// 4. a `user_id` sent with the request must be the user the token verifies;
 /// 5. the token is recorded for the app, once (``IDTokenUses``): a second
 ///    use, on any replica, is `id_token_replayed`.
@@ -22,7 +22,9 @@ import PasswordPlugin
 /// Each failed check is a 401 whose audit reason names it
 /// (``IDTokenRefusal/auditReason``). The gateway's limits apply before this
 /// runs (the verifier is not cheap to ask): per client always, per user when
-/// the request names one.
+/// the request names one; once the signature holds, a failure also counts
+/// against the user `sub` makes (``VerificationResult/rejected(reason:userID:)``),
+/// and a verified token is refused while that user is over the failure limit.
 struct IDTokenVerifier: CredentialVerifier {
     let options: IDTokenOptions
     let keys: ProviderKeys
@@ -39,7 +41,7 @@ struct IDTokenVerifier: CredentialVerifier {
         switch outcome {
         case .verified:
             Self.count(appID, "verified")
-        case .rejected(let reason), .undecided(let reason):
+        case .rejected(let reason, _), .undecided(let reason):
             Self.count(appID, reason)
         }
         return outcome
@@ -61,16 +63,16 @@ struct IDTokenVerifier: CredentialVerifier {
         }
         guard let key else { return .rejected(reason: IDTokenRefusal.unknownKey.auditReason) }
 
-        var verified: VerifiedIDToken
+        let signed: SignedIDToken
         do {
-            verified = try token.verify(with: key, provider: provider, requestNonce: attempt.nonce, now: now())
+            signed = try token.signed(by: key)
         } catch .signature where token.keyID == nil {
             // A token naming no key was checked against the provider's only
             // one; it may have rotated since: fetch again (within the limit).
             do {
                 let fresh = try await keys.refreshed(provider.keys, for: subject, logger: logger)
                 guard let rotated = token.key(in: fresh) else { return .rejected(reason: IDTokenRefusal.signature.auditReason) }
-                verified = try token.verify(with: rotated, provider: provider, requestNonce: attempt.nonce, now: now())
+                signed = try token.signed(by: rotated)
             } catch let refusal as IDTokenRefusal {
                 return .rejected(reason: refusal.auditReason)
             } catch {
@@ -79,18 +81,26 @@ struct IDTokenVerifier: CredentialVerifier {
         } catch {
             return .rejected(reason: error.auditReason)
         }
+        // From here on the provider vouches for `sub`: a failed check counts against that user.
+        let signedUser = provider.userID(for: signed.subject)
+        let verified: VerifiedIDToken
+        do {
+            verified = try signed.verify(provider: provider, requestNonce: attempt.nonce, now: now())
+        } catch {
+            return .rejected(reason: error.auditReason, userID: signedUser)
+        }
         var linked: VerifiedIdentity?
         if let passwords, verified.emailVerified, let email = verified.email {
             switch try await passwords.identity(of: email, in: appID) {
             case .verified(let user)?: linked = user
-            case .rejected(let reason)?: return .rejected(reason: reason)
+            case .rejected(let reason, _)?: return .rejected(reason: reason, userID: signedUser)
             case .undecided, nil: break
             }
         }
         let userID = linked?.userID ?? provider.userID(for: verified.subject)
         if let named = attempt.userID, named != userID { return .rejected(reason: IDTokenRefusal.userID.auditReason) }
         guard try await uses.firstUse(of: verified, in: appID) else {
-            return .rejected(reason: IDTokenRefusal.replayed.auditReason)
+            return .rejected(reason: IDTokenRefusal.replayed.auditReason, userID: userID)
         }
         if let linked { return .verified(linked) }
         var identity = VerifiedIdentity(userID: userID)

@@ -54,8 +54,11 @@ public enum VerificationResult: Sendable, Equatable {
     case verified(VerifiedIdentity)
     /// The credentials do not prove the identity. `reason` is a stable code for
     /// the audit trail (`unknown_user`, `bad_password`, ...); it never reaches
-    /// the client.
-    case rejected(reason: String)
+    /// the client. `userID` is the user the check learnt the attempt was
+    /// about, when the request named none (a provider's validly signed ID
+    /// token that failed a later check): the failure then counts against that
+    /// user's `user_failures` limit, as it would had the request named them.
+    case rejected(reason: String, userID: String? = nil)
     /// No verdict: the service that decides (a tenant's webhook) did not
     /// give one. The client is answered 502 `credential_service_unavailable`,
     /// never 401 and never a token; `reason` is the audit trail's code
@@ -67,7 +70,7 @@ public enum VerificationResult: Sendable, Equatable {
     public var label: String {
         switch self {
         case .verified: "verified"
-        case .rejected(let reason), .undecided(let reason): reason
+        case .rejected(let reason, _), .undecided(let reason): reason
         }
     }
 }

@@ -18,6 +18,10 @@ import Tracing
 /// written only if every limit allows. A request answered before its app's
 /// limits apply (malformed, unknown app, disabled app) still counts under the
 /// deployment's `ip` policy (``RateLimiter/countClient(_:into:noting:)``).
+/// A request that names no user is held to the `user_failures` limit of the
+/// user its check found (a provider's ID token's subject): a failure then
+/// counts against them, and a verified attempt is refused while they are
+/// over it.
 public struct TokenIssuer: Sendable {
     public static let maximumBodyBytes = 64 * 1024
 
@@ -98,6 +102,8 @@ public struct TokenIssuer: Sendable {
     private struct Ready {
         let issued: AuditEvent
         let subjects: [String: String]
+        /// The verified user, when the request named none.
+        let userFoundByCheck: String?
         let app: AppSettings
         let verifiedBeforeLimits: Bool
         let minter: any TokenMinter
@@ -175,14 +181,28 @@ public struct TokenIssuer: Sendable {
             span?.attributes["gateway.credential.verdict"] = verdict.label
             return verdict
         }
+        // The user the check found, when the request named none: their failure limit applies from here on.
+        let userFoundByCheck: String? =
+            switch verdict {
+            case _ where tokenRequest.userID != nil: nil
+            case .verified(let verified): verified.userID
+            case .rejected(_, let userID): userID
+            case .undecided: nil
+            }
         switch verdict {
         case .verified(let verified):
             identity = verified
-        case .rejected(let reason), .undecided(let reason):
+            if let userFoundByCheck { subjects[RateLimitPolicy.userFailures.name] = userFoundByCheck }
+        case .rejected(let reason, _), .undecided(let reason):
             if verifiesFirst {
+                if let userFoundByCheck { subjects[RateLimitPolicy.userFailures.name] = userFoundByCheck }
                 // The reservation this takes is the failure's count.
                 try await rateLimiter.check(
                     subjects, app: app, clientCounted: attempt.clientCounted, into: &attempt.limits, noting: &attempt.denial)
+            } else if let userFoundByCheck {
+                // Beside the reservation taken before, which stays as the failure's count.
+                try await rateLimiter.countFailure(
+                    ofUser: userFoundByCheck, app: app, into: &attempt.limits, noting: &attempt.denial)
             }
             // Otherwise the reservation taken before stays: it is the failure's count.
             attempt.denial.reason = reason
@@ -212,7 +232,8 @@ public struct TokenIssuer: Sendable {
         issued.keyID = minter.keyID
         issued.detail["token_profile"] = profile
         return Ready(
-            issued: issued, subjects: subjects, app: app, verifiedBeforeLimits: verifiesFirst, minter: minter, grant: grant)
+            issued: issued, subjects: subjects, userFoundByCheck: userFoundByCheck, app: app,
+            verifiedBeforeLimits: verifiesFirst, minter: minter, grant: grant)
     }
 
     private static func credentialAttributes(_ type: String, userID: String?) -> SpanAttributes {
@@ -224,7 +245,9 @@ public struct TokenIssuer: Sendable {
     /// Writes the issued row, with the request's counters, in one statement:
     /// after a verdict asked before the limits that statement also applies the limits and
     /// writes the row only if they allow; otherwise it gives back the
-    /// reservations the check took. Returns the row written.
+    /// reservations the check took, and reads the failure limit of a user
+    /// the check found (the request named none), writing the row only if
+    /// it allows. Returns the row written.
     private func commit(_ ready: Ready, _ attempt: inout Attempt, logger: Logger) async throws -> AuditEvent {
         if ready.verifiedBeforeLimits {
             try await rateLimiter.admit(
@@ -233,7 +256,11 @@ public struct TokenIssuer: Sendable {
             return ready.issued
         }
         do {
-            try await rateLimiter.release(attempt.limits, recording: ready.issued)
+            try await rateLimiter.release(
+                readingFailuresOf: ready.userFoundByCheck, app: ready.app, recording: ready.issued,
+                into: &attempt.limits, noting: &attempt.denial)
+        } catch let error as GatewayError where error.code == .rateLimited {
+            throw error
         } catch {
             logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
             throw GatewayError.unavailable

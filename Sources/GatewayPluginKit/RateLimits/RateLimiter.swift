@@ -216,10 +216,51 @@ public struct RateLimiter: Sendable {
     }
 
     /// Gives back the outcome's reservations and records `event` in the same
-    /// statement: how a verified attempt's token row is written.
-    public func release(_ outcome: Outcome, recording event: AuditEvent) async throws {
-        guard !outcome.reservations.isEmpty else { return try await ledger.record(event) }
-        _ = try await ledger.countAndRecord(outcome.reservations.map(\.release), ifAllowed: event)
+    /// statement: how a verified attempt's token row is written. `user` is
+    /// the verified user when the request named none: their `user_failures`
+    /// counter is read in that statement too, and the event recorded only if
+    /// it allows. Returns the outcome with that verdict, refusing exactly
+    /// when the event was not recorded.
+    public func release(
+        _ outcome: Outcome, readingFailuresOf user: String? = nil, app: AppSettings, recording event: AuditEvent
+    ) async throws -> Outcome {
+        let reads = user.map { failureTouches(of: $0, app: app, phase: .verified) } ?? []
+        let touches = outcome.reservations.map(\.release) + reads
+        guard !touches.isEmpty else {
+            try await ledger.record(event)
+            return outcome
+        }
+        let admission = try await ledger.countAndRecord(touches, ifAllowed: event)
+        return Outcome(touches: reads, counts: Array(admission.counts.suffix(reads.count))).following(outcome)
+    }
+
+    /// ``release(_:readingFailuresOf:app:recording:)`` for a request being
+    /// answered: the verdict joins `limits`, a refusal is thrown as the 429,
+    /// noted in `event`.
+    public func release(
+        readingFailuresOf user: String?, app: AppSettings, recording issued: AuditEvent,
+        into limits: inout Outcome, noting event: inout AuditEvent
+    ) async throws {
+        limits = try await release(limits, readingFailuresOf: user, app: app, recording: issued)
+        if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
+    }
+
+    /// Counts a failed attempt against the user its check named when the
+    /// request named none (``VerificationResult/rejected(reason:userID:)``):
+    /// one more unit of `user_failures`, kept as the failure's count. The
+    /// verdict joins `limits`; a refusal is thrown as the 429, noted in `event`.
+    public func countFailure(
+        ofUser user: String, app: AppSettings, into limits: inout Outcome, noting event: inout AuditEvent
+    ) async throws {
+        let touches = failureTouches(of: user, app: app, phase: .beforeVerifying)
+        guard !touches.isEmpty else { return }
+        limits = Outcome(touches: touches, counts: try await ledger.count(touches)).following(limits)
+        if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
+    }
+
+    private func failureTouches(of user: String, app: AppSettings, phase: Phase) -> [CounterTouch] {
+        guard settings.isEnabled else { return [] }
+        return touches(for: [RateLimitPolicy.userFailures.name: user], app: app, phase: phase, clientCounted: true)
     }
 
     /// Gives back the outcome's reservations.
