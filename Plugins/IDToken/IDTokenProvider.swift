@@ -35,11 +35,14 @@ struct IDTokenProvider: Sendable, Equatable {
         /// A JWK set's URL.
         case jwks(URL)
         /// An OpenID discovery document, whose `jwks_uri` names the JWK set.
-        case discovery(URL)
+        /// Its `issuer` must be one of `issuers`, the provider's (OpenID
+        /// Connect Discovery 1.0, section 4.3): a document that speaks for
+        /// another issuer is not taken.
+        case discovery(URL, issuers: [String])
 
         var url: URL {
             switch self {
-            case .jwks(let url), .discovery(let url): url
+            case .jwks(let url), .discovery(let url, _): url
             }
         }
     }
@@ -126,12 +129,14 @@ struct IDTokenProvider: Sendable, Equatable {
         case (let url?, nil, _):
             keys = .jwks(url)
         case (nil, let url?, _):
-            keys = .discovery(url)
+            keys = .discovery(url, issuers: issuers)
         case (nil, nil, let preset?):
             keys = preset.keys
         case (nil, nil, nil):
             let issuer = issuers[0]
-            keys = .discovery(URL(string: (issuer.hasSuffix("/") ? issuer : issuer + "/") + ".well-known/openid-configuration")!)
+            keys = .discovery(
+                URL(string: (issuer.hasSuffix("/") ? issuer : issuer + "/") + ".well-known/openid-configuration")!,
+                issuers: issuers)
         }
         for (field, url) in [("jwks_url", jwksURL), ("discovery_url", discoveryURL)] {
             guard let url else { continue }

@@ -174,10 +174,14 @@ final class ProviderKeys: Sendable {
         switch location {
         case .jwks(let url):
             jwksURL = url
-        case .discovery(let url):
+        case .discovery(let url, let issuers):
             let document = try await get(url, for: subject, logger: logger)
-            guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(Array(buffer: document.body))),
-                case .string(let text)? = members["jwks_uri"], let named = URL(string: text),
+            guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(Array(buffer: document.body)))
+            else { throw KeySetProblem("the discovery document is not a JSON object") }
+            guard case .string(let issuer)? = members["issuer"], issuers.contains(issuer) else {
+                throw KeySetProblem("the discovery document speaks for another issuer than \(issuers[0])")
+            }
+            guard case .string(let text)? = members["jwks_uri"], let named = URL(string: text),
                 ["http", "https"].contains(named.scheme?.lowercased()), named.host != nil
             else { throw KeySetProblem("the discovery document names no jwks_uri") }
             if url.scheme?.lowercased() == "https", named.scheme?.lowercased() != "https" {

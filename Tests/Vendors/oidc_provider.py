@@ -24,6 +24,9 @@ Beside its routes this adds a few for the tests only:
                                 P-256 for ES256), "hs256-public-key" (HMAC keyed with
                                 the provider's public key) or "none"
   GET  /apple/keys, /google/keys, /ec/keys  JWK sets of those keys
+  GET  /imposter/.well-known/openid-configuration
+                                the provider's discovery document with
+                                another issuer in it
 
 Prints "listening on 127.0.0.1:<port>" once it accepts connections.
 """
@@ -155,6 +158,12 @@ def google_keys():
 @app.get("/ec/keys")
 def ec_keys():
     return {"keys": [stand_ins["ec"].as_dict(is_private=False)]}
+
+
+@app.get("/imposter/.well-known/openid-configuration")
+def imposter_discovery():
+    document = app.test_client().get("/.well-known/openid-configuration", base_url=state["base"]).get_json()
+    return {**document, "issuer": "https://imposter.example"}
 
 
 @app.post("/test/sign")

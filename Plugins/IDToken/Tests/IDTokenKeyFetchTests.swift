@@ -108,6 +108,38 @@ import Testing
         }
     }
 
+    /// A discovery document must speak for the provider's issuer (OpenID
+    /// Connect Discovery 1.0, 4.3): one naming another is not taken, and its
+    /// `jwks_uri` is never fetched. The same keys through the provider's own
+    /// document sign in.
+    @Test func aDiscoveryDocumentOfAnotherIssuerIsNotTaken() async throws {
+        try await TestProvider.with { provider in
+            try await TestGateway.with(plugins: idTokenPlugins(failureBackoff: .zero)) { gateway in
+                let audience = try await provider.clientID("ios")
+                let imposter = try await gateway.createIDTokenApp([[
+                    "name": "corp", "issuer": provider.base, "audiences": [audience],
+                    "discovery_url": provider.base + "/imposter/.well-known/openid-configuration",
+                ]])
+                let nonce = "layer-nonce-\(UUID())"
+                let refused = try await gateway.idTokenLogin(
+                    imposter, token: try await provider.idToken(subject: "a", nonce: nonce), nonce: nonce)
+                #expect(refused.status == .badGateway, "\(text(refused))")
+                #expect(identityToken(in: refused) == nil)
+                #expect(try await gateway.auditReason(of: refused) == "id_token_provider_unavailable")
+                #expect(try await provider.keyFetches() == 0)
+
+                let genuine = try await gateway.createIDTokenApp([[
+                    "name": "corp", "issuer": provider.base, "audiences": [audience],
+                    "discovery_url": provider.base + "/.well-known/openid-configuration",
+                ]])
+                let signedIn = try await gateway.idTokenLogin(
+                    genuine, token: try await provider.idToken(subject: "b", nonce: nonce), nonce: nonce)
+                #expect(signedIn.status == .ok, "\(text(signedIn))")
+                #expect(try await provider.keyFetches() == 1)
+            }
+        }
+    }
+
     /// Keys fetched before the provider went down stay in use: logins go on,
     /// and a refetch that fails (a new kid) keeps them.
     @Test func theLastGoodKeysStayInUseWhileTheProviderIsDown() async throws {
