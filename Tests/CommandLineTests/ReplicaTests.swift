@@ -32,7 +32,7 @@ import Testing
             let keyFolder = FileManager.default.temporaryDirectory.appending(path: "key-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: keyFolder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: keyFolder) }
-            let pem = try TestKeys.opensslPEM(format: "pkcs1")
+            let pem = try await TestKeys.opensslPEM(format: "pkcs1")
             try Data(pem.utf8).write(to: keyFolder.appending(path: "key.pem"))
             let imported = try await GatewayProcess.run(
                 [

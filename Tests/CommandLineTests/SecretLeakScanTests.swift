@@ -37,10 +37,10 @@ import Testing
                     let credentialWebhookSecret = "credential-webhook-secret-0123"
                     let forwardedPassword = "forwarded tenant password 42"
                     let phoneCode = "73920561"
-                    let pem = try TestKeys.opensslPEM(format: "pkcs8")
+                    let pem = try await TestKeys.opensslPEM(format: "pkcs8")
                     let streamSecret = "stream-api-secret-0123456789"
                     let twilioSecret = "twilio-api-key-secret-0123456"
-                    let serviceAccountPEM = try TestKeys.opensslPEM(format: "pkcs8")
+                    let serviceAccountPEM = try await TestKeys.opensslPEM(format: "pkcs8")
                     let profiles: [[String: any Sendable]] = [
                         ["type": "layer"], ["type": "stream", "api_key": "k", "api_secret": streamSecret],
                         [
@@ -102,7 +102,7 @@ import Testing
                     #expect(key.status == 201, "\(key.text)")
                     let generated = try await call("POST", "/admin/v1/apps/\(appID)/keys", token: adminToken, json: ["generate": [:] as [String: Int]])
                     #expect(generated.status == 201)
-                    let weakKey = try TestKeys.opensslPEM(format: "pkcs8", bits: 1024)
+                    let weakKey = try await TestKeys.opensslPEM(format: "pkcs8", bits: 1024)
                     #expect(try await call("POST", "/admin/v1/apps/\(appID)/keys", token: adminToken, json: ["key_id": UUID().uuidString, "private_key_pem": weakKey]).status == 400)
                     let user = try await call("PUT", "/admin/v1/apps/\(appID)/users/ada", token: adminToken, json: ["password": userPassword])
                     #expect(user.status == 201)

@@ -76,7 +76,7 @@ import Testing
             let appPath = "/console/apps/\(app.appID.uuid.lowercasedText)"
             let webhookSecret = "tenant-webhook-secret-\(UUID().lowercasedText)"
             let password = "correct-horse-\(UUID().lowercasedText)"
-            let pem = try TestKeys.opensslPEM(format: "pkcs8")
+            let pem = try await TestKeys.opensslPEM(format: "pkcs8")
             try await gateway.test { client in
                 var browser = ConsoleBrowser(client)
                 try await browser.signIn(token)

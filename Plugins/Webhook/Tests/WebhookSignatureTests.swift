@@ -25,7 +25,7 @@ import WebhookPlugin
                 _ = try await gateway.webhookLogin(app, user: "valid-ada", password: "pässwörd \"quoted\" / \\")
                 let sent = try #require(tenant.requests.first)
                 let verifier = try Self.readmeVerifier()
-                func verdict(secret: String, body: String) throws -> String {
+                func verdict(secret: String, body: String) async throws -> String {
                     let folder = FileManager.default.temporaryDirectory.appending(path: "webhook-\(UUID())")
                     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                     defer { try? FileManager.default.removeItem(at: folder) }
@@ -36,22 +36,16 @@ import WebhookPlugin
                         headers = {"X-Gateway-Timestamp": sys.argv[1], "X-Gateway-Signature": sys.argv[2]}
                         print(signed_by_gateway(sys.argv[3].encode(), headers, open(sys.argv[4], "rb").read()))
                         """
-                    let process = Process()
-                    process.executableURL = URL(filePath: "/usr/bin/python3")
-                    process.arguments = [
-                        "-c", script, sent.headers["x-gateway-timestamp"] ?? "", sent.headers["x-gateway-signature"] ?? "",
-                        secret, folder.appending(path: "body").path,
-                    ]
-                    let output = Pipe()
-                    process.standardOutput = output
-                    try process.run()
-                    process.waitUntilExit()
-                    return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                        .trimmingCharacters(in: .whitespacesAndNewlines)
+                    let exit = try await GatewayProcess.runProgram(
+                        "/usr/bin/python3",
+                        ["-c", script, sent.headers["x-gateway-timestamp"] ?? "", sent.headers["x-gateway-signature"] ?? "",
+                         secret, folder.appending(path: "body").path],
+                        environment: ProcessInfo.processInfo.environment)
+                    return exit.output.trimmingCharacters(in: .whitespacesAndNewlines)
                 }
-                #expect(try verdict(secret: tenantSecret, body: sent.body) == "True")
-                #expect(try verdict(secret: "another-secret-0123456789", body: sent.body) == "False")
-                #expect(try verdict(secret: tenantSecret, body: sent.body.replacingOccurrences(of: "valid-ada", with: "valid-eve")) == "False")
+                #expect(try await verdict(secret: tenantSecret, body: sent.body) == "True")
+                #expect(try await verdict(secret: "another-secret-0123456789", body: sent.body) == "False")
+                #expect(try await verdict(secret: tenantSecret, body: sent.body.replacingOccurrences(of: "valid-ada", with: "valid-eve")) == "False")
             }
         }
     }

@@ -5,8 +5,8 @@ import Testing
 
 @Suite struct KeyMaterialTests {
     @Test(arguments: ["pkcs1", "pkcs8"])
-    func importsOpenSSLKeysInBothPEMForms(_ format: String) throws {
-        let pem = try TestKeys.opensslPEM(format: format)
+    func importsOpenSSLKeysInBothPEMForms(_ format: String) async throws {
+        let pem = try await TestKeys.opensslPEM(format: format)
         #expect(pem.contains(format == "pkcs1" ? "BEGIN RSA PRIVATE KEY" : "BEGIN PRIVATE KEY"))
         let pair = try RSAKeyPair(pem: pem)
         #expect(pair.bits == 2048)
@@ -15,8 +15,8 @@ import Testing
         #expect(try RSAKeyPair(pem: pair.privateKeyPEM).publicKeyPEM == pair.publicKeyPEM)
     }
 
-    @Test func refusesKeysUnder2048Bits() throws {
-        let pem = try TestKeys.opensslPEM(format: "pkcs8", bits: 1024)
+    @Test func refusesKeysUnder2048Bits() async throws {
+        let pem = try await TestKeys.opensslPEM(format: "pkcs8", bits: 1024)
         #expect(throws: GatewayError.invalidRequest("private_key_pem is a 1024-bit key; at least 2048 bits are required.")) {
             try RSAKeyPair(pem: pem)
         }
@@ -37,17 +37,17 @@ import Testing
     }
 
     /// What an operator may not import; a stored key of such a kind still opens.
-    @Test func importRefusesTwoBlocksKeysOver4096BitsAndSmallExponents() throws {
-        let normal = try TestKeys.opensslPEM(format: "pkcs8")
+    @Test func importRefusesTwoBlocksKeysOver4096BitsAndSmallExponents() async throws {
+        let normal = try await TestKeys.opensslPEM(format: "pkcs8")
         #expect(try RSAKeyPair.imported(pem: normal).bits == 2048)
         #expect(throws: GatewayError.invalidRequest("private_key_pem must hold exactly one PEM block.")) {
             try RSAKeyPair.imported(pem: normal + normal)
         }
-        let big = try TestKeys.opensslPEM(format: "pkcs8", bits: 4160)
+        let big = try await TestKeys.opensslPEM(format: "pkcs8", bits: 4160)
         #expect(throws: GatewayError.invalidRequest("private_key_pem is a 4160-bit key; at most 4096 bits are accepted.")) {
             try RSAKeyPair.imported(pem: big)
         }
-        let smallExponent = try OpenSSL.run(
+        let smallExponent = try await OpenSSL.generatedPEM(
             ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt", "rsa_keygen_pubexp:3"])
         #expect(
             throws: GatewayError.invalidRequest("private_key_pem's public exponent must be odd and at least 65537 (use 65537).")
@@ -67,8 +67,8 @@ import Testing
         #expect(!RSAKeyPair.isAcceptablePublicExponent([]))
     }
 
-    @Test func refusesAnECKey() throws {
-        let pem = try OpenSSL.run(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
+    @Test func refusesAnECKey() async throws {
+        let pem = try await OpenSSL.generatedPEM(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256"])
         #expect(throws: GatewayError.self) { try RSAKeyPair(pem: pem) }
     }
 

@@ -65,16 +65,16 @@ import Testing
         #expect(claims["nce"] as? String == nonce)
     }
 
-    @Test func openSSLVerifiesTheSignature() throws {
+    @Test func openSSLVerifiesTheSignature() async throws {
         let token = try mint(VerifiedIdentity(userID: "alice"))
         let parts = token.split(separator: ".")
         let signingInput = Data("\(parts[0]).\(parts[1])".utf8)
         let signature = try #require(Base64URL.decode(parts[2]))
         #expect(signature.count == 256)
-        #expect(try OpenSSL.verifiesRS256(message: signingInput, signature: signature, publicKeyPEM: TestKeys.shared.publicKeyPEM))
+        #expect(try await OpenSSL.verifiesRS256(message: signingInput, signature: signature, publicKeyPEM: TestKeys.shared.publicKeyPEM))
         var tampered = signingInput
         tampered[tampered.count - 1] ^= 1
-        #expect(try !OpenSSL.verifiesRS256(message: tampered, signature: signature, publicKeyPEM: TestKeys.shared.publicKeyPEM))
+        #expect(try await OpenSSL.verifiesRS256(message: tampered, signature: signature, publicKeyPEM: TestKeys.shared.publicKeyPEM) == false)
     }
 
     @Test func theParserChecksTheSignatureAndRefusesTampering() throws {

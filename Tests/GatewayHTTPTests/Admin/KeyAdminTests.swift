@@ -15,7 +15,7 @@ import Testing
 @Suite struct KeyAdminTests {
     @Test(arguments: ["pkcs1", "pkcs8"])
     func importsLayerKeysInBothPEMFormsAndNeverShowsThePrivateHalf(_ format: String) async throws {
-        let pem = try TestKeys.opensslPEM(format: format)
+        let pem = try await TestKeys.opensslPEM(format: format)
         try await TestGateway.with { gateway in
             let app = try await gateway.createApp(activeKey: false)
             let token = try await gateway.adminToken(.operator)
@@ -46,8 +46,8 @@ import Testing
     }
 
     @Test func refusesBadPEMsWeakKeysAndAmbiguousBodies() async throws {
-        let small = try TestKeys.opensslPEM(format: "pkcs8", bits: 1024)
-        let smallExponent = try OpenSSL.run(
+        let small = try await TestKeys.opensslPEM(format: "pkcs8", bits: 1024)
+        let smallExponent = try await OpenSSL.generatedPEM(
             ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt", "rsa_keygen_pubexp:3"])
         try await TestGateway.with { gateway in
             let app = try await gateway.createApp(activeKey: false)

@@ -43,7 +43,7 @@ import Testing
 
             let parts = token.split(separator: ".")
             #expect(
-                try OpenSSL.verifiesRS256(
+                try await OpenSSL.verifiesRS256(
                     message: Data("\(parts[0]).\(parts[1])".utf8), signature: try #require(Base64URL.decode(parts[2])),
                     publicKeyPEM: TestKeys.shared.publicKeyPEM))
         }
