@@ -13,15 +13,29 @@ struct PasswordUserRepository: Sendable {
     private static let columns =
         "user_id, password_hash, first_name, last_name, display_name, avatar_url, disabled, created_at, updated_at, last_login_at"
 
-    /// The user, or `nil` when the app has no such user.
+    /// The user, or `nil` when the app has no such user. Every login asks:
+    /// a prepared statement, planned once per connection.
     func find(_ userID: String, in appID: AppID) async throws -> PasswordUser? {
-        let rows = try await client.tracedQuery(
-            """
-            SELECT \(unescaped: Self.columns) FROM password_users
-            WHERE app_id = \(appID.uuid) AND user_id = \(userID)
-            """, logger: logger)
-        for try await row in rows { return try Self.user(row) }
+        for try await user in try await client.tracedExecute(FindUser(appID: appID, userID: userID), logger: logger) {
+            return user
+        }
         return nil
+    }
+
+    private struct FindUser: PostgresPreparedStatement {
+        static let name = "password_user_find"
+        static let sql = "SELECT \(PasswordUserRepository.columns) FROM password_users WHERE app_id = $1 AND user_id = $2"
+        let appID: AppID
+        let userID: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(appID.uuid)
+            bindings.append(userID)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PasswordUser { try PasswordUserRepository.user(row) }
     }
 
     /// Runs `body` holding the app's import lock: a PostgreSQL session lock,
@@ -137,15 +151,35 @@ struct PasswordUserRepository: Sendable {
     /// Notes a successful login and, when given, stores the upgraded hash,
     /// unless the hash changed meanwhile (an admin set a new password).
     func recordLogin(_ userID: String, in appID: AppID, replacing old: PasswordHash, with new: PasswordHash?) async throws {
-        try await client.tracedQuery(
-            """
-            UPDATE password_users SET last_login_at = now(),
-                password_hash = CASE WHEN password_hash = \(old.text) THEN \(new?.text ?? old.text) ELSE password_hash END
-            WHERE app_id = \(appID.uuid) AND user_id = \(userID)
-            """, logger: logger)
+        let statement = RecordLogin(appID: appID, userID: userID, oldHash: old.text, newHash: new?.text ?? old.text)
+        for try await _ in try await client.tracedExecute(statement, logger: logger) {}
     }
 
-    private static func user(_ row: PostgresRow) throws -> PasswordUser {
+    private struct RecordLogin: PostgresPreparedStatement {
+        static let name = "password_user_record_login"
+        static let sql = """
+            UPDATE password_users SET last_login_at = now(),
+                password_hash = CASE WHEN password_hash = $3 THEN $4 ELSE password_hash END
+            WHERE app_id = $1 AND user_id = $2
+            """
+        let appID: AppID
+        let userID: String
+        let oldHash: String
+        let newHash: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 4)
+            bindings.append(appID.uuid)
+            bindings.append(userID)
+            bindings.append(oldHash)
+            bindings.append(newHash)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws {}
+    }
+
+    fileprivate static func user(_ row: PostgresRow) throws -> PasswordUser {
         let (userID, hashText, firstName, lastName, displayName, avatarURL, disabled, createdAt, updatedAt, lastLogin) =
             try row.decode((String, String, String?, String?, String?, String?, Bool, Date, Date, Date?).self)
         guard let hash = PasswordHash(hashText) else { throw UnreadablePasswordHash(userID: userID) }

@@ -14,7 +14,15 @@ extension PostgresClient {
     public func tracedQuery(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> PostgresRowSequence {
-        try await DatabaseSpan.run(query) { try await self.query(query, logger: logger, file: file, line: line) }
+        try await DatabaseSpan.run(query.sql) { try await self.query(query, logger: logger, file: file, line: line) }
+    }
+
+    /// A prepared statement (parsed and planned once per connection), as
+    /// ``tracedQuery(_:logger:file:line:)`` runs a query: for the hot paths.
+    public func tracedExecute<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, logger: Logger, file: String = #fileID, line: Int = #line
+    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row> {
+        try await DatabaseSpan.run(Statement.sql) { try await self.execute(statement, logger: logger, file: file, line: line) }
     }
 }
 
@@ -23,16 +31,16 @@ extension PostgresConnection {
     public func tracedQuery(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> PostgresRowSequence {
-        try await DatabaseSpan.run(query) { try await self.query(query, logger: logger, file: file, line: line) }
+        try await DatabaseSpan.run(query.sql) { try await self.query(query, logger: logger, file: file, line: line) }
     }
 }
 
 enum DatabaseSpan {
     static func run<Result>(
-        _ query: PostgresQuery, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
+        _ sql: String, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> Result
     ) async throws -> Result {
         guard Spans.areRecorded else { return try await body() }
-        let operation = operation(of: query.sql)
+        let operation = operation(of: sql)
         return try await Spans.run(
             operation, kind: .client,
             attributes: ["db.system.name": "postgresql", "db.operation.name": .string(operation)]
