@@ -20,7 +20,7 @@ import Testing
     @Test func everyOperationAnswersAsTheSpecificationSaysForOperatorsAndAppAdmins() async throws {
         let environment = ProcessInfo.processInfo.environment
         let schemathesis = try SuiteEnvironment.value("GATEWAY_TEST_SCHEMATHESIS")
-        let examples = Int(environment["GATEWAY_TEST_SCHEMATHESIS_EXAMPLES"] ?? "") ?? 100
+        let examples = Int(environment["GATEWAY_TEST_SCHEMATHESIS_EXAMPLES"] ?? "") ?? 50
         try await TestDatabase.with(migrations: []) { _, url in
             let bootstrap = AdminTokenSecret.generate().text
             let server = try await GatewayProcess.start(
