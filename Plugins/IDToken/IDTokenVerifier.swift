@@ -97,7 +97,7 @@ struct IDTokenVerifier: CredentialVerifier {
             case .undecided, nil: break
             }
         }
-        let userID = linked?.userID ?? provider.userID(for: verified.subject)
+        let userID = linked?.userID ?? signedUser
         if let named = attempt.userID, named != userID { return .rejected(reason: IDTokenRefusal.userID.auditReason) }
         guard try await uses.firstUse(of: verified, in: appID) else {
             return .rejected(reason: IDTokenRefusal.replayed.auditReason, userID: userID)
