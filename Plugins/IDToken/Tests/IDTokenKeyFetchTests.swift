@@ -108,6 +108,30 @@ import Testing
         }
     }
 
+    /// Without the operator's `id_token.allow_private_addresses`, an app's
+    /// key URLs on this machine are never fetched, whichever way they are
+    /// given: an app admin cannot make the gateway call the operator's network.
+    @Test func privateKeyAddressesAreRefusedUnlessTheOperatorAllowsThem() async throws {
+        try await TestProvider.with { provider in
+            try await TestGateway.with(plugins: idTokenPlugins(failureBackoff: .zero, allowsPrivateAddresses: false)) { gateway in
+                let audience = try await provider.clientID("ios")
+                for keys in [["jwks_url": provider.base + "/jwks"], ["discovery_url": provider.base + "/.well-known/openid-configuration"], [:]] {
+                    var options: [String: any Sendable] = ["name": "corp", "issuer": provider.base, "audiences": [audience]]
+                    options.merge(keys) { $1 }
+                    let app = try await gateway.createIDTokenApp([options])
+                    let nonce = "layer-nonce-\(UUID())"
+                    let refused = try await gateway.idTokenLogin(
+                        app, token: try await provider.idToken(subject: "a", nonce: nonce), nonce: nonce)
+                    #expect(refused.status == .badGateway, "\(keys): \(text(refused))")
+                    #expect(identityToken(in: refused) == nil)
+                }
+                let stats = try await HTTPCall.send("GET", provider.base + "/test/stats").json
+                #expect(stats["jwks_fetches"] as? Int == 0, "\(stats)")
+                #expect(stats["discovery_fetches"] as? Int == 0, "\(stats)")
+            }
+        }
+    }
+
     /// A discovery document must speak for the provider's issuer (OpenID
     /// Connect Discovery 1.0, 4.3): one naming another is not taken, and its
     /// `jwks_uri` is never fetched. The same keys through the provider's own

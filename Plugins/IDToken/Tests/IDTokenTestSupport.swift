@@ -130,12 +130,14 @@ func claims(of response: TestResponse) throws -> [String: Any] {
 
 /// The plugins of an ID-token test: providers on loopback are allowed (the
 /// operator's setting), and passwords for linking.
-func idTokenPlugins(refetchInterval: Duration = .seconds(60), failureBackoff: Duration = .seconds(10)) -> PluginRegistry {
+func idTokenPlugins(
+    refetchInterval: Duration = .seconds(60), failureBackoff: Duration = .seconds(10), allowsPrivateAddresses: Bool = true
+) -> PluginRegistry {
     let passwords = PasswordPlugin(hasher: PasswordHasher())
     return PluginRegistry([
         StaticUsersPlugin(), passwords,
         IDTokenPlugin(
-            addresses: OutboundAddressPolicy(allowsPrivateAddresses: true), refetchInterval: refetchInterval,
+            addresses: OutboundAddressPolicy(allowsPrivateAddresses: allowsPrivateAddresses), refetchInterval: refetchInterval,
             failureBackoff: failureBackoff, passwords: passwords),
     ])
 }
