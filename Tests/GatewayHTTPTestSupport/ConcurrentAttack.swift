@@ -11,15 +11,17 @@ extension ConcurrentAttack {
     public static var attempts: Int { 120 }
 
     /// Sends `Self.attempts` requests at once, alternating between the
-    /// instances; returns each one's status code, in the order of `index`.
+    /// instances and, within each, between `paths`; returns each one's
+    /// status code, in the order of `index`.
     public func statuses(
-        on gateways: [TestGateway], path: String = "/v1/identity_tokens",
+        on gateways: [TestGateway], paths: [String] = ["/v1/identity_tokens"],
         _ body: @escaping @Sendable (_ index: Int) -> [String: any Sendable]
     ) async throws -> [Int] {
         let attempts = Self.attempts
         return try await withThrowingTaskGroup(of: (Int, Int).self) { group in
             for index in 0..<attempts {
                 let gateway = gateways[index % gateways.count]
+                let path = paths[index / gateways.count % paths.count]
                 group.addTask {
                     (index, Int(try await gateway.test { try await $0.postJSON(body(index), to: path) }.status.code))
                 }

@@ -78,7 +78,7 @@ import Testing
                     .object(["phone_number": .string(tester), "code": .string("123456"), "expires_at": .string(expiry)])
                 ])
             ])
-            let sameNumber = try await statuses(on: gateways, path: "/v1/phone_codes") { _ in
+            let sameNumber = try await statuses(on: gateways, paths: ["/v1/phone_codes"]) { _ in
                 ["app_id": app.appID.description, "phone_number": tester]
             }
             // code_sends_number: 5 per hour, whatever the concurrency.
@@ -87,11 +87,43 @@ import Testing
 
             // code_sends_ip: 20 per hour for this client, over numbers nobody bound (answered alike, nothing sent).
             let other = try await gateways[0].createPhoneApp()
-            let manyNumbers = try await statuses(on: gateways, path: "/v1/phone_codes") { index in
+            let manyNumbers = try await statuses(on: gateways, paths: ["/v1/phone_codes"]) { index in
                 ["app_id": other.appID.description, "phone_number": "+49151\(String(format: "%08d", index))"]
             }
             #expect(count(manyNumbers, 202) == 20)
             #expect(count(manyNumbers, 429) == Self.attempts - 20)
+        }
+    }
+
+    /// Code requests and token requests pass one gate: made-up apps on
+    /// either route spend the one budget of the deployment's `ip` policy,
+    /// whichever instance answers, and the run leaves a row for each answer
+    /// and for its first refusal only.
+    @Test func codeAndTokenRequestsSpendOneClientBudget() async throws {
+        var settings = RateLimitSettings()
+        // A day-long window: the test cannot straddle its edge.
+        settings.policies["ip"] = RateLimitPolicy.clientIP.with(limit: 20, periodSeconds: 86_400)
+        try await withTwoInstances(plugins: .phoneCodeTests, rateLimits: settings) { gateways in
+            let real = try await gateways[0].createPhoneApp()
+            let paths = ["/v1/identity_tokens", "/v1/phone_codes"]
+            let statuses = try await statuses(on: gateways, paths: paths) { index in
+                index / 2 % 2 == 0
+                    ? ["app_id": UUID().uuidString, "user_id": "ada", "nonce": "n"]
+                    : ["app_id": UUID().uuidString, "phone_number": ada]
+            }
+            let written = try await reasons(in: gateways[0])
+            #expect(count(statuses, 404) == 20, "\(statuses), rows: \(written)")
+            #expect(count(statuses, 429) == Self.attempts - 20, "\(statuses), rows: \(written)")
+            // Beside the row of binding ada's number: the answered ones, and only the first refusal of the run.
+            #expect(written["unknown_app"] == 20)
+            #expect(written["rate_limited"] == 1)
+            #expect(written.values.reduce(0, +) == 22, "\(written)")
+            // The budget is the client's, on either route and whichever app it names next.
+            #expect(try await gateways[1].requestCode(real).status == .tooManyRequests)
+            let token = try await gateways[0].test {
+                try await $0.postJSON(["app_id": real.appID.description, "user_id": "ada", "nonce": "n"])
+            }
+            #expect(token.status == .tooManyRequests)
         }
     }
 
@@ -103,7 +135,7 @@ import Testing
             try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 #expect(try await gateway.requestCode(app).status == .accepted)
-                let early = try await statuses(on: [gateway], path: "/v1/phone_codes") { _ in
+                let early = try await statuses(on: [gateway], paths: ["/v1/phone_codes"]) { _ in
                     ["app_id": app.appID.description, "phone_number": ada]
                 }
                 #expect(count(early, 429) == Self.attempts)

@@ -80,13 +80,12 @@ public enum GatewayRouter {
             MetricsController(exposition: exposition).addRoutes(to: router)
         }
         let rateLimiter = RateLimiter(ledger: stores.ledger, settings: dependencies.rateLimits)
-        IdentityTokenController(
-            issuer: TokenIssuer(
-                tenants: dependencies.tenants, ledger: stores.ledger, rateLimiter: rateLimiter,
-                databaseTimeout: dependencies.databaseTimeout)
-        ).addRoutes(to: router)
+        let gate = PublicRequestGate(
+            tenants: dependencies.tenants, rateLimiter: rateLimiter, ledger: stores.ledger,
+            databaseTimeout: dependencies.databaseTimeout)
+        IdentityTokenController(issuer: TokenIssuer(gate: gate)).addRoutes(to: router)
         let routeServices = RouteServices(
-            plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter, ledger: stores.ledger)
+            plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter, gate: gate)
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: routeServices)
         }

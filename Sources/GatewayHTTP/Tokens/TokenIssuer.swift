@@ -6,39 +6,30 @@ import Logging
 import Tracing
 
 /// Turns one token request into a signed identity token or a denial, and
-/// writes which in one place each: the issued row in ``commit(_:_:logger:)``, with
-/// the request's counters, before the token exists; the denied row in
-/// ``deny(_:_:)``. Every request leaves exactly one of the two.
+/// writes which in one place each: the issued row in ``commit(_:_:)``, with
+/// the request's counters, before the token exists; the denied row through
+/// ``PublicRequest/deny(_:)``. Every request leaves exactly one of the two.
 ///
-/// Limits come before the credential check (``RateLimiter``: failure
-/// policies reserve their unit then, and the issued row's statement gives it
-/// back), except for verifiers that are cheap to ask
-/// (``CredentialVerifier/isCheapToAsk``): their verdict is known first,
-/// and the issued row's statement is also the limits' check, so it is
-/// written only if every limit allows. A request answered before its app's
-/// limits apply (malformed, unknown app, disabled app) still counts under the
-/// deployment's `ip` policy (``RateLimiter/countClient(_:into:noting:)``).
-/// A request that names no user is held to the `user_failures` limit of the
-/// user its check found (a provider's ID token's subject): a failure then
-/// counts against them, and a verified attempt is refused while they are
-/// over it.
+/// The request passes the ``PublicRequestGate`` as every public request
+/// does: a request answered before its app's limits apply (malformed,
+/// unknown app, disabled app) still counts under the deployment's `ip`
+/// policy. Limits come before the credential check (failure policies
+/// reserve their unit then, and the issued row's statement gives it back),
+/// except for verifiers that are cheap to ask
+/// (``CredentialVerifier/isCheapToAsk``): their verdict is known first, and
+/// the issued row's statement is also the limits' check, so it is written
+/// only if every limit allows. A request that names no user is held to the
+/// `user_failures` limit of the user its check found (a provider's ID
+/// token's subject): a failure then counts against them, and a verified
+/// attempt is refused while they are over it.
 public struct TokenIssuer: Sendable {
     public static let maximumBodyBytes = 64 * 1024
 
-    private let tenants: TenantCache
-    private let ledger: any RequestLedger
-    private let rateLimiter: RateLimiter
-    private let databaseTimeout: Duration
+    private let gate: PublicRequestGate
     private let now: @Sendable () -> Date
 
-    public init(
-        tenants: TenantCache, ledger: any RequestLedger, rateLimiter: RateLimiter, databaseTimeout: Duration,
-        now: @escaping @Sendable () -> Date = Date.init
-    ) {
-        self.tenants = tenants
-        self.ledger = ledger
-        self.rateLimiter = rateLimiter
-        self.databaseTimeout = databaseTimeout
+    public init(gate: PublicRequestGate, now: @escaping @Sendable () -> Date = Date.init) {
+        self.gate = gate
         self.now = now
     }
 
@@ -59,43 +50,46 @@ public struct TokenIssuer: Sendable {
     }
 
     public func issue(_ request: Request, context: GatewayRequestContext) async -> Outcome {
-        var attempt = Attempt(requestID: context.requestID, clientIP: context.clientIP, userAgent: request.headers[.userAgent])
+        var attempt = Attempt(gate.open("token.denied", request: request, context: context))
         do {
             let ready = try await prepare(request, context, &attempt)
-            let row = try await commit(ready, &attempt, logger: context.logger)
+            let row = try await commit(ready, &attempt)
             // Signed only once its row is committed: no token leaves without one.
             let token = try await SigningThreads.shared.run(
                 "token signature", attributes: ["gateway.token_profile": .string(attempt.profileLabel)]
             ) { try ready.minter.mint(ready.grant) }
             return attempt.outcome(.success(token), row: row)
         } catch {
-            return await deny(ErrorResponder.translate(error, logger: context.logger), attempt)
+            let answer = ErrorResponder.translate(error, logger: context.logger)
+            return attempt.outcome(.failure(answer), row: await attempt.passage.deny(answer))
         }
     }
 
-    /// What one request has learned so far: its denial row as it would be
-    /// written, its limits' verdicts, its metric labels.
+    /// What one request has learned so far: its passage through the gate
+    /// (the denial row as it would be written, the limits' verdicts), its
+    /// metric labels.
     private struct Attempt {
-        var denial: AuditEvent
-        var limits = RateLimiter.Outcome.unlimited
-        var clientCounted = false
+        var passage: PublicRequest
         var appLabel = "none"
         var credentialTypeLabel = "none"
         var profileLabel = "none"
-        let clientIP: String
 
-        init(requestID: String, clientIP: String?, userAgent: String?) {
-            denial = AuditEvent(appID: nil, event: "token.denied", outcome: .failure, requestID: requestID)
-            denial.clientIP = clientIP
-            denial.userAgent = userAgent
-            self.clientIP = clientIP ?? "unknown"
-        }
+        init(_ passage: PublicRequest) { self.passage = passage }
 
         func outcome(_ result: Result<String, GatewayError>, row: AuditEvent) -> Outcome {
             Outcome(
-                result: result, limits: limits, row: row, appLabel: appLabel, credentialTypeLabel: credentialTypeLabel,
-                profileLabel: profileLabel)
+                result: result, limits: passage.limits, row: row, appLabel: appLabel,
+                credentialTypeLabel: credentialTypeLabel, profileLabel: profileLabel)
         }
+    }
+
+    /// What the request asks, once its app is found and accepts it.
+    private struct Asked {
+        let tenant: Tenant
+        let tokenRequest: TokenRequest
+        let credentials: Credentials
+        let verifier: any CredentialVerifier
+        let profile: String
     }
 
     /// A verified attempt, ready to be recorded and signed.
@@ -110,65 +104,55 @@ public struct TokenIssuer: Sendable {
         let grant: TokenGrant
     }
 
-    private func prepare(
+    /// Reads the request and finds its app, profile and verifier: the part
+    /// answered before the app's limits apply.
+    private func read(
         _ request: Request, _ context: GatewayRequestContext, _ attempt: inout Attempt
-    ) async throws -> Ready {
-        let tenant: Tenant
-        let tokenRequest: TokenRequest
-        let credentials: Credentials
-        let verifier: any CredentialVerifier
-        let profile: String
-        do {
+    ) async throws -> Asked {
+        var labels = (app: "none", credentialType: "none", profile: "none")
+        defer {
+            attempt.appLabel = labels.app
+            attempt.credentialTypeLabel = labels.credentialType
+            attempt.profileLabel = labels.profile
+        }
+        return try await attempt.passage.beforeTheAppsLimits { passage in
             let body = try await request.readBody(upTo: Self.maximumBodyBytes)
             let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
-            attempt.denial.appID = fields.appID.flatMap(AppID.init)
-            context.logFacts.appID = attempt.denial.appID
-            tokenRequest = try fields.validated()
-            attempt.denial.userID = tokenRequest.userID
+            passage.row.appID = fields.appID.flatMap(AppID.init)
+            context.logFacts.appID = passage.row.appID
+            let tokenRequest = try fields.validated()
+            passage.row.userID = tokenRequest.userID
 
-            let appID = tokenRequest.appID
-            if tenants.cachedTenant(for: appID) == nil {
-                // Not in memory: made-up ids cost a lookup, so they pay the client's budget first.
-                attempt.clientCounted = true
-                try await rateLimiter.countClient(attempt.clientIP, into: &attempt.limits, noting: &attempt.denial)
-            }
-            tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
-            attempt.appLabel = appID.description
-            guard tenant.settings.isEnabled else {
-                throw GatewayError(.appDisabled, .forbidden, "This app is disabled.")
-            }
-            profile = try tenant.profileName(requested: tokenRequest.tokenProfile)
-            attempt.profileLabel = profile
+            let tenant = try await passage.app(tokenRequest.appID)
+            labels.app = tokenRequest.appID.description
+            let profile = try tenant.profileName(requested: tokenRequest.tokenProfile)
+            labels.profile = profile
             guard
-                let requested = tokenRequest.credentials
+                let credentials = tokenRequest.credentials
                     ?? tenant.settings.credentialTypes.first.map({ Credentials(type: $0) })
             else {
                 throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app accepts no credentials.")
             }
-            credentials = requested
-            attempt.denial.credentialType = credentials.type
-            verifier = try tenant.verifier(for: credentials.type)
-            attempt.credentialTypeLabel = credentials.type
-        } catch let error as GatewayError where error.code == .rateLimited {
-            throw error
-        } catch {
-            // Answered before the app's limits apply: the client's budget still pays for it.
-            if !attempt.clientCounted {
-                try await rateLimiter.countClient(attempt.clientIP, into: &attempt.limits, noting: &attempt.denial)
-            }
-            throw error
+            passage.row.credentialType = credentials.type
+            let verifier = try tenant.verifier(for: credentials.type)
+            labels.credentialType = credentials.type
+            return Asked(
+                tenant: tenant, tokenRequest: tokenRequest, credentials: credentials, verifier: verifier,
+                profile: profile)
         }
+    }
 
+    private func prepare(
+        _ request: Request, _ context: GatewayRequestContext, _ attempt: inout Attempt
+    ) async throws -> Ready {
+        let asked = try await read(request, context, &attempt)
+        let (tokenRequest, credentials, verifier) = (asked.tokenRequest, asked.credentials, asked.verifier)
         var subjects = verifier.rateLimitSubjects(for: credentials)
-        subjects[RateLimitPolicy.clientIP.name] = attempt.clientIP
         subjects[RateLimitPolicy.app.name] = "*"
         if let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
-        let app = tenant.settings
+        let app = asked.tenant.settings
         let verifiesFirst = verifier.isCheapToAsk
-        if !verifiesFirst {
-            try await rateLimiter.check(
-                subjects, app: app, clientCounted: attempt.clientCounted, into: &attempt.limits, noting: &attempt.denial)
-        }
+        if !verifiesFirst { try await attempt.passage.check(subjects, app: app) }
 
         let identity: VerifiedIdentity
         let attemptToVerify = CredentialAttempt(
@@ -197,15 +181,13 @@ public struct TokenIssuer: Sendable {
             if verifiesFirst {
                 if let userFoundByCheck { subjects[RateLimitPolicy.userFailures.name] = userFoundByCheck }
                 // The reservation this takes is the failure's count.
-                try await rateLimiter.check(
-                    subjects, app: app, clientCounted: attempt.clientCounted, into: &attempt.limits, noting: &attempt.denial)
+                try await attempt.passage.check(subjects, app: app)
             } else if let userFoundByCheck {
                 // Beside the reservation taken before, which stays as the failure's count.
-                try await rateLimiter.countFailure(
-                    ofUser: userFoundByCheck, app: app, into: &attempt.limits, noting: &attempt.denial)
+                try await attempt.passage.countFailure(ofUser: userFoundByCheck, app: app)
             }
             // Otherwise the reservation taken before stays: it is the failure's count.
-            attempt.denial.reason = reason
+            attempt.passage.row.reason = reason
             guard case .rejected = verdict else {
                 throw GatewayError(
                     .credentialServiceUnavailable, .upstreamFailure,
@@ -217,20 +199,20 @@ public struct TokenIssuer: Sendable {
             app: app, identity: identity, nonce: tokenRequest.nonce, issuedAt: Int64(now().timeIntervalSince1970))
         let minter: any TokenMinter
         do {
-            minter = try tenant.minter(for: profile)
+            minter = try asked.tenant.minter(for: asked.profile)
             if let refusal = minter.refusal(for: grant) { throw refusal }
         } catch {
             // The credential was right: its reservations are no failure (no active key, a uid the vendor refuses).
-            try? await rateLimiter.release(attempt.limits)
+            await attempt.passage.giveBackReservations()
             throw error
         }
 
-        var issued = attempt.denial
+        var issued = attempt.passage.row
         issued.event = "token.issued"
         issued.outcome = .success
         issued.userID = identity.userID
         issued.keyID = minter.keyID
-        issued.detail["token_profile"] = profile
+        issued.detail["token_profile"] = asked.profile
         return Ready(
             issued: issued, subjects: subjects, userFoundByCheck: userFoundByCheck, app: app,
             verifiedBeforeLimits: verifiesFirst, minter: minter, grant: grant)
@@ -248,36 +230,13 @@ public struct TokenIssuer: Sendable {
     /// reservations the check took, and reads the failure limit of a user
     /// the check found (the request named none), writing the row only if
     /// it allows. Returns the row written.
-    private func commit(_ ready: Ready, _ attempt: inout Attempt, logger: Logger) async throws -> AuditEvent {
+    private func commit(_ ready: Ready, _ attempt: inout Attempt) async throws -> AuditEvent {
         if ready.verifiedBeforeLimits {
-            try await rateLimiter.admit(
-                ready.subjects, app: ready.app, clientCounted: attempt.clientCounted, recording: ready.issued,
-                into: &attempt.limits, noting: &attempt.denial)
-            return ready.issued
-        }
-        do {
-            try await rateLimiter.release(
-                readingFailuresOf: ready.userFoundByCheck, app: ready.app, recording: ready.issued,
-                into: &attempt.limits, noting: &attempt.denial)
-        } catch let error as GatewayError where error.code == .rateLimited {
-            throw error
-        } catch {
-            logger.error("audit write failed; token withheld", metadata: ["error": "\(error)"])
-            throw GatewayError.unavailable
+            try await attempt.passage.admit(ready.subjects, app: ready.app, recording: ready.issued)
+        } else {
+            try await attempt.passage.release(
+                readingFailuresOf: ready.userFoundByCheck, app: ready.app, recording: ready.issued)
         }
         return ready.issued
-    }
-
-    /// Records the denial: kept in memory while PostgreSQL is away
-    /// (``RequestLedger/recordEventually(_:)``), and left out for a client
-    /// the deployment's `ip` policy refused just before (the first refusal of
-    /// such a run is in the trail). When the issued row's write failed or
-    /// timed out, that row may still commit late: this denial, with the same
-    /// request id, says what the client got.
-    private func deny(_ error: GatewayError, _ attempt: Attempt) async -> Outcome {
-        var row = attempt.denial
-        if row.reason == nil { row.reason = error.code.rawValue }
-        if !attempt.limits.repeatsRefusal { await ledger.recordEventually(row) }
-        return attempt.outcome(.failure(error), row: row)
     }
 }

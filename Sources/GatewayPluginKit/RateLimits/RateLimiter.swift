@@ -58,6 +58,17 @@ public struct RateLimiter: Sendable {
             repeatsRefusal = false
         }
 
+        private init(_ outcome: Outcome, reservations: [CounterTouch]) {
+            verdicts = outcome.verdicts
+            refusal = outcome.refusal
+            refusedSubject = outcome.refusedSubject
+            self.reservations = reservations
+            repeatsRefusal = outcome.repeatsRefusal
+        }
+
+        /// The same verdicts, with the units reserved given back.
+        var reservationsGivenBack: Outcome { Outcome(self, reservations: []) }
+
         private init(following earlier: Outcome, _ later: Outcome) {
             verdicts = earlier.verdicts + later.verdicts
             let refusals = [earlier, later].filter { $0.refusal != nil }
@@ -151,26 +162,6 @@ public struct RateLimiter: Sendable {
         return Outcome(touches: [touch], counts: counts)
     }
 
-    /// ``countClient(_:)`` for a request being answered: the outcome goes to
-    /// `limits` (for its headers and audit row), and a refusal is thrown as
-    /// the 429, noted in `event`.
-    public func countClient(_ clientIP: String, into limits: inout Outcome, noting event: inout AuditEvent) async throws {
-        limits = try await countClient(clientIP)
-        if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
-    }
-
-    /// ``check(_:app:phase:clientCounted:)`` before the credential or the
-    /// send, the same way: the outcome goes to `limits` (beside the client
-    /// count it holds when `clientCounted`), a refusal is thrown as the 429,
-    /// noted in `event`.
-    public func check(
-        _ subjects: [String: String], app: AppSettings, clientCounted: Bool, into limits: inout Outcome,
-        noting event: inout AuditEvent
-    ) async throws {
-        limits = try await check(subjects, app: app, clientCounted: clientCounted).following(clientCounted ? limits : .unlimited)
-        if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
-    }
-
     /// Applies the policies to the given subjects (policy name → subject).
     /// A refused outcome has given its reservations back already.
     public func check(
@@ -202,25 +193,12 @@ public struct RateLimiter: Sendable {
         return Outcome(touches: touches, counts: admission.counts)
     }
 
-    /// ``admit(_:app:clientCounted:recording:)`` for a request being
-    /// answered: the outcome goes to `limits` (beside the client count it
-    /// holds when `clientCounted`), a refusal is thrown as the 429, noted in
-    /// `event`.
-    public func admit(
-        _ subjects: [String: String], app: AppSettings, clientCounted: Bool, recording issued: AuditEvent,
-        into limits: inout Outcome, noting event: inout AuditEvent
-    ) async throws {
-        limits = try await admit(subjects, app: app, clientCounted: clientCounted, recording: issued)
-            .following(clientCounted ? limits : .unlimited)
-        if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
-    }
-
     /// Gives back the outcome's reservations and records `event` in the same
     /// statement: how a verified attempt's token row is written. `user` is
     /// the verified user when the request named none: their `user_failures`
     /// counter is read in that statement too, and the event recorded only if
-    /// it allows. Returns the outcome with that verdict, refusing exactly
-    /// when the event was not recorded.
+    /// it allows. Returns that read's verdict (unlimited without `user`),
+    /// refusing exactly when the event was not recorded.
     public func release(
         _ outcome: Outcome, readingFailuresOf user: String? = nil, app: AppSettings, recording event: AuditEvent
     ) async throws -> Outcome {
@@ -228,34 +206,19 @@ public struct RateLimiter: Sendable {
         let touches = outcome.reservations.map(\.release) + reads
         guard !touches.isEmpty else {
             try await ledger.record(event)
-            return outcome
+            return .unlimited
         }
         let admission = try await ledger.countAndRecord(touches, ifAllowed: event)
-        return Outcome(touches: reads, counts: Array(admission.counts.suffix(reads.count))).following(outcome)
-    }
-
-    /// ``release(_:readingFailuresOf:app:recording:)`` for a request being
-    /// answered: the verdict joins `limits`, a refusal is thrown as the 429,
-    /// noted in `event`.
-    public func release(
-        readingFailuresOf user: String?, app: AppSettings, recording issued: AuditEvent,
-        into limits: inout Outcome, noting event: inout AuditEvent
-    ) async throws {
-        limits = try await release(limits, readingFailuresOf: user, app: app, recording: issued)
-        if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
+        return Outcome(touches: reads, counts: Array(admission.counts.suffix(reads.count)))
     }
 
     /// Counts a failed attempt against the user its check named when the
     /// request named none (``VerificationResult/rejected(reason:userID:)``):
-    /// one more unit of `user_failures`, kept as the failure's count. The
-    /// verdict joins `limits`; a refusal is thrown as the 429, noted in `event`.
-    public func countFailure(
-        ofUser user: String, app: AppSettings, into limits: inout Outcome, noting event: inout AuditEvent
-    ) async throws {
+    /// one more unit of `user_failures`, kept as the failure's count.
+    public func countFailure(ofUser user: String, app: AppSettings) async throws -> Outcome {
         let touches = failureTouches(of: user, app: app, phase: .beforeVerifying)
-        guard !touches.isEmpty else { return }
-        limits = Outcome(touches: touches, counts: try await ledger.count(touches)).following(limits)
-        if limits.refusal != nil { throw Self.refusal(limits, noting: &event) }
+        guard !touches.isEmpty else { return .unlimited }
+        return Outcome(touches: touches, counts: try await ledger.count(touches))
     }
 
     private func failureTouches(of user: String, app: AppSettings, phase: Phase) -> [CounterTouch] {
