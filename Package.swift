@@ -238,19 +238,30 @@ let package = Package(
                 + tokenProfiles.map { .target(name: "\($0.name)Profile") },
             swiftSettings: upcomingFeatures
         ),
-        .executableTarget(
-            name: "identity-gateway",
+        // The application: settings by area, and the server built from them (buildApplication).
+        .target(
+            name: "GatewayApplication",
             dependencies: [
                 "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayHTTP", "GatewayConsole",
-                "OpenSSLSigner", "Argon2", .product(name: "HummingbirdTLS", package: "hummingbird"),
+                "OpenSSLSigner", .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"), Products.hummingbird,
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"), Products.nioCore,
                 Products.nioPosix, Products.coreMetrics, .product(name: "Prometheus", package: "swift-prometheus"),
                 "InstalledPlugins", Products.tracing, .product(name: "OTel", package: "swift-otel"),
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The command line: one file a command, and the embedded PostgreSQL of `dev` and the tests.
+        .executableTarget(
+            name: "identity-gateway",
+            dependencies: [
+                "GatewayApplication", "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayHTTP", "Argon2",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"), Products.logging,
+                Products.nioPosix, Products.postgresNIO,
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -374,6 +385,12 @@ let package = Package(
                 "GatewayPluginKit", Products.hummingbird, Products.hummingbirdTesting, Products.httpTypes,
                 Products.nioCore,
             ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The settings as `serve` reads them, without a database.
+        .testTarget(
+            name: "GatewayApplicationTests",
+            dependencies: ["GatewayApplication", "GatewayCore"],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

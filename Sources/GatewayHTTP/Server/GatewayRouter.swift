@@ -28,6 +28,8 @@ public struct GatewayDependencies: Sendable {
     public let servesTLS: Bool
     /// The server span of every request, when traces are exported; `nil` makes no span at all.
     public let serverSpans: ServerSpanMiddleware?
+    /// The threads tokens are signed on, stopped when these dependencies are released.
+    public let signers: SigningThreads
     public let logger: Logger
 
     public init(
@@ -35,8 +37,10 @@ public struct GatewayDependencies: Sendable {
         masterKey: MasterKey, rateLimits: RateLimitSettings,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
         metricsExposition: (@Sendable () async -> [UInt8])? = { [] }, frontEnds: [any AdminAPIFrontEnd] = [],
-        servesTLS: Bool = false, serverSpans: ServerSpanMiddleware? = nil, logger: Logger
+        servesTLS: Bool = false, serverSpans: ServerSpanMiddleware? = nil, signers: SigningThreads = SigningThreads(),
+        logger: Logger
     ) {
+        self.signers = signers
         self.servesTLS = servesTLS
         self.serverSpans = serverSpans
         self.stores = stores
@@ -83,7 +87,7 @@ public enum GatewayRouter {
         let gate = PublicRequestGate(
             tenants: dependencies.tenants, rateLimiter: rateLimiter, ledger: stores.ledger,
             databaseTimeout: dependencies.databaseTimeout)
-        IdentityTokenController(issuer: TokenIssuer(gate: gate)).addRoutes(to: router)
+        IdentityTokenController(issuer: TokenIssuer(gate: gate, signers: dependencies.signers)).addRoutes(to: router)
         let routeServices = RouteServices(
             plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter, gate: gate)
         for plugin in dependencies.plugins.all {

@@ -1,8 +1,8 @@
 import Dispatch
-import Foundation
+public import Foundation
 import GatewayCore
 import Synchronization
-import Tracing
+public import Tracing
 
 /// Threads of their own for RSA signatures, one a core, outside Swift's
 /// cooperative pool.
@@ -15,20 +15,34 @@ import Tracing
 /// then comes round as soon as its batch commits, which keeps one batch in
 /// flight busy (`PostgresRequestLedger` in GatewayPostgres). The figures
 /// are in docs/performance.md ("What changed").
-final class SigningThreads: Sendable {
-    /// The process's signers, started on first use.
-    static let shared = SigningThreads(threads: ProcessInfo.processInfo.activeProcessorCount)
+///
+/// The threads belong to whoever holds this: they start at the first
+/// signature, and stop once it is released, after the signatures queued
+/// before (the application's, when its server has stopped; a test
+/// gateway's, when its test ends).
+public final class SigningThreads: Sendable {
+    private let queue = JobQueue()
+    private let threads: Int
+    private let started = Atomic<Bool>(false)
 
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
-    /// Counts the jobs not yet taken; each thread waits on it.
-    private let waiting = DispatchSemaphore(value: 0)
-
-    init(threads: Int) {
+    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
         precondition(threads >= 1)
+        self.threads = threads
+    }
+
+    deinit {
+        if started.load(ordering: .acquiring) { queue.stop(threads: threads) }
+    }
+
+    private func startIfNeeded() {
+        guard !started.load(ordering: .acquiring),
+            started.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
         for index in 0..<threads {
-            Thread { [self] in
+            // The threads hold the queue, not this object, so releasing it stops them.
+            Thread { [queue] in
                 Self.nameCurrentThread("token-signer-\(index)")
-                serve()
+                queue.serve()
             }.start()
         }
     }
@@ -36,27 +50,24 @@ final class SigningThreads: Sendable {
     /// Runs `work` on a signing thread and returns what it returned or threw.
     /// In a traced request, two spans named after `name` say how long the
     /// work waited for a thread and how long it ran.
-    func run<Value: Sendable>(
+    public func run<Value: Sendable>(
         _ name: String = "signing thread", attributes: SpanAttributes = [:],
         _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
+        startIfNeeded()
         guard Spans.areRecorded else {
             return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                jobs.withLock { $0.append { continuation.resume(with: Result { try work() }) } }
-                waiting.signal()
+                queue.add { continuation.resume(with: Result { try work() }) }
             }
         }
         let queued = DefaultTracerClock.now
         let (result, started, ended) = await withCheckedContinuation {
             (continuation: CheckedContinuation<(Result<Value, any Error>, DefaultTracerClock.Instant, DefaultTracerClock.Instant), Never>) in
-            jobs.withLock {
-                $0.append {
-                    let started = DefaultTracerClock.now
-                    let result = Result { try work() }
-                    continuation.resume(returning: (result, started, DefaultTracerClock.now))
-                }
+            queue.add {
+                let started = DefaultTracerClock.now
+                let result = Result { try work() }
+                continuation.resume(returning: (result, started, DefaultTracerClock.now))
             }
-            waiting.signal()
         }
         Spans.record("\(name) queue", from: queued, to: started)
         Spans.record(name, from: started, to: ended, attributes: attributes)
@@ -75,12 +86,32 @@ final class SigningThreads: Sendable {
         Thread.current.name = name
         #endif
     }
+}
 
-    private func serve() -> Never {
+/// The signing threads' jobs, first in first out; `nil` tells the thread
+/// that takes it to end.
+private final class JobQueue: Sendable {
+    private let jobs = Mutex<[(@Sendable () -> Void)?]>([])
+    /// Counts the jobs not yet taken; each thread waits on it.
+    private let waiting = DispatchSemaphore(value: 0)
+
+    func add(_ job: @escaping @Sendable () -> Void) { push(job) }
+
+    /// Ends `threads` threads once the jobs queued before are done.
+    func stop(threads: Int) {
+        for _ in 0..<threads { push(nil) }
+    }
+
+    func serve() {
         while true {
             waiting.wait()
-            let job = jobs.withLock { $0.removeFirst() }
+            guard let job = jobs.withLock({ $0.removeFirst() }) else { return }
             job()
         }
+    }
+
+    private func push(_ job: (@Sendable () -> Void)?) {
+        jobs.withLock { $0.append(job) }
+        waiting.signal()
     }
 }

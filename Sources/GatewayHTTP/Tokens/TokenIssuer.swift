@@ -26,10 +26,12 @@ public struct TokenIssuer: Sendable {
     public static let maximumBodyBytes = 64 * 1024
 
     private let gate: PublicRequestGate
+    private let signers: SigningThreads
     private let now: @Sendable () -> Date
 
-    public init(gate: PublicRequestGate, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(gate: PublicRequestGate, signers: SigningThreads, now: @escaping @Sendable () -> Date = Date.init) {
         self.gate = gate
+        self.signers = signers
         self.now = now
     }
 
@@ -55,7 +57,7 @@ public struct TokenIssuer: Sendable {
             let ready = try await prepare(request, context, &attempt)
             let row = try await commit(ready, &attempt)
             // Signed only once its row is committed: no token leaves without one.
-            let token = try await SigningThreads.shared.run(
+            let token = try await signers.run(
                 "token signature", attributes: ["gateway.token_profile": .string(attempt.profileLabel)]
             ) { try ready.minter.mint(ready.grant) }
             return attempt.outcome(.success(token), row: row)

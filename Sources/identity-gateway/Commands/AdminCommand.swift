@@ -1,3 +1,4 @@
+import GatewayApplication
 import ArgumentParser
 import Foundation
 import GatewayCore
@@ -35,7 +36,7 @@ struct AdminCommand: AsyncParsableCommand {
                 let configuration = try await GatewayConfiguration.load(file: options.config)
                 let logger = bootstrapLogging(level: .warning)
                 let secret = AdminTokenSecret.generate()
-                let record = try await withPostgresClient(configuration.databaseURL, logger: logger) { client in
+                let record = try await withPostgresClient(configuration.database.url, logger: logger) { client in
                     try await BootstrapToken.create(
                         name: name, scope: scope, expiresAt: expiry, secret: secret, client: client, logger: logger)
                 }

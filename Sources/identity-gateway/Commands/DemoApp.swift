@@ -1,3 +1,4 @@
+import GatewayApplication
 import Foundation
 import GatewayCore
 import GatewayPostgres

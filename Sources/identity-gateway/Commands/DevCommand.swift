@@ -1,3 +1,5 @@
+import GatewayApplication
+import ServiceLifecycle
 import ArgumentParser
 import Foundation
 import GatewayCore
@@ -36,14 +38,15 @@ struct DevCommand: AsyncParsableCommand {
                     "database.url": databaseURL, "master_key": masterKeyText, "http.port": "\(port)",
                     "migrate_on_start": "true", "mode": "development",
                 ])
-            let logger = bootstrapLogging(level: configuration.logLevel, format: .text)
+            let logger = bootstrapLogging(level: configuration.log.level, format: .text)
             let masterKey = try configuration.requiredMasterKey()
             let port = self.port
-            try await GatewayServer(configuration: configuration, logger: logger).run { client in
+            let application = try buildApplication(configuration, logger: logger) { client in
                 try await DemoApp.seed(client: client, masterKey: masterKey, logger: logger)
                 try await DemoApp.seedConsoleToken(consoleToken, client: client, logger: logger)
                 say(DemoApp.instructions(port: port, consoleToken: consoleToken))
             }
+            try await application.run()
         }
     }
 

@@ -1,3 +1,4 @@
+import GatewayApplication
 import ArgumentParser
 import Foundation
 import GatewayPostgres
@@ -20,29 +21,6 @@ struct IdentityGatewayCommand: AsyncParsableCommand {
 struct ConfigurationOptions: ParsableArguments {
     @Option(name: .long, help: "A YAML configuration file (also GATEWAY_CONFIG_FILE); environment variables win over it.")
     var config: String?
-}
-
-/// How log lines are written.
-enum LogFormat: String {
-    /// One JSON object a line, for log collectors.
-    case json
-    /// Plain text, for people at a terminal.
-    case text
-}
-
-/// Sends log lines to standard error at `level`, as JSON unless `format` says text.
-func bootstrapLogging(level: Logger.Level, format: LogFormat = .json) -> Logger {
-    LoggingSystem.bootstrap { label in
-        switch format {
-        case .json:
-            return JSONLogHandler(label: label, level: level)
-        case .text:
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-    }
-    return Logger(label: "identity-gateway")
 }
 
 /// Prints configuration problems plainly and exits non-zero.

@@ -1,3 +1,4 @@
+import GatewayApplication
 import ArgumentParser
 import GatewayCore
 import GatewayHTTP
@@ -13,8 +14,8 @@ struct MigrateCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingProblems {
             let configuration = try await GatewayConfiguration.load(file: options.config)
-            let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
-            let applied = try await withPostgresClient(configuration.databaseURL, logger: logger) { client in
+            let logger = bootstrapLogging(level: configuration.log.level, format: configuration.log.format)
+            let applied = try await withPostgresClient(configuration.database.url, logger: logger) { client in
                 try await MigrationRunner(client: client, logger: logger).run(Migration.core + configuration.plugins.migrations)
             }
             say(applied.isEmpty ? "schema is current" : "applied: " + applied.joined(separator: ", "))

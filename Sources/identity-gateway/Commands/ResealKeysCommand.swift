@@ -1,3 +1,4 @@
+import GatewayApplication
 import ArgumentParser
 import Foundation
 import GatewayCore
@@ -27,10 +28,10 @@ struct ResealKeysCommand: AsyncParsableCommand {
                         + "with master_key set to its replacement"
                 ])
             }
-            let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
+            let logger = bootstrapLogging(level: configuration.log.level, format: configuration.log.format)
             let report: KeyResealer.Report
             do {
-                report = try await withPostgresClient(configuration.databaseURL, logger: logger) { client in
+                report = try await withPostgresClient(configuration.database.url, logger: logger) { client in
                     try await KeyResealer(client: client, logger: logger).run(masterKey: masterKey)
                 }
             } catch let unopenable as KeyResealer.UnopenableKeys {
@@ -39,7 +40,7 @@ struct ResealKeysCommand: AsyncParsableCommand {
             say("re-sealed \(report.resealed) key(s); \(report.alreadyCurrent) already under master_key")
             // Every plugin whose secrets an app may hold, whatever this deployment's mode offers.
             let plugins = configuration.everyPlugin()
-            let secrets = try await withPostgresClient(configuration.databaseURL, logger: logger) { client in
+            let secrets = try await withPostgresClient(configuration.database.url, logger: logger) { client in
                 try await Self.resealPluginSecrets(plugins: plugins, masterKey: masterKey, client: client, logger: logger)
             }
             say("re-sealed \(secrets) plugin secret(s) (SMS sender secrets, static test users' passwords)")

@@ -1,3 +1,5 @@
+import GatewayApplication
+import ServiceLifecycle
 import ArgumentParser
 
 struct ServeCommand: AsyncParsableCommand {
@@ -10,8 +12,8 @@ struct ServeCommand: AsyncParsableCommand {
         try await reportingProblems {
             let configuration = try await GatewayConfiguration.load(file: options.config)
             _ = try configuration.requiredMasterKey()
-            let logger = bootstrapLogging(level: configuration.logLevel, format: configuration.logFormat)
-            try await GatewayServer(configuration: configuration, logger: logger).run()
+            let logger = bootstrapLogging(level: configuration.log.level, format: configuration.log.format)
+            try await buildApplication(configuration, logger: logger).run()
         }
     }
 }

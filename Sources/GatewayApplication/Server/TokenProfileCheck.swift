@@ -3,12 +3,12 @@ import GatewayPostgres
 import Logging
 import PostgresNIO
 
-extension GatewayServer {
+enum TokenProfileCheck {
     /// A production gateway does not start while an app lists a token
     /// profile this deployment cannot mint (`oidc` with no
     /// `oidc.issuer_base_url`): those apps' tokens would all fail. A
     /// development one says so and starts.
-    static func checkTokenProfiles(
+    static func run(
         _ profiles: TokenProfileRegistry, isProduction: Bool, client: PostgresClient, logger: Logger
     ) async throws {
         let apps = AppRepository(client: client, logger: logger)

@@ -1,4 +1,3 @@
-import Configuration
 import Foundation
 
 /// Trace export (`tracing.*`): off unless an OTLP/HTTP endpoint is given,
@@ -23,7 +22,8 @@ struct TracingSettings: Sendable, Equatable {
 
     init() {}
 
-    init(reader: ConfigReader, environment: [String: String], problems: inout [String]) {
+    init(_ settings: SettingsReader) {
+        let environment = settings.environment
         let disabled =
             environment["OTEL_SDK_DISABLED"]?.lowercased() == "true"
             || environment["OTEL_TRACES_EXPORTER"]?.lowercased() == "none"
@@ -32,29 +32,27 @@ struct TracingSettings: Sendable, Equatable {
         let standardEndpoint =
             given(environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"])
             ?? given(environment["OTEL_EXPORTER_OTLP_ENDPOINT"]).map { $0.hasSuffix("/") ? $0 + "v1/traces" : $0 + "/v1/traces" }
-        if let endpoint = given(reader.string(forKey: "tracing.endpoint")) ?? standardEndpoint, !disabled {
+        if let endpoint = given(settings.string("tracing.endpoint")) ?? standardEndpoint, !disabled {
             if let url = URL(string: endpoint), ["http", "https"].contains(url.scheme?.lowercased()), url.host != nil {
                 self.endpoint = endpoint
             } else {
-                problems.append("tracing.endpoint (GATEWAY_TRACING_ENDPOINT): '\(endpoint)' is not an http(s) URL")
+                settings.note("tracing.endpoint", "'\(endpoint)' is not an http(s) URL")
             }
         }
-        if let text = reader.string(forKey: "tracing.sample_ratio") {
+        if let text = settings.string("tracing.sample_ratio") {
             if let ratio = Double(text), (0...1).contains(ratio) { sampleRatio = ratio } else {
-                problems.append("tracing.sample_ratio (GATEWAY_TRACING_SAMPLE_RATIO): '\(text)' is not a number in 0...1")
+                settings.note("tracing.sample_ratio", "'\(text)' is not a number in 0...1")
             }
         }
-        if let name = reader.string(forKey: "tracing.service_name") {
+        if let name = settings.string("tracing.service_name") {
             if name.isEmpty || name.utf8.count > 128 {
-                problems.append("tracing.service_name (GATEWAY_TRACING_SERVICE_NAME): 1 to 128 bytes")
+                settings.note("tracing.service_name", "1 to 128 bytes")
             } else {
                 serviceName = name
             }
         }
-        recordsUserIDs = GatewayConfiguration.boolean(
-            reader, "tracing.record_user_ids", env: "GATEWAY_TRACING_RECORD_USER_IDS", default: false, &problems)
-        exportTimeoutMilliseconds = GatewayConfiguration.integer(
-            reader, "tracing.export_timeout_ms", env: "GATEWAY_TRACING_EXPORT_TIMEOUT_MS", in: 100...60_000,
-            default: 5000, &problems)
+        recordsUserIDs = settings.boolean("tracing.record_user_ids", default: recordsUserIDs)
+        exportTimeoutMilliseconds = settings.integer(
+            "tracing.export_timeout_ms", in: 100...60_000, default: exportTimeoutMilliseconds)
     }
 }

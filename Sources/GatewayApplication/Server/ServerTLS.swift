@@ -13,28 +13,27 @@ enum ServerTLS {
         "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
     ]
 
-    /// The server configuration, or a message naming what is wrong with the files.
-    static func configuration(certificateFile: String, keyFile: String) throws(ConfigurationProblems) -> TLSConfiguration {
+    /// The server configuration, or `nil` with what is wrong with the files
+    /// noted against their keys in `settings`.
+    static func configuration(certificateFile: String, keyFile: String, noting settings: SettingsReader) -> TLSConfiguration? {
+        let (certificateKey, keyKey) = ("http.tls.certificate_file", "http.tls.key_file")
         let chain: [NIOSSLCertificate]
         do {
             chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
         } catch {
-            throw ConfigurationProblems([
-                "http.tls.certificate_file (GATEWAY_HTTP_TLS_CERTIFICATE_FILE): cannot read a PEM certificate chain from \(certificateFile)"
-            ])
+            settings.note(certificateKey, "cannot read a PEM certificate chain from \(certificateFile)")
+            return nil
         }
         guard !chain.isEmpty else {
-            throw ConfigurationProblems([
-                "http.tls.certificate_file (GATEWAY_HTTP_TLS_CERTIFICATE_FILE): \(certificateFile) holds no PEM certificate"
-            ])
+            settings.note(certificateKey, "\(certificateFile) holds no PEM certificate")
+            return nil
         }
         let key: NIOSSLPrivateKey
         do {
             key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
         } catch {
-            throw ConfigurationProblems([
-                "http.tls.key_file (GATEWAY_HTTP_TLS_KEY_FILE): cannot read a PEM private key from \(keyFile)"
-            ])
+            settings.note(keyKey, "cannot read a PEM private key from \(keyFile)")
+            return nil
         }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
@@ -43,10 +42,9 @@ enum ServerTLS {
         do {
             _ = try NIOSSLContext(configuration: configuration)
         } catch {
-            throw ConfigurationProblems([
-                "http.tls.key_file (GATEWAY_HTTP_TLS_KEY_FILE): the private key in \(keyFile) does not belong to the "
-                    + "first certificate in \(certificateFile)"
-            ])
+            settings.note(
+                keyKey, "the private key in \(keyFile) does not belong to the first certificate in \(certificateFile)")
+            return nil
         }
         return configuration
     }

@@ -1,12 +1,12 @@
-import Foundation
-import GatewayCore
+public import Foundation
+public import GatewayCore
 import GatewayPostgres
-import Logging
-import PostgresNIO
+public import Logging
+public import PostgresNIO
 
 /// The first operator token: from `GATEWAY_ADMIN_BOOTSTRAP_TOKEN` at start,
 /// or `identity-gateway admin create-token`, both straight into the database.
-enum BootstrapToken {
+public enum BootstrapToken {
     /// Stores `secret` as an operator token unless one exists already.
     static func seed(_ secret: AdminTokenSecret, client: PostgresClient, logger: Logger) async throws {
         let record = AdminTokenRecord(name: "bootstrap", scope: .operator)
@@ -22,7 +22,7 @@ enum BootstrapToken {
     }
 
     /// Creates a token directly in the database, audited with no actor.
-    static func create(
+    public static func create(
         name: String, scope: AdminScope, expiresAt: Date?, secret: AdminTokenSecret, client: PostgresClient,
         logger: Logger
     ) async throws -> AdminTokenRecord {

@@ -1,0 +1,35 @@
+import GatewayPostgres
+
+/// The PostgreSQL the gateway keeps everything in (`database.*`, `migrate_on_start`).
+public struct DatabaseSettings: Sendable {
+    public internal(set) var url: String
+    public internal(set) var maximumConnections = 20
+    /// `SELECT 1` on idle connections this often; 0 never.
+    public internal(set) var keepAliveSeconds = 0
+    /// How long a request's database step may take before it is answered 503.
+    public internal(set) var requestTimeoutMilliseconds = 2000
+    public internal(set) var migrateOnStart = false
+
+    init(_ settings: SettingsReader) {
+        let url = settings.secret("database.url")
+        if let url {
+            do { _ = try DatabaseURL(url) } catch { settings.note("database.url", "\(error)") }
+        } else {
+            settings.noteLine(
+                SettingsReader.label("database.url")
+                    + " is required (or database.url_file), e.g. postgres://gateway:secret@127.0.0.1:5432/gateway")
+        }
+        self.url = url ?? ""
+        maximumConnections = settings.integer("database.max_connections", in: 1...1000, default: maximumConnections)
+        if settings.isSet("database.min_connections") {
+            settings.noteLine(
+                SettingsReader.label("database.min_connections")
+                    + " is no longer read: connections open on demand, as the README's database.max_connections says; "
+                    + "remove it")
+        }
+        keepAliveSeconds = settings.integer("database.keepalive_seconds", in: 0...3600, default: keepAliveSeconds)
+        requestTimeoutMilliseconds = settings.integer(
+            "database.request_timeout_ms", in: 100...60_000, default: requestTimeoutMilliseconds)
+        migrateOnStart = settings.boolean("migrate_on_start", default: migrateOnStart)
+    }
+}
