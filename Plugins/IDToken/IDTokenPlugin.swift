@@ -1,7 +1,6 @@
 public import Foundation
 public import GatewayCore
 public import GatewayPluginKit
-public import PasswordPlugin
 
 /// `credentials.type = "id_token"`: sign in with Apple, Google or any
 /// OpenID provider. The client gets an ID token from the provider's SDK and
@@ -13,7 +12,7 @@ public struct IDTokenPlugin: CredentialPlugin {
     static let type = "id_token"
     public let credentialType = type
     private let keys: ProviderKeys
-    private let passwords: PasswordPlugin?
+    private let passwords: (any PasswordDirectoryProvider)?
     private let now: @Sendable () -> Date
 
     /// - Parameters:
@@ -26,7 +25,8 @@ public struct IDTokenPlugin: CredentialPlugin {
     ///   - now: the clock tokens' times are checked against.
     public init(
         addresses: OutboundAddressPolicy = OutboundAddressPolicy(allowsPrivateAddresses: false),
-        refetchInterval: Duration = .seconds(60), failureBackoff: Duration = .seconds(10), passwords: PasswordPlugin? = nil,
+        refetchInterval: Duration = .seconds(60), failureBackoff: Duration = .seconds(10),
+        passwords: (any PasswordDirectoryProvider)? = nil,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.passwords = passwords
@@ -42,7 +42,7 @@ public struct IDTokenPlugin: CredentialPlugin {
         IDTokenPlugin(
             addresses: OutboundAddressPolicy(
                 allowsPrivateAddresses: setup.settings.boolean("id_token.allow_private_addresses", default: false)),
-            passwords: setup.plugin(PasswordPlugin.self))
+            passwords: setup.plugin(offering: (any PasswordDirectoryProvider).self))
     }
 
     public var migrations: [Migration] {

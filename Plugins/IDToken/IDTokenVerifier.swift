@@ -3,7 +3,6 @@ import Foundation
 import GatewayCore
 import GatewayPluginKit
 import Logging
-import PasswordPlugin
 
 /// Checks `credentials: {"type": "id_token", "id_token": "<the provider's ID token>"}`,
 /// in this order:
@@ -29,7 +28,7 @@ struct IDTokenVerifier: CredentialVerifier {
     let options: IDTokenOptions
     let keys: ProviderKeys
     /// The app's password directory, where verified emails are linked to its users.
-    let passwords: PasswordDirectory?
+    let passwords: (any PasswordDirectory)?
     let uses: IDTokenUses
     let logger: Logger
     let now: @Sendable () -> Date

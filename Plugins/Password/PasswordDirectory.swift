@@ -2,10 +2,11 @@ public import GatewayCore
 public import GatewayPluginKit
 import GatewayPostgres
 
-/// One app's password users as another plugin may use them: a user the
-/// directory has is checked here, and a user another service has vouched
-/// for can be added (the webhook plugin's `migrate_on_success`).
-public struct PasswordDirectory: Sendable {
+/// One app's password users as another plugin may use them
+/// (``PasswordDirectory``, in the seam): a user the directory has is
+/// checked here, and a user another service has vouched for can be added
+/// (the webhook plugin's `migrate_on_success`).
+struct PasswordUserDirectory: PasswordDirectory {
     let verifier: PasswordVerifier
     let transactions: AuditedTransaction
 
@@ -56,14 +57,18 @@ public struct PasswordDirectory: Sendable {
     }
 }
 
-extension PasswordPlugin {
+extension PasswordPlugin: PasswordDirectoryProvider {
     /// The password directory of `app`, at the cost its password options
     /// (`plugins.password`) set; a 400 naming them when they are wrong.
-    public func directory(for app: AppSettings, services: PluginServices) throws(GatewayError) -> PasswordDirectory {
+    public func directory(for app: AppSettings, services: PluginServices) throws(GatewayError) -> any PasswordDirectory {
+        try userDirectory(for: app, services: services)
+    }
+
+    func userDirectory(for app: AppSettings, services: PluginServices) throws(GatewayError) -> PasswordUserDirectory {
         let verifier = PasswordVerifier(
             options: try PasswordOptions(app.plugins[credentialType] ?? .null, hashLimits: hasher.limits),
             users: PasswordUserRepository(client: services.client, logger: services.logger),
             hasher: hasher, databaseTimeout: services.databaseTimeout, logger: services.logger)
-        return PasswordDirectory(verifier: verifier, transactions: services.transactions)
+        return PasswordUserDirectory(verifier: verifier, transactions: services.transactions)
     }
 }

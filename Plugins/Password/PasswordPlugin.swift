@@ -45,7 +45,7 @@ public struct PasswordPlugin: CredentialPlugin {
     public func makeVerifier(
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
-        try directory(for: app, services: services).verifier
+        try userDirectory(for: app, services: services).verifier
     }
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {

@@ -3,7 +3,6 @@ public import Foundation
 public import GatewayCore
 public import GatewayPluginKit
 public import Hummingbird
-public import PasswordPlugin
 
 /// `credentials.type = "webhook"`: the tenant's own user service decides.
 ///
@@ -18,7 +17,7 @@ public struct WebhookPlugin: CredentialPlugin {
     static let type = "webhook"
     public let credentialType = type
     private let outbound: OutboundHTTP
-    private let passwords: PasswordPlugin?
+    private let passwords: (any PasswordDirectoryProvider)?
     private let breaker: CircuitBreaker<AppID>
     private let migrations = UserMigrations()
 
@@ -29,7 +28,7 @@ public struct WebhookPlugin: CredentialPlugin {
     ///   - now: the clock of the circuit breakers' cool-downs.
     public init(
         addresses: OutboundAddressPolicy = OutboundAddressPolicy(allowsPrivateAddresses: false),
-        passwords: PasswordPlugin?, now: @escaping @Sendable () -> Date = Date.init
+        passwords: (any PasswordDirectoryProvider)?, now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.outbound = OutboundHTTP(addresses: addresses)
         self.passwords = passwords
@@ -44,7 +43,7 @@ public struct WebhookPlugin: CredentialPlugin {
         WebhookPlugin(
             addresses: OutboundAddressPolicy(
                 allowsPrivateAddresses: setup.settings.boolean("webhook.allow_private_addresses", default: false)),
-            passwords: setup.plugin(PasswordPlugin.self))
+            passwords: setup.plugin(offering: (any PasswordDirectoryProvider).self))
     }
 
     public func makeVerifier(

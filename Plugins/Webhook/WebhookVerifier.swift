@@ -2,7 +2,6 @@ import CoreMetrics
 import GatewayCore
 import GatewayPluginKit
 import Logging
-import PasswordPlugin
 
 /// Checks `credentials: {"type": "webhook", ...}` by asking the tenant's
 /// user service, in this order:
@@ -21,7 +20,7 @@ struct WebhookVerifier: CredentialVerifier {
     let call: WebhookCall
     let breaker: CircuitBreaker<AppID>
     /// The app's password directory, when its users move there.
-    let passwords: PasswordDirectory?
+    let passwords: (any PasswordDirectory)?
     let migrations: UserMigrations
     let logger: Logger
 
@@ -71,7 +70,7 @@ struct WebhookVerifier: CredentialVerifier {
     /// (the hashing queue is full, the database is away) leaves the user to
     /// the webhook until a later login succeeds in moving them.
     private func migrate(
-        _ identity: VerifiedIdentity, password: String, into passwords: PasswordDirectory, appID: AppID, requestID: String
+        _ identity: VerifiedIdentity, password: String, into passwords: any PasswordDirectory, appID: AppID, requestID: String
     ) {
         let logger = self.logger
         migrations.start(identity.userID, in: appID) {

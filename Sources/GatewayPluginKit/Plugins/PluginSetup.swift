@@ -20,7 +20,7 @@ public struct PluginSetup: Sendable {
     }
 
     /// Sets up each of `types` in order (``CredentialPlugin/make(_:)``); a
-    /// plugin may use those set up before it (``plugin(_:)``).
+    /// plugin may use what those set up before it offer (``plugin(offering:)``).
     public func makePlugins(_ types: [any CredentialPlugin.Type]) -> [any CredentialPlugin] {
         types.compactMap { type in
             let plugin = type.make(self)
@@ -34,12 +34,14 @@ public struct PluginSetup: Sendable {
         types.compactMap { $0.make(self) }
     }
 
-    /// A plugin registered before the one being set up, as this deployment
-    /// set it up (the password plugin, for one that moves users into it); nil
-    /// where it is not installed or not offered. Plugins share its instance,
-    /// and with it its limits (the password hasher's queue).
-    public func plugin<Plugin: CredentialPlugin>(_ type: Plugin.Type) -> Plugin? {
-        madeSoFar.first(Plugin.self)
+    /// The first plugin registered before the one being set up that offers
+    /// `capability`, a protocol of the seam (``PasswordDirectoryProvider``,
+    /// for a plugin that moves users into a password directory), as this
+    /// deployment set it up; nil where none is installed or offered. A
+    /// plugin names what it needs, never another plugin's module. Plugins
+    /// share its instance, and with it its limits (the password hasher's queue).
+    public func plugin<Capability>(offering capability: Capability.Type) -> Capability? {
+        madeSoFar.first(offering: Capability.self)
     }
 
     /// A 32-byte key of the plugin's own (``MasterKey/derivedSecret(for:)``);
@@ -78,7 +80,7 @@ private final class MadePlugins: Sendable {
         plugins.withLock { $0.append(plugin) }
     }
 
-    func first<Plugin: CredentialPlugin>(_ type: Plugin.Type) -> Plugin? {
-        plugins.withLock { plugins in plugins.lazy.compactMap { $0 as? Plugin }.first }
+    func first<Capability>(offering type: Capability.Type) -> Capability? {
+        plugins.withLock { plugins in plugins.lazy.compactMap { $0 as? Capability }.first }
     }
 }

@@ -1,0 +1,30 @@
+public import GatewayCore
+
+/// What a plugin that keeps an app's users and their passwords offers the
+/// plugins registered after it (``PluginSetup/plugin(offering:)``): the
+/// webhook plugin moves users it verified into it, the ID-token plugin links
+/// a verified email to one of its users. The password plugin provides it.
+public protocol PasswordDirectoryProvider: Sendable {
+    /// The directory of `app`, at the cost its options set; a 400 naming
+    /// them when they are wrong.
+    func directory(for app: AppSettings, services: PluginServices) throws(GatewayError) -> any PasswordDirectory
+}
+
+/// One app's password users as another plugin may use them.
+public protocol PasswordDirectory: Sendable {
+    /// The verdict a password login would give `userID` with `password`;
+    /// nil only when the app has no such user (ask elsewhere).
+    func verify(_ userID: String, password: String, in appID: AppID) async throws -> VerificationResult?
+
+    /// The identity of the app's user `userID` as a login would give it,
+    /// or `.rejected("disabled")` for a disabled one; nil when the app has
+    /// no such user. For a plugin that signs a user in without their password.
+    func identity(of userID: String, in appID: AppID) async throws -> VerificationResult?
+
+    /// Adds `identity` with `password` unless the app has a user with that
+    /// id already (an existing user is never replaced), audited as
+    /// `user.migrated` with `detail.from` = `source`. Returns whether it was added.
+    func adopt(
+        _ identity: VerifiedIdentity, password: String, in appID: AppID, requestID: String, from source: String
+    ) async throws -> Bool
+}
