@@ -37,7 +37,7 @@ public struct GatewayDependencies: Sendable {
         masterKey: MasterKey, rateLimits: RateLimitSettings,
         databaseTimeout: Duration = .seconds(2), readiness: Readiness = Readiness(), logsRequests: Bool = true,
         metricsExposition: (@Sendable () async -> [UInt8])? = { [] }, frontEnds: [any AdminAPIFrontEnd] = [],
-        servesTLS: Bool = false, serverSpans: ServerSpanMiddleware? = nil, signers: SigningThreads = SigningThreads(),
+        servesTLS: Bool = false, serverSpans: ServerSpanMiddleware? = nil, signers: SigningThreads = .sharedByTests,
         logger: Logger
     ) {
         self.signers = signers

@@ -1,6 +1,7 @@
 import Dispatch
 public import Foundation
 import GatewayCore
+import NIOPosix
 import Synchronization
 public import Tracing
 
@@ -22,28 +23,40 @@ public import Tracing
 /// gateway's, when its test ends).
 public final class SigningThreads: Sendable {
     private let queue = JobQueue()
+    /// Where the threads come from: NIO's pool starts and joins them.
+    private let pool: NIOThreadPool
     private let threads: Int
     private let started = Atomic<Bool>(false)
+
+    /// One instance for every router a test builds: tests make hundreds of
+    /// gateways in one process, and need not make threads for each.
+    public static let sharedByTests = SigningThreads()
 
     public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
         precondition(threads >= 1)
         self.threads = threads
+        pool = NIOThreadPool(numberOfThreads: threads)
     }
 
     deinit {
-        if started.load(ordering: .acquiring) { queue.stop(threads: threads) }
+        guard started.load(ordering: .acquiring) else { return }
+        // Each thread ends its loop after the jobs queued before, then the pool joins them.
+        queue.stop(threads: threads)
+        pool.shutdownGracefully { _ in }
     }
 
     private func startIfNeeded() {
         guard !started.load(ordering: .acquiring),
             started.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
+        pool.start()
         for index in 0..<threads {
-            // The threads hold the queue, not this object, so releasing it stops them.
-            Thread { [queue] in
+            // The loops hold the queue, not this object, so releasing it stops them.
+            pool.submit { [queue] state in
+                guard case .active = state else { return }
                 Self.nameCurrentThread("token-signer-\(index)")
                 queue.serve()
-            }.start()
+            }
         }
     }
 
