@@ -1,3 +1,4 @@
+public import GatewayCore
 public import GatewayPluginKit
 import HTTPTypes
 import HummingbirdTesting

@@ -1,5 +1,3 @@
-public import GatewayCore
-
 /// The deployment's rate limiting: on or off, the default policies, and
 /// which peers may tell us the client's address.
 public struct RateLimitSettings: Sendable {
