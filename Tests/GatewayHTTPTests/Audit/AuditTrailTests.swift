@@ -62,10 +62,20 @@ import Testing
     /// The late commit the README describes: the issued row's statement waits past the database timeout, so
     /// the token is withheld (503) and the row commits later. The denial the client got is kept in memory
     /// while its own write waits, and written once PostgreSQL lets it: the trail explains the issued row.
+    ///
+    /// The row commits late only if its statement reached PostgreSQL before the timeout cancelled it. On a
+    /// loaded machine a new connection or a stalled pool took longer than 1 s (two full runs here), so two
+    /// connections are opened first and the timeout is 5 s.
     @Test func aTokenWithheldWhileItsRowWaitsLeavesADenialBesideTheLateRow() async throws {
-        try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(1)) { gateway in
+        try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(5)) { gateway in
             let app = try await gateway.createApp()
             let ledger = gateway.ledger
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask { _ = try await gateway.client.query("SELECT pg_sleep(0.2)", logger: TestDatabase.logger) }
+                }
+                try await group.waitForAll()
+            }
 
             let request = aliceRequest(app)
             let (response, kept) = try await gateway.whileAuditWritesWait {
