@@ -45,7 +45,7 @@ struct PhoneCodeController: Sendable {
             // No code went out (too soon, delivery failed, storage away): its send units are given
             // back. A refusal gave them back already.
             if passage.limits.refusal == nil { await passage.giveBackReservations() }
-            _ = await passage.deny(error)
+            await passage.deny(error)
             // A limit's refusal says which policy and when it lifts.
             if passage.limits.refusal != nil { throw HeaderedError(error, headers: passage.limits.headers) }
             throw error

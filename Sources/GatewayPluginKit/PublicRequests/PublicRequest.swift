@@ -129,6 +129,7 @@ public struct PublicRequest: Sendable {
     /// (``RequestLedger/recordEventually(_:)``), and left out for a client
     /// the deployment's `ip` policy refused just before (the first refusal
     /// of such a run is in the trail). Returns the row.
+    @discardableResult
     public func deny(_ error: GatewayError) async -> AuditEvent {
         var denied = row
         if denied.reason == nil { denied.reason = error.code.rawValue }
