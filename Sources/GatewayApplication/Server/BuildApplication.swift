@@ -18,8 +18,8 @@ import UnixSignals
 /// PostgreSQL, the tenant directory, the HTTP server (and the metrics one),
 /// and the background work, as one service group that stops cleanly on
 /// SIGTERM or SIGINT. `prepare` runs once the database is reachable and the
-/// schema is current, before the first request. What the group holds (the
-/// connection pool, the signing threads) lives as long as it.
+/// schema is current, before the first request. The application makes its
+/// own signing threads (``SigningThreads``), which run until the process ends.
 public func buildApplication(
     _ configuration: GatewayConfiguration, logger: Logger,
     prepare: @escaping @Sendable (PostgresClient) async throws -> Void = { _ in }

@@ -28,7 +28,7 @@ public struct GatewayDependencies: Sendable {
     public let servesTLS: Bool
     /// The server span of every request, when traces are exported; `nil` makes no span at all.
     public let serverSpans: ServerSpanMiddleware?
-    /// The threads tokens are signed on, stopped when these dependencies are released.
+    /// The threads tokens are signed on: the application's own, or the one instance tests share.
     public let signers: SigningThreads
     public let logger: Logger
 

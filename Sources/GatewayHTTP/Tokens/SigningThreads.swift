@@ -1,7 +1,6 @@
 import Dispatch
 public import Foundation
 import GatewayCore
-import NIOPosix
 import Synchronization
 public import Tracing
 
@@ -17,46 +16,27 @@ public import Tracing
 /// flight busy (`PostgresRequestLedger` in GatewayPostgres). The figures
 /// are in docs/performance.md ("What changed").
 ///
-/// The threads belong to whoever holds this: they start at the first
-/// signature, and stop once it is released, after the signatures queued
-/// before (the application's, when its server has stopped; a test
-/// gateway's, when its test ends).
+/// The application makes one (`buildApplication`) and hands it to the token
+/// path through ``GatewayDependencies/signers``. Its threads run until the
+/// process ends: stopping them when the instance was released was tried,
+/// and full test runs then failed (memory damage with exiting Foundation
+/// threads, stalls with NIO's pool), cause not established.
 public final class SigningThreads: Sendable {
-    private let queue = JobQueue()
-    /// Where the threads come from: NIO's pool starts and joins them.
-    private let pool: NIOThreadPool
-    private let threads: Int
-    private let started = Atomic<Bool>(false)
-
     /// One instance for every router a test builds: tests make hundreds of
-    /// gateways in one process, and need not make threads for each.
+    /// gateways in one process, and must not make threads for each.
     public static let sharedByTests = SigningThreads()
+
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    /// Counts the jobs not yet taken; each thread waits on it.
+    private let waiting = DispatchSemaphore(value: 0)
 
     public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
         precondition(threads >= 1)
-        self.threads = threads
-        pool = NIOThreadPool(numberOfThreads: threads)
-    }
-
-    deinit {
-        guard started.load(ordering: .acquiring) else { return }
-        // Each thread ends its loop after the jobs queued before, then the pool joins them.
-        queue.stop(threads: threads)
-        pool.shutdownGracefully { _ in }
-    }
-
-    private func startIfNeeded() {
-        guard !started.load(ordering: .acquiring),
-            started.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-        else { return }
-        pool.start()
         for index in 0..<threads {
-            // The loops hold the queue, not this object, so releasing it stops them.
-            pool.submit { [queue] state in
-                guard case .active = state else { return }
+            Thread { [self] in
                 Self.nameCurrentThread("token-signer-\(index)")
-                queue.serve()
-            }
+                serve()
+            }.start()
         }
     }
 
@@ -67,20 +47,23 @@ public final class SigningThreads: Sendable {
         _ name: String = "signing thread", attributes: SpanAttributes = [:],
         _ work: @escaping @Sendable () throws -> Value
     ) async throws -> Value {
-        startIfNeeded()
         guard Spans.areRecorded else {
             return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                queue.add { continuation.resume(with: Result { try work() }) }
+                jobs.withLock { $0.append { continuation.resume(with: Result { try work() }) } }
+                waiting.signal()
             }
         }
         let queued = DefaultTracerClock.now
         let (result, started, ended) = await withCheckedContinuation {
             (continuation: CheckedContinuation<(Result<Value, any Error>, DefaultTracerClock.Instant, DefaultTracerClock.Instant), Never>) in
-            queue.add {
-                let started = DefaultTracerClock.now
-                let result = Result { try work() }
-                continuation.resume(returning: (result, started, DefaultTracerClock.now))
+            jobs.withLock {
+                $0.append {
+                    let started = DefaultTracerClock.now
+                    let result = Result { try work() }
+                    continuation.resume(returning: (result, started, DefaultTracerClock.now))
+                }
             }
+            waiting.signal()
         }
         Spans.record("\(name) queue", from: queued, to: started)
         Spans.record(name, from: started, to: ended, attributes: attributes)
@@ -99,32 +82,12 @@ public final class SigningThreads: Sendable {
         Thread.current.name = name
         #endif
     }
-}
 
-/// The signing threads' jobs, first in first out; `nil` tells the thread
-/// that takes it to end.
-private final class JobQueue: Sendable {
-    private let jobs = Mutex<[(@Sendable () -> Void)?]>([])
-    /// Counts the jobs not yet taken; each thread waits on it.
-    private let waiting = DispatchSemaphore(value: 0)
-
-    func add(_ job: @escaping @Sendable () -> Void) { push(job) }
-
-    /// Ends `threads` threads once the jobs queued before are done.
-    func stop(threads: Int) {
-        for _ in 0..<threads { push(nil) }
-    }
-
-    func serve() {
+    private func serve() -> Never {
         while true {
             waiting.wait()
-            guard let job = jobs.withLock({ $0.removeFirst() }) else { return }
+            let job = jobs.withLock { $0.removeFirst() }
             job()
         }
-    }
-
-    private func push(_ job: (@Sendable () -> Void)?) {
-        jobs.withLock { $0.append(job) }
-        waiting.signal()
     }
 }

@@ -70,20 +70,4 @@ import Testing
         for _ in 0..<threads { release.signal() }
         for task in busy { try await task.value }
     }
-
-    /// Signers are started at their first signature and stopped when
-    /// released: instances made, used and released one after another each
-    /// answer every caller.
-    @Test func signersStartedAndStoppedOneAfterAnotherAnswerEveryCaller() async throws {
-        for round in 0..<200 {
-            var signers: SigningThreads? = SigningThreads(threads: 2)
-            let queued = (0..<4).map { job in
-                Task { [signers] in try await signers!.run { round * 10 + job } }
-            }
-            signers = nil
-            var answers: [Int] = []
-            for task in queued { answers.append(try await task.value) }
-            #expect(answers == (0..<4).map { round * 10 + $0 })
-        }
-    }
 }
