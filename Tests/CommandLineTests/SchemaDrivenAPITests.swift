@@ -15,7 +15,10 @@ import Testing
 /// The run's size is `GATEWAY_TEST_SCHEMATHESIS_EXAMPLES` examples per
 /// operation and phase (`./scripts/test --api-examples N`).
 @Suite struct SchemaDrivenAPITests {
-    static let databaseTimeoutMilliseconds = 2000
+    /// 5 s: at 2 s, a run on a host with 5-25 % CPU steal, sharing two cores
+    /// with every other suite, got one 503 from a database step that waited
+    /// longer (twice in a day here); the answer was right, the bound too tight.
+    static let databaseTimeoutMilliseconds = 5000
 
     @Test func everyOperationAnswersAsTheSpecificationSaysForOperatorsAndAppAdmins() async throws {
         let environment = ProcessInfo.processInfo.environment
