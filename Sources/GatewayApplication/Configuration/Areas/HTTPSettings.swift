@@ -19,8 +19,6 @@ public struct HTTPSettings: Sendable {
     /// The port `/metrics` gets in production when `metrics.port` is not set.
     public static let productionMetricsPort = 9090
 
-    init() {}
-
     init(_ settings: SettingsReader, mode: DeploymentMode) {
         if let host = settings.string("http.host") { self.host = host }
         port = settings.integer("http.port", in: 0...65535, default: port)

@@ -7,8 +7,6 @@ public struct LogSettings: Sendable {
     /// One access-log line a request.
     public internal(set) var requests = true
 
-    init() {}
-
     init(_ settings: SettingsReader) {
         requests = settings.boolean("log.requests", default: requests)
         format = settings.choice("log.format", default: format, oneOf: "json or text")

@@ -20,8 +20,6 @@ struct TracingSettings: Sendable, Equatable {
     /// Whether spans are exported at all.
     var isEnabled: Bool { endpoint != nil }
 
-    init() {}
-
     init(_ settings: SettingsReader) {
         let environment = settings.environment
         let disabled =
