@@ -56,7 +56,7 @@ public struct IDTokenPlugin: CredentialPlugin {
         return IDTokenVerifier(
             options: options, keys: keys,
             passwords: try options.linksVerifiedEmailToPasswords ? passwords?.directory(for: app, services: services) : nil,
-            uses: IDTokenUses(client: services.client, logger: services.logger, timeout: services.databaseTimeout),
+            uses: services.idTokenUses,
             logger: services.logger, now: now)
     }
 }

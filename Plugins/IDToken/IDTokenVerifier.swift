@@ -29,7 +29,7 @@ struct IDTokenVerifier: CredentialVerifier {
     let keys: ProviderKeys
     /// The app's password directory, where verified emails are linked to its users.
     let passwords: (any PasswordDirectory)?
-    let uses: IDTokenUses
+    let uses: any IDTokenUseStore
     let logger: Logger
     let now: @Sendable () -> Date
 

@@ -1,6 +1,5 @@
 public import GatewayCore
 public import GatewayPluginKit
-import GatewayPostgres
 
 /// One app's password users as another plugin may use them
 /// (``PasswordDirectory``, in the seam): a user the directory has is
@@ -8,7 +7,6 @@ import GatewayPostgres
 /// (the webhook plugin's `migrate_on_success`).
 struct PasswordUserDirectory: PasswordDirectory {
     let verifier: PasswordVerifier
-    let transactions: AuditedTransaction
 
     /// The password plugin's verdict for a user the app has, as a password
     /// login would give it, whatever the password; nil only when the app has
@@ -47,13 +45,10 @@ struct PasswordUserDirectory: PasswordDirectory {
                 firstName: identity.firstName, lastName: identity.lastName, displayName: identity.displayName,
                 avatarURL: identity.avatarURL),
             disabled: false)
-        let users = verifier.users
         let event = AuditEvent(
             appID: appID, event: "user.migrated", outcome: .success, userID: identity.userID, credentialType: "password",
             requestID: requestID, detail: ["from": source])
-        return try await transactions.run(recording: event, when: { $0 }) { connection in
-            try await users.insertIfAbsent(record, in: appID, on: connection)
-        }
+        return try await verifier.users.insertIfAbsent(record, in: appID, recording: event)
     }
 }
 
@@ -67,8 +62,8 @@ extension PasswordPlugin: PasswordDirectoryProvider {
     func userDirectory(for app: AppSettings, services: PluginServices) throws(GatewayError) -> PasswordUserDirectory {
         let verifier = PasswordVerifier(
             options: try PasswordOptions(app.plugins[credentialType] ?? .null, hashLimits: hasher.limits),
-            users: PasswordUserRepository(client: services.client, logger: services.logger),
+            users: services.passwordUsers,
             hasher: hasher, databaseTimeout: services.databaseTimeout, logger: services.logger)
-        return PasswordUserDirectory(verifier: verifier, transactions: services.transactions)
+        return PasswordUserDirectory(verifier: verifier)
     }
 }

@@ -1,6 +1,5 @@
 public import GatewayCore
 public import GatewayPluginKit
-import GatewayPostgres
 public import Hummingbird
 
 /// `credentials.type = "password"`: each app's own user directory in
@@ -51,8 +50,7 @@ public struct PasswordPlugin: CredentialPlugin {
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
         UserAdminController(
             apps: services.plugin.apps,
-            users: PasswordUserRepository(client: services.plugin.client, logger: services.plugin.logger),
-            hasher: hasher, transactions: services.plugin.transactions, work: services.adminWork
+            users: services.plugin.passwordUsers, hasher: hasher, work: services.adminWork
         ).addRoutes(to: admin)
     }
 }

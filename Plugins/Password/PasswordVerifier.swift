@@ -13,7 +13,7 @@ struct PasswordVerifier: CredentialVerifier {
     static let lastLoginResolution: TimeInterval = 60
 
     let options: PasswordOptions
-    let users: PasswordUserRepository
+    let users: any PasswordUserStore
     let hasher: PasswordHasher
     let databaseTimeout: Duration
     let logger: Logger

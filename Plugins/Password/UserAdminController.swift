@@ -1,16 +1,14 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
-import GatewayPostgres
 import Hummingbird
 
 /// `/admin/v1/apps/{app_id}/users`: the app's password directory. Answers
 /// never contain a hash; writes commit with their audit row.
 struct UserAdminController: Sendable {
     let apps: any AppStore
-    let users: PasswordUserRepository
+    let users: any PasswordUserStore
     let hasher: PasswordHasher
-    let transactions: AuditedTransaction
     let work: AdminWorkLimit
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
@@ -49,14 +47,12 @@ struct UserAdminController: Sendable {
         let record = PasswordUserRecord(
             userID: userID, hash: try await hash(password, options: options, for: appID), profile: input.profile,
             disabled: input.disabled ?? false)
-        let users = self.users
-        let created = try await transactions.run({ connection in
-            try await users.upsert([record], in: appID, on: connection)[0]
-        }, recording: { created in
+        let requestID = context.requestID
+        let created = try await users.upsert([record], in: appID) { created in
             AuditEvent(
-                appID: appID, event: created ? "admin.user.created" : "admin.user.replaced", outcome: .success,
-                userID: userID, requestID: context.requestID, actor: admin.id)
-        })
+                appID: appID, event: created[0] ? "admin.user.created" : "admin.user.replaced", outcome: .success,
+                userID: userID, requestID: requestID, actor: admin.id)
+        }[0]
         return try AdminResponses.json(UserResponse(try await existing(userID, in: appID)), status: created ? .created : .ok)
     }
 
@@ -69,18 +65,14 @@ struct UserAdminController: Sendable {
         let input = try UserInput(body, policy: options.policy)
         if case .plain? = input.password { try await work.charge(admin, for: appID) }
         let newHash = try await input.password.asyncMap { try await hash($0, options: options, for: appID) }
-        let users = self.users
         let event = AuditEvent(
             appID: appID, event: "admin.user.updated", outcome: .success, userID: userID,
             requestID: context.requestID, actor: admin.id,
             detail: ["fields": body.members.keys.map { $0 == "password_hash" ? "password" : $0 }.sorted().joined(separator: ",")])
-        let found = try await transactions.run(recording: event, when: { $0 }) { connection in
-            guard let user = try await users.findForUpdate(userID, in: appID, on: connection) else { return false }
-            let record = PasswordUserRecord(
+        let found = try await users.update(userID, in: appID, recording: event) { user in
+            PasswordUserRecord(
                 userID: userID, hash: newHash ?? user.hash, profile: input.patch(user.profile),
                 disabled: input.disabled ?? user.disabled)
-            _ = try await users.upsert([record], in: appID, on: connection)
-            return true
         }
         guard found else { throw Self.userNotFound(userID) }
         return try AdminResponses.json(UserResponse(try await existing(userID, in: appID)))
@@ -96,13 +88,10 @@ struct UserAdminController: Sendable {
     private func delete(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
         let userID = try Self.userID(context)
-        let users = self.users
         let event = AuditEvent(
             appID: appID, event: "admin.user.deleted", outcome: .success, userID: userID,
             requestID: context.requestID, actor: admin.id)
-        let deleted = try await transactions.run(recording: event, when: { $0 }) { connection in
-            try await users.delete(userID, in: appID, on: connection)
-        }
+        let deleted = try await users.delete(userID, in: appID, recording: event)
         guard deleted else { throw Self.userNotFound(userID) }
         return AdminResponses.noContent()
     }
@@ -118,7 +107,7 @@ struct UserAdminController: Sendable {
         try await work.charge(admin, for: appID)
         let importer = UserImporter(
             appID: appID, options: try await options(of: appID), users: users, hasher: hasher,
-            transactions: transactions, requestID: context.requestID, actor: admin.id)
+            requestID: context.requestID, actor: admin.id)
         guard let summary = try await users.whileImporting(into: appID, { try await importer.run(request.body) }) else {
             throw GatewayError(
                 .conflict, .conflict, "An import into this app is running; send the next one when it has finished.")

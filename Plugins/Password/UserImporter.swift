@@ -1,7 +1,6 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
-import GatewayPostgres
 import Hummingbird
 import NIOCore
 
@@ -20,9 +19,8 @@ struct UserImporter {
 
     let appID: AppID
     let options: PasswordOptions
-    let users: PasswordUserRepository
+    let users: any PasswordUserStore
     let hasher: PasswordHasher
-    let transactions: AuditedTransaction
     let requestID: String
     let actor: UUID
 
@@ -172,16 +170,14 @@ struct UserImporter {
         let firstLine = batch[0].line
         let lastLine = batch[batch.count - 1].line
         let written = records
-        let created = try await transactions.run({ connection in
-            try await users.upsert(written, in: appID, on: connection)
-        }, recording: { created in
+        let created = try await users.upsert(written, in: appID) { created in
             let count = created.filter { $0 }.count
             return AuditEvent(
                 appID: appID, event: "admin.users.imported", outcome: .success, requestID: requestID, actor: actor,
                 detail: [
                     "lines": "\(firstLine)-\(lastLine)", "created": "\(count)", "replaced": "\(created.count - count)",
                 ])
-        })
+        }
         let count = created.filter { $0 }.count
         summary.created += count
         summary.replaced += created.count - count

@@ -2,7 +2,6 @@ import CoreMetrics
 import Foundation
 import GatewayCore
 import GatewayPluginKit
-import GatewayPostgres
 import Hummingbird
 import Logging
 import NIOCore
@@ -27,7 +26,7 @@ struct PhoneCodeController: Sendable {
 
     let services: RouteServices
     let codes: PhoneCodes
-    let repository: PhoneCodeRepository
+    let store: any PhoneCodeStore
     let sender: SMSSender
     let deliveryTimes: DeliveryTimes
 
@@ -99,13 +98,13 @@ struct PhoneCodeController: Sendable {
         }
 
         do {
-            let binding = try await repository.binding(of: number, in: appID)
+            let binding = try await store.binding(of: number, in: appID)
             passage.row.userID = binding?.identity.userID
             // A number that cannot sign in gets all a delivered code gets but the SMS: a stored code
             // (that nobody learns), the resend delay, the send limits and a delivery's time.
             let delivers = binding != nil || options.allowUnboundNumbers
             let code = codes.generate(length: options.codeLength)
-            if let wait = try await repository.storeUnlessTooSoon(
+            if let wait = try await store.storeUnlessTooSoon(
                 code: codes.mac(code, for: number, in: appID), for: number, in: appID, attempts: options.maximumAttempts,
                 lifetimeSeconds: options.lifetimeSeconds, resendAfterSeconds: options.resendAfterSeconds)
             {
@@ -135,7 +134,7 @@ struct PhoneCodeController: Sendable {
             } catch {
                 passage.row.reason = "sms_delivery_failed"
                 passage.row.detail["delivery"] = error.reason
-                try? await repository.discardCode(for: number, in: appID)
+                try? await store.discardCode(for: number, in: appID)
                 throw GatewayError(
                     .smsDeliveryFailed, .upstreamFailure, "The code could not be delivered; retry in a moment.")
             }

@@ -2,7 +2,6 @@ import CoreMetrics
 import Crypto
 public import GatewayCore
 public import GatewayPluginKit
-import GatewayPostgres
 public import Hummingbird
 
 /// `credentials.type = "phone_code"`: one-time codes sent by SMS.
@@ -62,22 +61,21 @@ public struct PhoneCodePlugin: CredentialPlugin {
         return PhoneCodeVerifier(
             options: options,
             codes: codes,
-            repository: PhoneCodeRepository(client: services.client, logger: services.logger),
+            store: services.phoneCodes,
             databaseTimeout: services.databaseTimeout)
     }
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
         PhoneNumberAdminController(
             apps: services.plugin.apps,
-            repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),
-            transactions: services.plugin.transactions
+            store: services.plugin.phoneCodes
         ).addRoutes(to: admin)
     }
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {
         PhoneCodeController(
             services: services, codes: codes,
-            repository: PhoneCodeRepository(client: services.plugin.client, logger: services.plugin.logger),
+            store: services.plugin.phoneCodes,
             sender: SMSSender(addresses: senderAddresses, breaker: senderBreaker, logger: services.plugin.logger),
             deliveryTimes: DeliveryTimes()
         ).addRoutes(to: router)

@@ -9,7 +9,7 @@ import Logging
 struct PhoneCodeVerifier: CredentialVerifier {
     let options: PhoneCodeOptions
     let codes: PhoneCodes
-    let repository: PhoneCodeRepository
+    let store: any PhoneCodeStore
     let databaseTimeout: Duration
 
     /// Failures count per number too, so guessing one number's code from many user ids is held.
@@ -25,7 +25,7 @@ struct PhoneCodeVerifier: CredentialVerifier {
         let appID = attempt.app.appID
 
         let identity: VerifiedIdentity?
-        if let binding = try await withDatabaseTimeout(databaseTimeout, { try await repository.binding(of: number, in: appID) }) {
+        if let binding = try await withDatabaseTimeout(databaseTimeout, { try await store.binding(of: number, in: appID) }) {
             identity = binding.identity
         } else {
             identity = options.allowUnboundNumbers ? VerifiedIdentity(userID: number.text) : nil
@@ -38,7 +38,7 @@ struct PhoneCodeVerifier: CredentialVerifier {
         // A number that cannot sign in has an unsent code too (see PhoneCodeController): it is checked, and
         // spends its tries, like any other, so the attempt costs the same work.
         let mac = codes.mac(code, for: number, in: appID)
-        let check = try await withDatabaseTimeout(databaseTimeout) { try await repository.check(mac, for: number, in: appID) }
+        let check = try await withDatabaseTimeout(databaseTimeout) { try await store.check(mac, for: number, in: appID) }
         guard let identity else { return .rejected(reason: "unknown_number") }
         switch check {
         case .accepted: return .verified(identity)

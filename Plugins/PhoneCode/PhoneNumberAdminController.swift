@@ -1,15 +1,13 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
-import GatewayPostgres
 import Hummingbird
 
 /// `/admin/v1/apps/{app_id}/phone_numbers`: binds numbers to user ids, with
 /// optional profile fields for the token's claims.
 struct PhoneNumberAdminController: Sendable {
     let apps: any AppStore
-    let repository: PhoneCodeRepository
-    let transactions: AuditedTransaction
+    let store: any PhoneCodeStore
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.get("apps/{app_id}/phone_numbers") { request, context in try await list(request, context) }
@@ -21,7 +19,7 @@ struct PhoneNumberAdminController: Sendable {
     private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         let appID = try await existingApp(context).0
         let page = try Pagination(request)
-        let items = try await repository.bindings(in: appID, after: page.afterKey, limit: page.limit)
+        let items = try await store.bindings(in: appID, after: page.afterKey, limit: page.limit)
         return try AdminResponses.json(
             AdminResponses.Page(items: items.map(BindingResponse.init), next_cursor: page.nextCursor(items) { $0.phoneNumber }))
     }
@@ -39,35 +37,30 @@ struct PhoneNumberAdminController: Sendable {
             lastName: try ProfileFields.name(try input.string("last_name"), field: "last_name"),
             displayName: try ProfileFields.name(try input.string("display_name"), field: "display_name"),
             avatarURL: try ProfileFields.avatarURL(try input.string("avatar_url")))
-        let repository = self.repository
-        let created = try await transactions.run({ connection in
-            try await repository.bind(number, to: identity, in: appID, on: connection)
-        }, recording: { created in
+        let requestID = context.requestID
+        let created = try await store.bind(number, to: identity, in: appID) { created in
             AuditEvent(
                 appID: appID, event: created ? "admin.phone_number.bound" : "admin.phone_number.rebound",
-                outcome: .success, userID: userID, requestID: context.requestID, actor: admin.id,
+                outcome: .success, userID: userID, requestID: requestID, actor: admin.id,
                 detail: ["phone_number": number.text])
-        })
-        guard let binding = try await repository.binding(of: number, in: appID) else { throw Self.notBound }
+        }
+        guard let binding = try await store.binding(of: number, in: appID) else { throw Self.notBound }
         return try AdminResponses.json(BindingResponse(binding), status: created ? .created : .ok)
     }
 
     private func read(_ context: GatewayRequestContext) async throws -> Response {
         let appID = try await existingApp(context).0
-        guard let binding = try await repository.binding(of: try Self.number(context), in: appID) else { throw Self.notBound }
+        guard let binding = try await store.binding(of: try Self.number(context), in: appID) else { throw Self.notBound }
         return try AdminResponses.json(BindingResponse(binding))
     }
 
     private func unbind(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
         let number = try Self.number(context)
-        let repository = self.repository
         let event = AuditEvent(
             appID: appID, event: "admin.phone_number.unbound", outcome: .success, requestID: context.requestID,
             actor: admin.id, detail: ["phone_number": number.text])
-        let removed = try await transactions.run(recording: event, when: { $0 }) { connection in
-            try await repository.unbind(number, in: appID, on: connection)
-        }
+        let removed = try await store.unbind(number, in: appID, recording: event)
         guard removed else { throw Self.notBound }
         return AdminResponses.noContent()
     }
@@ -98,7 +91,7 @@ struct BindingResponse: Encodable {
     let created_at: String
     let updated_at: String
 
-    init(_ binding: PhoneCodeRepository.Binding) {
+    init(_ binding: PhoneNumberBinding) {
         phone_number = binding.phoneNumber
         user_id = binding.identity.userID
         first_name = binding.identity.firstName

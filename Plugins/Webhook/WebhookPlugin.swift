@@ -59,8 +59,7 @@ public struct WebhookPlugin: CredentialPlugin {
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
         WebhookTestController(
             tenants: services.tenants, call: WebhookCall(outbound: outbound, logger: services.plugin.logger),
-            transactions: services.plugin.transactions, databaseTimeout: services.plugin.databaseTimeout,
-            work: services.adminWork
+            services: services.plugin, work: services.adminWork
         ).addRoutes(to: admin)
     }
 

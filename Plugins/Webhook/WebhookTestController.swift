@@ -1,7 +1,6 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
-import GatewayPostgres
 import Hummingbird
 
 /// `POST /admin/v1/apps/{app_id}/webhook:test`: sends the app's webhook a
@@ -16,8 +15,7 @@ import Hummingbird
 struct WebhookTestController: Sendable {
     let tenants: TenantCache
     let call: WebhookCall
-    let transactions: AuditedTransaction
-    let databaseTimeout: Duration
+    let services: PluginServices
     let work: AdminWorkLimit
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
@@ -85,7 +83,7 @@ struct WebhookTestController: Sendable {
             appID: appID, event: "admin.webhook.tested", outcome: verdict.outcome == "failed" ? .failure : .success,
             reason: verdict.reason, userID: userID, credentialType: WebhookPlugin.type, requestID: context.requestID,
             actor: admin.id)
-        try await transactions.run(recording: event) { _ in }
+        try await services.record(event)
         return try AdminResponses.json(call.outbound.addresses.allowsPrivateAddresses ? verdict.withoutDetail : verdict)
     }
 
@@ -94,7 +92,7 @@ struct WebhookTestController: Sendable {
     private func options(of appID: AppID) async throws -> WebhookOptions {
         let tenant: Tenant
         do {
-            tenant = try await tenants.tenant(for: appID, within: databaseTimeout)
+            tenant = try await tenants.tenant(for: appID, within: services.databaseTimeout)
         } catch where error.code == .unknownApp {
             throw AdminErrors.appNotFound(appID)
         }

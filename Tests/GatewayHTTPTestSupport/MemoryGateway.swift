@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import GatewayCore
 public import GatewayHTTP
 public import GatewayPluginKit
@@ -6,7 +6,7 @@ public import GatewayTestSupport
 public import HTTPTypes
 public import Hummingbird
 public import HummingbirdTesting
-import Logging
+public import Logging
 import NIOCore
 import OpenSSLSigner
 import PostgresNIO
@@ -17,12 +17,13 @@ import Testing
 /// without a database. What PostgreSQL itself guarantees (locks, group
 /// commit, failover) stays in the integration tests. Its helpers are
 /// ``TestGateway``'s, so a test of the HTTP layer reads the same over either.
-public struct MemoryGateway: Sendable {
+public struct MemoryGateway: GatewayUnderTest {
     public let memory = InMemoryStores()
     public let masterKey = try! MasterKey(base64: MasterKey.generateBase64())
     public let application: Application<RouterResponder<GatewayRequestContext>>
-    /// What its plugins are lent: the in-memory apps, and a client that never connects.
+    /// What its plugins are lent: the in-memory apps, and their tables in memory beside them.
     public let pluginServices: PluginServices
+    public let tenants: TenantCache
 
     public init(rateLimits: RateLimitSettings = RateLimitSettings(), plugins: [any CredentialPlugin]) {
         self.init(rateLimits: rateLimits, plugins: PluginRegistry(plugins))
@@ -30,31 +31,31 @@ public struct MemoryGateway: Sendable {
 
     public init(
         rateLimits: RateLimitSettings = RateLimitSettings(), plugins: PluginRegistry = TestGateway.staticUsersOnly,
-        frontEnds: TestGateway.FrontEnds = { _, _ in [] }
+        logger: Logger = Logger(label: "memory-gateway"), frontEnds: TestGateway.FrontEnds = { _, _ in [] }
     ) {
-        let logger = Logger(label: "memory-gateway")
-        // A plugin's own tables are in PostgreSQL; this client is never run,
-        // so a plugin with tables answers here only what needs none (routing).
-        let client = PostgresClient(
-            configuration: .init(host: "127.0.0.1", username: "nobody", password: nil, database: nil, tls: .disable))
         let stores = memory.stores
-        let services = PluginServices(client: client, apps: stores.apps, logger: logger)
+        let memory = self.memory
+        // Timeouts as generous as TestGateway's: a loaded machine must not turn slow steps into 503s.
+        let timeout = Duration.seconds(10)
+        let services = PluginServices(
+            storage: .memory(PluginMemory(recording: { try memory.record($0) })), apps: stores.apps, logger: logger,
+            databaseTimeout: timeout)
         pluginServices = services
-        let tenants = TenantCache(
+        tenants = TenantCache(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
             pluginServices: services, masterKey: masterKey, logger: logger)
         let dependencies = GatewayDependencies(
             stores: stores, tenants: tenants, plugins: plugins, pluginServices: services, masterKey: masterKey,
-            rateLimits: rateLimits, logsRequests: false, frontEnds: (try? frontEnds(stores, masterKey)) ?? [], logger: logger)
+            rateLimits: rateLimits, databaseTimeout: timeout, logsRequests: false, frontEnds: (try? frontEnds(stores, masterKey)) ?? [], logger: logger)
         application = Application(router: GatewayRouter.make(dependencies), logger: logger)
     }
 
     /// Runs `body` with a fresh gateway, as ``TestGateway/with(plugins:rateLimits:logger:auditWriteTimeout:_:)`` does.
     public static func with(
         plugins: PluginRegistry = TestGateway.staticUsersOnly, rateLimits: RateLimitSettings = RateLimitSettings(),
-        _ body: @Sendable (MemoryGateway) async throws -> Void
+        logger: Logger = Logger(label: "memory-gateway"), _ body: @Sendable (MemoryGateway) async throws -> Void
     ) async throws {
-        try await body(MemoryGateway(rateLimits: rateLimits, plugins: plugins))
+        try await body(MemoryGateway(rateLimits: rateLimits, plugins: plugins, logger: logger))
     }
 
     /// An app as ``TestGateway/createApp(activeKey:_:)`` makes it, in the memory stores.
@@ -83,17 +84,34 @@ public struct MemoryGateway: Sendable {
         try await application.test(setup, body)
     }
 
-    /// An operator token's secret, stored as the admin API would.
-    public func operatorToken() async throws -> String {
-        try await adminToken(.operator)
+    public func adminToken(
+        _ scope: AdminScope, expiresAt: Date? = nil, revoked: Bool = false, name: String = "test"
+    ) async throws -> String {
+        let secret = AdminTokenSecret.generate()
+        let record = AdminTokenRecord(name: name, scope: scope, expiresAt: expiresAt)
+        let setup = AuditEvent(appID: nil, event: "test.setup", outcome: .success, requestID: "setup")
+        try await memory.stores.adminTokens.create(record, secret: secret, recording: setup)
+        if revoked { _ = try await memory.stores.adminTokens.revoke(record.id, recording: setup) }
+        return secret.text
     }
 
-    public func adminToken(_ scope: AdminScope) async throws -> String {
-        let secret = AdminTokenSecret.generate()
-        try await memory.stores.adminTokens.create(
-            AdminTokenRecord(name: "test", scope: scope), secret: secret,
-            recording: AuditEvent(appID: nil, event: "test.setup", outcome: .success, requestID: "setup"))
-        return secret.text
+    /// Calls an admin route through the router; see ``TestClientProtocol/admin(_:_:token:json:)``.
+    public func admin(
+        _ method: HTTPRequest.Method, _ path: String, token: String?, json: [String: any Sendable]? = nil
+    ) async throws -> TestResponse {
+        try await test { try await $0.admin(method, path, token: token, json: json) }
+    }
+
+    /// The rows of one request: every row is written before its request is answered.
+    public func auditRowsOnceWritten(requestID: String, event: String) async throws -> [AuditRow] {
+        try await auditRows().filter { $0.requestID == requestID }
+    }
+
+    /// Every audit row, oldest first, each whole as its description; the setup rows are left out.
+    public func auditRows() async throws -> [AuditRow] {
+        memory.events.filter { $0.event != "test.setup" }.map { event in
+            (event.requestID, event.event, event.reason, event.userID, String(describing: event))
+        }
     }
 
     /// Sends one request through the router.

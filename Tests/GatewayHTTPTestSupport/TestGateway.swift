@@ -15,7 +15,7 @@ import Testing
 
 /// A gateway router over a fresh test database, with helpers to create apps:
 /// what the gateway's and each plugin's integration tests drive.
-public struct TestGateway: Sendable {
+public struct TestGateway: GatewayUnderTest {
     /// Static test users only: each plugin's tests pass a registry with their plugin.
     public static let staticUsersOnly = PluginRegistry([StaticUsersPlugin()])
 
@@ -68,7 +68,7 @@ public struct TestGateway: Sendable {
         let timeout = Duration.seconds(10)
         let ledger = PostgresRequestLedger(client: client, logger: logger, timeout: auditWriteTimeout)
         let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger)
-        let pluginServices = PluginServices(client: client, apps: stores.apps, logger: logger, databaseTimeout: timeout)
+        let pluginServices = PluginServices(storage: .postgres(client), apps: stores.apps, logger: logger, databaseTimeout: timeout)
         let tenants = TenantCache(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
             pluginServices: pluginServices, masterKey: masterKey, logger: logger)
@@ -135,8 +135,10 @@ public struct TestGateway: Sendable {
         try await application.test(setup, body)
     }
 
+    public var pluginServices: PluginServices { dependencies.pluginServices }
+
     /// Every audit row, oldest first, as (request_id, event, reason, user_id, whole row as text).
-    public func auditRows() async throws -> [(requestID: String, event: String, reason: String?, userID: String?, text: String)] {
+    public func auditRows() async throws -> [AuditRow] {
         let rows = try await client.query(
             "SELECT request_id, event, reason, user_id, audit_events::text FROM audit_events ORDER BY id",
             logger: TestDatabase.logger)
@@ -159,7 +161,7 @@ public struct TestGateway: Sendable {
     /// The rows of one request, once the ledger keeps none in memory and one of them is `event`.
     public func auditRowsOnceWritten(
         requestID: String, event: String
-    ) async throws -> [(requestID: String, event: String, reason: String?, userID: String?, text: String)] {
+    ) async throws -> [AuditRow] {
         let deadline = ContinuousClock.now + .seconds(15)
         while true {
             let rows = try await auditRows().filter { $0.requestID == requestID }

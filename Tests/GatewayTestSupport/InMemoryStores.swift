@@ -30,6 +30,11 @@ public final class InMemoryStores: Sendable {
         set { state.withLock { $0.failing = newValue } }
     }
 
+    /// Appends an audit row, as a plugin's in-memory table does beside its change.
+    public func record(_ event: AuditEvent) throws {
+        try change { $0.events.append(event) }
+    }
+
     /// The set the gateway's routes take.
     public var stores: GatewayStores {
         GatewayStores(

@@ -56,7 +56,7 @@ import Testing
     /// again when that fails.)
     @Test func aRotatedKeyIsFetchedWhenATokenNamesIt() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins(refetchInterval: .zero)) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins(refetchInterval: .zero)) { gateway in
                 let audience = try await provider.clientID("ios")
                 let app = try await gateway.createIDTokenApp([["name": "corp", "issuer": provider.base, "audiences": [audience]]])
                 let nonce = "layer-nonce-\(UUID())"
@@ -82,7 +82,7 @@ import Testing
     /// backoff; once it is back, logins work.
     @Test func aProviderThatIsDownIsA502AndIsAskedAgainOnlyAfterTheBackoff() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins(failureBackoff: .seconds(3600))) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins(failureBackoff: .seconds(3600))) { gateway in
                 let audience = try await provider.clientID("ios")
                 let app = try await gateway.createIDTokenApp([["name": "corp", "issuer": provider.base, "audiences": [audience]]])
                 let nonce = "layer-nonce-\(UUID())"
@@ -97,7 +97,7 @@ import Testing
                 let stats = try await HTTPCall.send("GET", provider.base + "/test/stats").json
                 #expect(stats["discovery_fetches"] as? Int == 1, "\(stats)")
             }
-            try await TestGateway.with(plugins: idTokenPlugins(failureBackoff: .zero)) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins(failureBackoff: .zero)) { gateway in
                 let audience = try await provider.clientID("ios")
                 let app = try await gateway.createIDTokenApp([["name": "corp", "issuer": provider.base, "audiences": [audience]]])
                 let nonce = "layer-nonce-\(UUID())"
@@ -113,7 +113,7 @@ import Testing
     /// given: an app admin cannot make the gateway call the operator's network.
     @Test func privateKeyAddressesAreRefusedUnlessTheOperatorAllowsThem() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins(failureBackoff: .zero, allowsPrivateAddresses: false)) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins(failureBackoff: .zero, allowsPrivateAddresses: false)) { gateway in
                 let audience = try await provider.clientID("ios")
                 for keys in [["jwks_url": provider.base + "/jwks"], ["discovery_url": provider.base + "/.well-known/openid-configuration"], [:]] {
                     var options: [String: any Sendable] = ["name": "corp", "issuer": provider.base, "audiences": [audience]]
@@ -138,7 +138,7 @@ import Testing
     /// document sign in.
     @Test func aDiscoveryDocumentOfAnotherIssuerIsNotTaken() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins(failureBackoff: .zero)) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins(failureBackoff: .zero)) { gateway in
                 let audience = try await provider.clientID("ios")
                 let imposter = try await gateway.createIDTokenApp([[
                     "name": "corp", "issuer": provider.base, "audiences": [audience],
@@ -168,7 +168,7 @@ import Testing
     /// and a refetch that fails (a new kid) keeps them.
     @Test func theLastGoodKeysStayInUseWhileTheProviderIsDown() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins(refetchInterval: .zero, failureBackoff: .zero)) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins(refetchInterval: .zero, failureBackoff: .zero)) { gateway in
                 let audience = try await provider.clientID("ios")
                 let app = try await gateway.createIDTokenApp([["name": "corp", "issuer": provider.base, "audiences": [audience]]])
                 let nonce = "layer-nonce-\(UUID())"
@@ -192,7 +192,7 @@ import Testing
     /// the backoff; app B, naming the same provider once it is back, is not held back.
     @Test func oneAppsFailedFetchDoesNotHoldBackAnotherAppsLogins() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins(failureBackoff: .seconds(3600))) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins(failureBackoff: .seconds(3600))) { gateway in
                 let audience = try await provider.clientID("ios")
                 let corp: [String: any Sendable] = ["name": "corp", "issuer": provider.base, "audiences": [audience]]
                 let first = try await gateway.createIDTokenApp([corp])

@@ -83,7 +83,7 @@ func providerClaims(issuer: String, audience: String, subject: String = "attacke
     return claims
 }
 
-extension TestGateway {
+extension GatewayUnderTest {
     /// A development app accepting ID tokens from `providers` (and passwords,
     /// at the cheapest cost), linking verified emails to password users when `linking`.
     func createIDTokenApp(
@@ -93,7 +93,7 @@ extension TestGateway {
         if linking { members["link_verified_email"] = "password" }
         let data = try JSONSerialization.data(withJSONObject: members)
         let options = try JSONDecoder().decode(JSONValue.self, from: data)
-        return try await createApp { app in
+        return try await createApp(activeKey: true) { app in
             app.environment = .development
             app.credentialTypes = ["id_token", "password"]
             app.rateLimits = rateLimits
@@ -111,7 +111,7 @@ extension TestGateway {
         ]
         fields["user_id"] = user
         let body = fields
-        return try await test { try await $0.postJSON(body) }
+        return try await test(over: .router) { try await $0.postJSON(body) }
     }
 
     /// The audit reason of the request `response` answered.

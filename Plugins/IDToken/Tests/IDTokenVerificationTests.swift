@@ -14,7 +14,7 @@ import Testing
 @Suite struct IDTokenVerificationTests {
     @Test func aProvidersIDTokenSignsInOnceAsItsSubject() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins()) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins()) { gateway in
                 let audience = try await provider.clientID("ios")
                 let app = try await gateway.createIDTokenApp([
                     ["name": "corp", "issuer": provider.base, "audiences": ["web.example", audience], "profile": true]
@@ -50,7 +50,7 @@ import Testing
     /// linking off, signs in as the provider's user; a disabled user is refused.
     @Test func aVerifiedEmailLinksToAPasswordUserOnlyWhenTheAppOptsIn() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins()) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins()) { gateway in
                 let audience = try await provider.clientID("ios")
                 let corp: [String: any Sendable] = ["name": "corp", "issuer": provider.base, "audiences": [audience]]
                 let linking = try await gateway.createIDTokenApp([corp], linking: true)
@@ -92,7 +92,7 @@ import Testing
     /// Each forged or misused token against the check that must catch it.
     @Test func eachAttackIsRefusedByTheCheckItAims() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins()) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins()) { gateway in
                 let audience = try await provider.clientID("ios")
                 let otherAppsAudience = try await provider.clientID("other-app")
                 let app = try await gateway.createIDTokenApp([
@@ -151,7 +151,7 @@ import Testing
     /// is raw and its issuer comes spelled two ways.
     @Test func appleAndGoogleTokensByTheirPresets() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins()) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins()) { gateway in
                 let app = try await gateway.createIDTokenApp([
                     [
                         "name": "apple", "preset": "apple", "audiences": ["com.example.app", "com.example.web"],
@@ -220,7 +220,7 @@ import Testing
     /// ES256 keys work as RS256 ones, and a token cannot pick RS256 for an EC key.
     @Test func anES256ProviderAndAlgorithmConfusion() async throws {
         try await TestProvider.with { provider in
-            try await TestGateway.with(plugins: idTokenPlugins()) { gateway in
+            try await MemoryGateway.with(plugins: idTokenPlugins()) { gateway in
                 let app = try await gateway.createIDTokenApp([
                     ["name": "ec", "issuer": "https://ec.example", "audiences": ["ec-client"], "jwks_url": provider.base + "/ec/keys"]
                 ])

@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func importedBcryptAboveTheOperatorsCostCeilingIsRefused() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.app(app.appID))
             let salted = String(repeating: "a", count: 53)
@@ -111,11 +111,12 @@ import Testing
         }
     }
 
-    /// The import lock is PostgreSQL's, so it holds across replicas: while it
-    /// is held (here by the test, as another replica's import would), an
-    /// import is 409; once free, it runs.
+    /// While an app's import lock is held (here by the test, as another
+    /// replica's import would), an import is 409; once free, it runs. That
+    /// PostgreSQL's lock holds across sessions is in
+    /// `PasswordUserStoreContractTests`.
     @Test func anAppRunsOneImportAtATime() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let other = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
@@ -128,15 +129,12 @@ import Testing
                         body: ByteBuffer(string: lines))
                 }
             }
-            let key = "password-import:\(app.appID.uuid.lowercasedText)"
-            try await gateway.client.withConnection { connection in
-                _ = try await connection.query("SELECT pg_advisory_lock(hashtextextended(\(key), 0))", logger: TestDatabase.logger)
+            _ = try await gateway.pluginServices.passwordUsers.whileImporting(into: app.appID) {
                 let busy = try await importing(into: app)
                 #expect(busy.status == .conflict, "\(text(busy))")
                 #expect(try jsonObject(busy)["error"] as? String == "conflict")
                 // Another app's import is not held up.
                 #expect(try await importing(into: other).status == .ok)
-                _ = try await connection.query("SELECT pg_advisory_unlock(hashtextextended(\(key), 0))", logger: TestDatabase.logger)
             }
             let after = try await importing(into: app)
             #expect(after.status == .ok, "\(text(after))")

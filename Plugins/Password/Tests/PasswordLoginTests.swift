@@ -8,7 +8,7 @@ import GatewayTestSupport
 import HTTPTypes
 import HummingbirdBcrypt
 import HummingbirdTesting
-import PasswordPlugin
+@testable import PasswordPlugin
 import PostgresNIO
 import StaticUsersPlugin
 import Testing
@@ -16,7 +16,7 @@ import Testing
 /// Token requests with `credentials.type = "password"` against the app's directory.
 @Suite struct PasswordLoginTests {
     @Test func aUserWithTheRightPasswordGetsATokenWithTheirProfileClaims() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser(
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func unknownUserWrongPasswordAndDisabledUserLookTheSameButAreAuditedApart() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser("ada", in: app, token: operatorToken, ["password": "analytical engine"])
@@ -84,24 +84,17 @@ import Testing
     }
 
     @Test func aLoginIsRecordedAtMostOnceAMinute() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser("ada", in: app, token: operatorToken, ["password": "analytical engine"])
             @Sendable func loginAfterBackdating(by seconds: Int?) async throws -> Date? {
-                if let seconds {
-                    try await gateway.client.query(
-                        "UPDATE password_users SET last_login_at = now() - make_interval(secs => \(seconds)) WHERE user_id = 'ada'",
-                        logger: TestDatabase.logger)
-                }
+                if let seconds { try await gateway.backdateLastLogin(of: "ada", in: app, by: seconds) }
                 let login = try await gateway.test {
                     try await $0.postJSON(passwordRequest(app, user: "ada", password: "analytical engine"))
                 }
                 #expect(login.status == .ok)
-                let rows = try await gateway.client.query(
-                    "SELECT last_login_at FROM password_users WHERE user_id = 'ada'", logger: TestDatabase.logger)
-                for try await date in rows.decode(Date?.self) { return date }
-                return nil
+                return try await gateway.pluginServices.passwordUsers.find("ada", in: app.appID)?.lastLoginAt
             }
             let first = try #require(try await loginAfterBackdating(by: nil))
             #expect(abs(first.timeIntervalSinceNow) < 30)
@@ -113,7 +106,7 @@ import Testing
     }
 
     @Test func aUserOfOneAppCannotSignInToAnother() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let first = try await gateway.createPasswordApp()
             let second = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
@@ -130,7 +123,7 @@ import Testing
     }
 
     @Test func changedAppParametersRehashAtTheNextLoginAndThePasswordStillWorks() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser("ada", in: app, token: operatorToken, ["password": "analytical engine"])
@@ -157,7 +150,7 @@ import Testing
     @Test(arguments: ["$2b$", "$2a$", "$2y$"])
     func anImportedBcryptHashIsUpgradedToArgon2idOnTheFirstLogin(prefix: String) async throws {
         let bcrypt = prefix + Bcrypt.hash("hunter2 is long", cost: 4).dropFirst(4)
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser("legacy", in: app, token: operatorToken, ["password_hash": bcrypt])
@@ -183,7 +176,7 @@ import Testing
     }
 
     @Test func anImportedArgon2iHashWithFourLanesVerifiesAndIsUpgraded() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)
             let reference = "$argon2i$v=19$m=65536,t=2,p=4$c29tZXNhbHQ$IMit9qkFULCMA/ViizL57cnTLOa5DiVM9eMwpAvPwr4"
@@ -240,7 +233,7 @@ import Testing
     }
 
     @Test func malformedPasswordCredentialsAre400s() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             var noPassword = passwordRequest(app, user: "ada", password: "")
             noPassword["credentials"] = ["type": "password"]
@@ -259,11 +252,11 @@ import Testing
 /// A gateway whose password hasher runs one hash and queues none, with a
 /// password app holding ada / "analytical engine".
 func withSingleHashingSlot(
-    _ body: @Sendable (TestGateway, AppSettings, _ operatorToken: String, PasswordHasher) async throws -> Void
+    _ body: @Sendable (MemoryGateway, AppSettings, _ operatorToken: String, PasswordHasher) async throws -> Void
 ) async throws {
     let hasher = PasswordHasher(limits: .init(concurrency: 1, queueLimit: 0))
     let plugins = PluginRegistry([StaticUsersPlugin(), PasswordPlugin(hasher: hasher)])
-    try await TestGateway.with(plugins: plugins) { gateway in
+    try await MemoryGateway.with(plugins: plugins) { gateway in
         let app = try await gateway.createPasswordApp()
         let operatorToken = try await gateway.adminToken(.operator)
         try await gateway.putUser("ada", in: app, token: operatorToken, ["password": "analytical engine"])

@@ -6,8 +6,8 @@ import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
-import PasswordPlugin
 import PostgresNIO
+@testable import PasswordPlugin
 import StaticUsersPlugin
 import Testing
 
@@ -19,13 +19,13 @@ extension PluginRegistry {
 /// The cheapest argon2id cost the plugin accepts, so tests hash in milliseconds.
 let cheapArgon2: [String: any Sendable] = ["memory_kib": 8192, "iterations": 1]
 
-extension TestGateway {
+extension GatewayUnderTest {
     /// A development app that accepts passwords, hashing at `argon2` cost.
     func createPasswordApp(
         argon2: [String: any Sendable] = cheapArgon2, minLength: Int? = nil,
         rateLimits: [String: RateLimitOverride] = [:]
     ) async throws -> AppSettings {
-        try await createApp { app in
+        try await createApp(activeKey: true) { app in
             app.credentialTypes = ["password"]
             app.rateLimits = rateLimits
             var options: [String: JSONValue] = [
@@ -51,13 +51,25 @@ extension TestGateway {
         return "/admin/v1/apps/\(app.appID)/users/\(encoded)"
     }
 
-    /// The stored PHC or bcrypt string of a user, read straight from the table.
+    /// Moves the user's last login `seconds` before now, as if it had been then.
+    func backdateLastLogin(of userID: String, in app: AppSettings, by seconds: Int) async throws {
+        switch pluginServices.storage {
+        case .postgres(let client):
+            try await client.query(
+                """
+                UPDATE password_users SET last_login_at = now() - make_interval(secs => \(seconds))
+                WHERE app_id = \(app.appID.uuid) AND user_id = \(userID)
+                """, logger: TestDatabase.logger)
+        case .memory(let memory):
+            memory.table(of: MemoryPasswordUsers.Rows.self, empty: .init()).change { rows in
+                rows.users[app.appID]?[userID]?.lastLoginAt = Date().addingTimeInterval(-TimeInterval(seconds))
+            }
+        }
+    }
+
+    /// The stored PHC or bcrypt string of a user, read straight from the store.
     func storedHash(of userID: String, in app: AppSettings) async throws -> String? {
-        let rows = try await client.query(
-            "SELECT password_hash FROM password_users WHERE app_id = \(app.appID.uuid) AND user_id = \(userID)",
-            logger: TestDatabase.logger)
-        for try await hash in rows.decode(String.self) { return hash }
-        return nil
+        try await pluginServices.passwordUsers.find(userID, in: app.appID)?.hash.text
     }
 }
 

@@ -9,7 +9,7 @@ import Testing
 /// `/admin/v1/apps/{app_id}/users`: the password directory's admin routes.
 @Suite struct UserAdminTests {
     @Test func putCreatesThenReplacesAndNoAnswerShowsTheHash() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
             let path = TestGateway.userPath("ada", in: app)
@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func patchChangesOnlyWhatIsSentAndNullClears() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
             let path = TestGateway.userPath("ada", in: app)
@@ -77,7 +77,7 @@ import Testing
     }
 
     @Test func deleteRemovesTheUserOnce() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
             try await gateway.putUser("ada", in: app, token: token, ["password": "analytical engine"])
@@ -93,7 +93,7 @@ import Testing
     }
 
     @Test func userIDsWithReservedCharactersRoundTripThroughThePath() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
             let userID = "team/ada+1@example.com ü"
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func listFiltersByPrefixAndPagesInUserIDOrder() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
             let hash = "$argon2id$v=19$m=4096,t=3,p=1$c29tZXNhbHQ$qLml5cbqFAO6YxVHhrSBHP0UWdxrIxkNcM8aMX3blzU"
@@ -170,7 +170,7 @@ import Testing
         (["password": "analytical engine", "disabled": "yes"], "disabled must be true or false"),
     ] as [([String: any Sendable], String)])
     func badWritesAre400sNamingTheRule(body: [String: any Sendable], expected: String) async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
             let response = try await gateway.admin(.put, TestGateway.userPath("ada", in: app), token: token, json: body)
@@ -182,7 +182,7 @@ import Testing
     }
 
     @Test func anAppCanRaiseItsMinimumLengthButNotBreakTheBounds() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp(minLength: 12)
             let token = try await gateway.adminToken(.operator)
             let short = try await gateway.admin(
@@ -202,7 +202,7 @@ import Testing
     }
 
     @Test func appScopedTokensSeeOnlyTheirOwnAppsUsers() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let mine = try await gateway.createPasswordApp()
             let other = try await gateway.createPasswordApp()
             let operatorToken = try await gateway.adminToken(.operator)

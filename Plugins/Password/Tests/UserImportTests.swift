@@ -5,32 +5,29 @@ import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import NIOCore
-import PostgresNIO
+@testable import PasswordPlugin
 import Testing
 
 /// `POST /admin/v1/apps/{app_id}/users:import`: NDJSON in, per-line errors and a summary out.
 @Suite struct UserImportTests {
     static let hash = "$argon2id$v=19$m=4096,t=3,p=1$c29tZXNhbHQ$qLml5cbqFAO6YxVHhrSBHP0UWdxrIxkNcM8aMX3blzU"
 
-    func importUsers(_ gateway: TestGateway, _ app: AppSettings, token: String, body: String, contentType: String = "application/x-ndjson")
+    func importUsers(_ gateway: some GatewayUnderTest, _ app: AppSettings, token: String, body: String, contentType: String = "application/x-ndjson")
         async throws -> TestResponse
     {
-        try await gateway.test { client in
+        try await gateway.test(over: .router) { client in
             try await client.execute(
                 uri: "/admin/v1/apps/\(app.appID)/users:import", method: .post,
                 headers: [.authorization: "Bearer \(token)", .contentType: contentType], body: ByteBuffer(string: body))
         }
     }
 
-    func userCount(_ gateway: TestGateway, _ app: AppSettings) async throws -> Int {
-        let rows = try await gateway.client.query(
-            "SELECT count(*)::int FROM password_users WHERE app_id = \(app.appID.uuid)", logger: TestDatabase.logger)
-        for try await count in rows.decode(Int.self) { return count }
-        return 0
+    func userCount(_ gateway: some GatewayUnderTest, _ app: AppSettings) async throws -> Int {
+        try await gateway.pluginServices.passwordUsers.list(in: app.appID, prefix: "", after: nil, limit: 1_000_000).count
     }
 
     @Test func tenThousandLinesWithSomeBadOnesStoreTheRestAndReportEachBadLine() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
             let bad: [Int: String] = [
@@ -87,7 +84,7 @@ import Testing
     }
 
     @Test func reimportingReplacesAndARepeatedUserIDKeepsTheLastLine() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.operator)
             let body = """
@@ -109,7 +106,7 @@ import Testing
     }
 
     @Test func theImportNeedsNDJSONAndAnAuthorizedApp() async throws {
-        try await TestGateway.with(plugins: .passwordTests) { gateway in
+        try await MemoryGateway.with(plugins: .passwordTests) { gateway in
             let app = try await gateway.createPasswordApp()
             let other = try await gateway.createPasswordApp()
             let token = try await gateway.adminToken(.app(other.appID))

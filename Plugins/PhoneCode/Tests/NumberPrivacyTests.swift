@@ -72,7 +72,7 @@ import Testing
 
     @Test func boundAndUnboundNumbersGetTheSameAnswersWhateverTheRequests() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 // Per-client limits are shared by both numbers of a pair, so they are made roomy enough never to
                 // be the limit a RateLimit header reports; the send limit per number is tight enough to reach.
                 let app = try await gateway.createPhoneApp(
@@ -120,14 +120,12 @@ import Testing
     }
 
     /// Takes `step` for `number`; nil for a step that asks the gateway nothing.
-    private static func take(_ step: Step, number: String, app: AppSettings, gateway: TestGateway) async throws -> Seen? {
+    private static func take(_ step: Step, number: String, app: AppSettings, gateway: some GatewayUnderTest) async throws -> Seen? {
         switch step {
         case .requestCode:
             return Seen(try await gateway.requestCode(app, number: number))
         case .waitOutResendDelay:
-            try await gateway.client.query(
-                "UPDATE phone_codes SET sent_at = sent_at - interval '2 minutes' WHERE phone_number = \(number)",
-                logger: TestDatabase.logger)
+            try await gateway.backdateCodes(by: 120, of: number)
             return nil
         case .signInWithAWrongCode:
             return Seen(try await gateway.signIn(app, number: number, code: "000000"))
@@ -166,7 +164,7 @@ import Testing
     @Test func anUnboundNumberIsAnsweredNoSoonerThanADeliveryTakes() async throws {
         let latency = Duration.milliseconds(300)
         try await FakeHTTPServer.with(latency: latency) { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 #expect(webhook.requests.count == 1)

@@ -10,7 +10,7 @@ import Testing
 /// at the boundary with a 400 naming the field.
 @Suite struct PhoneCodeNulCharacterTests {
     @Test func codeRequestsAndOptionsRefuseNulNamingTheField() async throws {
-        try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+        try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
             let app = try await gateway.createPhoneApp()
             let code = try await gateway.test {
                 try await $0.post(

@@ -5,7 +5,8 @@ import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
-import PhoneCodePlugin
+@testable import PhoneCodePlugin
+import GatewayPostgres
 import PostgresNIO
 import StaticUsersPlugin
 import Testing
@@ -21,7 +22,7 @@ extension PluginRegistry {
 let webhookSecret = "whsec-0123456789abcdef"
 let ada = "+4915112345678"
 
-extension TestGateway {
+extension GatewayUnderTest {
     /// An app accepting phone codes with `options` (a webhook sender to
     /// `webhook` unless `options` names one), `ada` bound to user "ada".
     func createPhoneApp(
@@ -32,13 +33,13 @@ extension TestGateway {
         if members["sender"] == nil {
             members["sender"] = .object(["type": .string("webhook"), "url": .string(webhook), "secret": .string(webhookSecret)])
         }
-        let app = try await createApp { app in
+        let app = try await createApp(activeKey: true) { app in
             app.environment = environment
             app.credentialTypes = ["phone_code"]
             app.plugins = ["phone_code": .object(members)]
             app.rateLimits = rateLimits
         }
-        let token = try await adminToken(.operator)
+        let token = try await operatorToken()
         let bound = try await admin(
             .put, "/admin/v1/apps/\(app.appID)/phone_numbers/%2B4915112345678", token: token,
             json: ["user_id": "ada", "first_name": "Ada"])
@@ -46,8 +47,54 @@ extension TestGateway {
         return app
     }
 
+    /// Moves the sending of every live code (of `number`, when given) `seconds` into the past, as if that long had gone by.
+    func backdateCodes(by seconds: Int, of number: String? = nil) async throws {
+        switch pluginServices.storage {
+        case .postgres(let client):
+            try await client.query(
+                """
+                UPDATE phone_codes SET sent_at = sent_at - make_interval(secs => \(seconds))
+                WHERE \(number)::text IS NULL OR phone_number = \(number)
+                """, logger: TestDatabase.logger)
+        case .memory(let memory):
+            changeCodes(in: memory, of: number) { $0.sentAt -= TimeInterval(seconds) }
+        }
+    }
+
+    /// Lets every live code expire.
+    func expireCodes() async throws {
+        switch pluginServices.storage {
+        case .postgres(let client):
+            try await client.query("UPDATE phone_codes SET expires_at = now() - interval '1 second'", logger: TestDatabase.logger)
+        case .memory(let memory):
+            changeCodes(in: memory) { $0.expiresAt = Date().addingTimeInterval(-1) }
+        }
+    }
+
+    /// Forgets every code.
+    func deleteCodes() async throws {
+        switch pluginServices.storage {
+        case .postgres(let client):
+            try await client.query("DELETE FROM phone_codes", logger: TestDatabase.logger)
+        case .memory(let memory):
+            memory.table(of: MemoryPhoneCodes.Rows.self, empty: .init()).change { $0.codes = [:] }
+        }
+    }
+
+    private func changeCodes(
+        in memory: PluginMemory, of only: String? = nil, _ change: (inout MemoryPhoneCodes.Code) -> Void
+    ) {
+        memory.table(of: MemoryPhoneCodes.Rows.self, empty: .init()).change { rows in
+            for appID in rows.codes.keys {
+                for number in rows.codes[appID, default: [:]].keys where only == nil || only == number {
+                    change(&rows.codes[appID]![number]!)
+                }
+            }
+        }
+    }
+
     func requestCode(_ app: AppSettings, number: String = ada) async throws -> TestResponse {
-        try await test { try await $0.postJSON(["app_id": app.appID.uuid.uuidString, "phone_number": number], to: "/v1/phone_codes") }
+        try await test(over: .router) { try await $0.postJSON(["app_id": app.appID.uuid.uuidString, "phone_number": number], to: "/v1/phone_codes") }
     }
 
     func signIn(_ app: AppSettings, number: String = ada, code: String, userID: String? = nil) async throws -> TestResponse {
@@ -57,7 +104,7 @@ extension TestGateway {
         ]
         if let userID { body["user_id"] = userID }
         let request = body
-        return try await test { try await $0.postJSON(request) }
+        return try await test(over: .router) { try await $0.postJSON(request) }
     }
 }
 

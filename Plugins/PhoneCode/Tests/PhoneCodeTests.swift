@@ -16,7 +16,7 @@ import Testing
 @Suite struct PhoneCodeTests {
     @Test func theWebhookGetsASignedRequestAndTheCodeBuysOneToken() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base + "/sms")
                 let sent = try await gateway.requestCode(app)
                 #expect(sent.status == .accepted)
@@ -56,7 +56,7 @@ import Testing
 
     @Test func twilioGetsItsMessagesAPIFormWithBasicAuth() async throws {
         try await FakeHTTPServer.with(statuses: [201]) { base, twilio in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp([
                     "sender": .object([
                         "type": .string("twilio"), "account_sid": .string("AC0123"),
@@ -89,7 +89,7 @@ import Testing
 
     @Test func fiveWrongTriesKillTheCode() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 let code = try #require(webhook.requests.first?.sentCode)
@@ -104,7 +104,7 @@ import Testing
 
     @Test func failedCodesAreLimitedPerNumberAndANewCodeReplacesTheOld() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base, ["resend_after_seconds": .number(10)])
                 let token = try await gateway.adminToken(.operator)
                 let limited = try await gateway.admin(
@@ -114,8 +114,7 @@ import Testing
                 gateway.tenants.invalidate(app.appID)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 let first = try #require(webhook.requests.last?.sentCode)
-                try await gateway.client.query(
-                    "UPDATE phone_codes SET sent_at = now() - interval '1 minute'", logger: TestDatabase.logger)
+                try await gateway.backdateCodes(by: 60)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 let second = try #require(webhook.requests.last?.sentCode)
                 // The old code no longer works (in the one-in-a-million case that both are equal, a wrong code stands in).
@@ -131,12 +130,11 @@ import Testing
 
     @Test func anExpiredCodeIsRefused() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 let code = try #require(webhook.requests.first?.sentCode)
-                try await gateway.client.query(
-                    "UPDATE phone_codes SET expires_at = now() - interval '1 second'", logger: TestDatabase.logger)
+                try await gateway.expireCodes()
                 #expect(try await gateway.signIn(app, code: code).status == .unauthorized)
             }
         }
@@ -163,7 +161,7 @@ import Testing
     /// answer counts as one, like any send).
     @Test func resendCooldownAndHourlyCapAnswer429WithRetryAfter() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let tester = "+15005550006"
                 let app = try await gateway.createPhoneApp(
                     webhook: base,
@@ -215,7 +213,7 @@ import Testing
 
     @Test func testNumbersSendNothingAndNeedAnExpiryInProduction() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let testNumber: JSONValue = .array([.object(["phone_number": .string(ada), "code": .string("424242")])])
                 let app = try await gateway.createPhoneApp(webhook: base, ["test_numbers": testNumber])
                 #expect(try await gateway.requestCode(app).status == .accepted)
@@ -245,7 +243,7 @@ import Testing
 
     @Test func aNumberOutsideTheAllowlistIsRefusedBeforeAnythingIsSent() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base, ["allowed_prefixes": .array([.string("+49")])])
                 let refused = try await gateway.requestCode(app, number: "+14155550123")
                 #expect(refused.status == .forbidden)
@@ -267,7 +265,7 @@ import Testing
 
     @Test func unboundNumbersGetTheSameAnswerButNoSMSUnlessTheAppSignsThemIn() async throws {
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let strict = try await gateway.createPhoneApp(webhook: base)
                 let bound = try await gateway.requestCode(strict)
                 let unbound = try await gateway.requestCode(strict, number: "+4915199999999")
@@ -280,7 +278,7 @@ import Testing
                 let code = try #require(webhook.requests.last?.sentCode)
                 #expect(try await gateway.signIn(open, number: "+4915199999999", code: code, userID: "someone").status == .unauthorized)
                 #expect(try await gateway.requestCode(open, number: "+4915199999999").status == .tooManyRequests)
-                try await gateway.client.query("UPDATE phone_codes SET sent_at = now() - interval '2 minutes'", logger: TestDatabase.logger)
+                try await gateway.backdateCodes(by: 120)
                 #expect(try await gateway.requestCode(open, number: "+4915199999999").status == .accepted)
                 let second = try #require(webhook.requests.last?.sentCode)
                 let signedIn = try await gateway.signIn(open, number: "+4915199999999", code: second)
@@ -294,7 +292,7 @@ import Testing
 
     @Test func aFailedDeliveryIs502WithoutTheProvidersWordsAndIsRetriedOnceOn5xx() async throws {
         try await FakeHTTPServer.with(statuses: [500, 503, 400]) { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 let failed = try await gateway.requestCode(app)
                 #expect(failed.status == .badGateway)
@@ -314,7 +312,7 @@ import Testing
     /// failed deliveries in a row the app's sends fail at once.
     @Test func aFailingSenderTripsTheAppsCircuitBreaker() async throws {
         try await FakeHTTPServer.with(statuses: Array(repeating: 400, count: 5)) { base, webhook in
-            try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base, ["allow_unbound_numbers": .bool(true)])
                 for index in 1...5 {
                     #expect(try await gateway.requestCode(app, number: "+491511234560\(index)").status == .badGateway)
@@ -339,7 +337,7 @@ import Testing
             PhoneCodePlugin(codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: false))
         ])
         try await FakeHTTPServer.with { base, webhook in
-            try await TestGateway.with(plugins: publicOnly) { gateway in
+            try await MemoryGateway.with(plugins: publicOnly) { gateway in
                 let byAddress = try await gateway.createPhoneApp(webhook: base)
                 let byName = try await gateway.createPhoneApp(webhook: base.replacingOccurrences(of: "127.0.0.1", with: "localhost"))
                 for app in [byAddress, byName] {
@@ -355,7 +353,7 @@ import Testing
     @Test func noCodeReachesTheLogExceptThroughTheLogSender() async throws {
         try await FakeHTTPServer.with { base, webhook in
             let log = CapturedLog()
-            try await TestGateway.with(plugins: .phoneCodeTests, logger: log.logger) { gateway in
+            try await MemoryGateway.with(plugins: .phoneCodeTests, logger: log.logger) { gateway in
                 let app = try await gateway.createPhoneApp(webhook: base)
                 #expect(try await gateway.requestCode(app).status == .accepted)
                 let code = try #require(webhook.requests.first?.sentCode)
@@ -366,7 +364,7 @@ import Testing
                 #expect(!log.text.contains(webhookSecret))
 
                 let logged = try await gateway.createPhoneApp(["sender": .object(["type": .string("log")])])
-                try await gateway.client.query("DELETE FROM phone_codes", logger: TestDatabase.logger)
+                try await gateway.deleteCodes()
                 #expect(try await gateway.requestCode(logged).status == .accepted)
                 #expect(log.text.contains("phone code (log sender, development app)"))
             }

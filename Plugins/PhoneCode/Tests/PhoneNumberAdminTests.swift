@@ -9,7 +9,7 @@ import Testing
 /// `/admin/v1/apps/{app_id}/phone_numbers` and the phone plugin's options.
 @Suite struct PhoneNumberAdminTests {
     @Test func numbersBindRebindListAndUnbind() async throws {
-        try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+        try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
             let app = try await gateway.createPhoneApp()
             let token = try await gateway.adminToken(.operator)
             let base = "/admin/v1/apps/\(app.appID)/phone_numbers"
@@ -42,7 +42,7 @@ import Testing
     }
 
     @Test func senderSecretsAreWriteOnlyAndOptionsAreReadStrictly() async throws {
-        try await TestGateway.with(plugins: .phoneCodeTests) { gateway in
+        try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
             let app = try await gateway.createPhoneApp()
             let token = try await gateway.adminToken(.operator)
             let shown = try await gateway.admin(.get, "/admin/v1/apps/\(app.appID)", token: token)

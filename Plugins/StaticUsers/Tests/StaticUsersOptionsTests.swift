@@ -2,7 +2,6 @@ import Foundation
 import GatewayCore
 import GatewayPluginKit
 import Logging
-import PostgresNIO
 import StaticUsersPlugin
 import GatewayTestSupport
 import Testing
@@ -56,9 +55,8 @@ import Testing
 }
 
 extension PluginServices {
-    /// Services for code that must not touch the database: the client is never run.
+    /// Services for code that needs no database: every table in memory.
     static let unconnected = PluginServices(
-        client: PostgresClient(
-            configuration: .init(host: "127.0.0.1", username: "nobody", password: nil, database: nil, tls: .disable)),
-        apps: InMemoryStores().stores.apps, logger: Logger(label: "unconnected"))
+        storage: .memory(PluginMemory(recording: { _ in })), apps: InMemoryStores().stores.apps,
+        logger: Logger(label: "unconnected"))
 }

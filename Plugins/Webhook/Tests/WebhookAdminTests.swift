@@ -40,7 +40,7 @@ import WebhookPlugin
         (["url": "https://users.example.com/", "secret": tenantSecret, "retries": 3], "retries"),
     ] as [([String: any Sendable], String)])
     func badOptionsAreA400NamingThem(_ options: [String: any Sendable], _ message: String) async throws {
-        try await TestGateway.with(plugins: WebhookTestPlugins().registry) { gateway in
+        try await MemoryGateway.with(plugins: WebhookTestPlugins().registry) { gateway in
             let token = try await gateway.adminToken(.operator)
             let response = try await gateway.admin(.post, "/admin/v1/apps", token: token, json: Self.appBody(options))
             #expect(response.status == .badRequest)
@@ -49,7 +49,7 @@ import WebhookPlugin
     }
 
     @Test func aProductionAppNeedsHTTPS() async throws {
-        try await TestGateway.with(plugins: WebhookTestPlugins().registry) { gateway in
+        try await MemoryGateway.with(plugins: WebhookTestPlugins().registry) { gateway in
             let token = try await gateway.adminToken(.operator)
             let plain = try await gateway.admin(
                 .post, "/admin/v1/apps", token: token,
@@ -92,7 +92,7 @@ import WebhookPlugin
 
     @Test func theTestRouteShowsHowTheGatewayReadTheAnswer() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base, ["circuit_breaker": .object(["failures": .number(1)])])
                 let path = "/admin/v1/apps/\(app.appID)/webhook:test"
@@ -128,7 +128,7 @@ import WebhookPlugin
     /// fires the test route: refused before anything is sent.
     @Test func anAppAdminCannotReachThePrivateNetworkThroughTheWebhook() async throws {
         let plugins = WebhookTestPlugins(addresses: OutboundAddressPolicy(allowsPrivateAddresses: false))
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { inside, tenant in
                 let app = try await gateway.createWebhookApp(url: "https://users.example.com/verify")
                 let token = try await gateway.adminToken(.app(app.appID))
@@ -147,7 +147,7 @@ import WebhookPlugin
     }
 
     @Test func theTestRouteIsForTheAppsOwnAdminsAndWebhookApps() async throws {
-        try await TestGateway.with(plugins: WebhookTestPlugins().registry) { gateway in
+        try await MemoryGateway.with(plugins: WebhookTestPlugins().registry) { gateway in
             let app = try await gateway.createWebhookApp(url: "http://127.0.0.1:9/")
             let other = try await gateway.createApp()
             let path = "/admin/v1/apps/\(app.appID)/webhook:test"

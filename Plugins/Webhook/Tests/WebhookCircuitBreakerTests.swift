@@ -12,7 +12,7 @@ import WebhookPlugin
 @Suite struct WebhookCircuitBreakerTests {
     @Test func theBreakerOpensFailsFastAndClosesAfterATrial() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let breaker: [String: JSONValue] = [
                     "circuit_breaker": .object(["failures": .number(3), "cool_down_seconds": .number(30)])
@@ -55,7 +55,7 @@ import WebhookPlugin
     /// one client cannot switch an app's webhook off for everyone.
     @Test func onlyTheServicesOwnFailuresOpenTheBreaker() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base, ["circuit_breaker": .object(["failures": .number(2)])])
                 for user in ["refuse-1", "refuse-2", "garbage-1", "redirect-1", "huge-1", "odd-1", "refuse-3"] {
@@ -72,7 +72,7 @@ import WebhookPlugin
     /// An invalid password is an answer: it never opens the breaker.
     @Test func refusalsAreAnswersNotFailures() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base, ["circuit_breaker": .object(["failures": .number(2)])])
                 for index in 1...4 { #expect(try await gateway.webhookLogin(app, user: "nobody-\(index)").status == .unauthorized) }

@@ -4,7 +4,7 @@ import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
-import PostgresNIO
+@testable import PasswordPlugin
 import Testing
 import WebhookPlugin
 
@@ -15,7 +15,7 @@ import WebhookPlugin
 
     @Test func aVouchedUserMovesAndIsThenCheckedLocally() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base, Self.migrating)
                 let first = try await gateway.webhookLogin(app, user: "valid-ada")
@@ -48,7 +48,7 @@ import WebhookPlugin
     /// and a field longer than any password is refused before any plugin.
     @Test func aDisabledDirectoryUserIsNeverAskedAboutWhateverThePasswordsLength() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base, Self.migrating)
                 let token = try await gateway.adminToken(.operator)
@@ -74,7 +74,7 @@ import WebhookPlugin
     /// migration never replaces it.
     @Test func aDirectoryUserIsCheckedFirstAndNeverReplaced() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base, Self.migrating)
                 let token = try await gateway.adminToken(.operator)
@@ -100,7 +100,7 @@ import WebhookPlugin
     /// login, under the id the client knows, would not find them.
     @Test func aRenamedUserIsNotMoved() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base, Self.migrating)
                 let response = try await gateway.webhookLogin(app, user: "renamed-ada")
@@ -118,7 +118,7 @@ import WebhookPlugin
     /// Without `migrate_on_success` nobody moves.
     @Test func withoutTheOptionNobodyMoves() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base)
                 #expect(try await gateway.webhookLogin(app, user: "valid-ada").status == .ok)
@@ -130,11 +130,9 @@ import WebhookPlugin
         }
     }
 
-    static func storedUser(_ userID: String, in app: AppSettings, _ gateway: TestGateway) async throws -> (hash: String, firstName: String?)? {
-        let rows = try await gateway.client.query(
-            "SELECT password_hash, first_name FROM password_users WHERE app_id = \(app.appID.uuid) AND user_id = \(userID)",
-            logger: TestDatabase.logger)
-        for try await (hash, firstName) in rows.decode((String, String?).self) { return (hash, firstName) }
-        return nil
+    static func storedUser(_ userID: String, in app: AppSettings, _ gateway: some GatewayUnderTest) async throws
+        -> (hash: String, firstName: String?)?
+    {
+        try await gateway.pluginServices.passwordUsers.find(userID, in: app.appID).map { ($0.hash.text, $0.profile.firstName) }
     }
 }

@@ -19,7 +19,7 @@ import WebhookPlugin
 
     @Test func theReadmesPythonVerifierAcceptsTheGatewaysSignatureAndNothingElse() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base)
                 _ = try await gateway.webhookLogin(app, user: "valid-ada", password: "pässwörd \"quoted\" / \\")

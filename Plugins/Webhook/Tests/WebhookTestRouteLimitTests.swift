@@ -33,7 +33,7 @@ import Testing
     /// Fires `calls[i]` test calls with token `i`, all at once, alternating
     /// replicas; the answers, and how long the burst took.
     private func fire(
-        _ calls: [Int], tokens: [String], path: String, on gateways: [TestGateway]
+        _ calls: [Int], tokens: [String], path: String, on gateways: [any GatewayUnderTest]
     ) async throws -> ([TestResponse], Duration) {
         let started = ContinuousClock.now
         let answers = try await withThrowingTaskGroup(of: TestResponse.self) { group in
@@ -42,7 +42,7 @@ import Testing
                 for _ in 0..<count {
                     let gateway = gateways[index % gateways.count]
                     index += 1
-                    group.addTask { try await gateway.admin(.post, path, token: token) }
+                    group.addTask { try await gateway.admin(.post, path, token: token, json: nil) }
                 }
             }
             return try await group.reduce(into: [TestResponse]()) { $0.append($1) }
@@ -76,7 +76,7 @@ import Testing
 
     @Test func manyTokensOfOneAppShareTheAppsBudget() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry, rateLimits: Self.settings) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry, rateLimits: Self.settings) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base)
                 var tokens: [String] = []
@@ -96,7 +96,7 @@ import Testing
 
     @Test func withPrivateAddressesAllowedTheVerdictIsOnlyOkOrFailed() async throws {
         let plugins = WebhookTestPlugins(addresses: OutboundAddressPolicy(allowsPrivateAddresses: true))
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, _ in
                 let app = try await gateway.createWebhookApp(url: base)
                 let token = try await gateway.adminToken(.app(app.appID))

@@ -102,7 +102,7 @@ extension FakeHTTPServer.Recorded {
     }
 }
 
-extension TestGateway {
+extension GatewayUnderTest {
     /// A development app accepting webhook credentials at `url`, with
     /// `options` over the defaults (the tests' secret, a 4 s timeout: the
     /// whole suite shares two cores),
@@ -113,7 +113,7 @@ extension TestGateway {
     ) async throws -> AppSettings {
         var members: [String: JSONValue] = ["url": .string(url), "secret": .string(tenantSecret), "timeout_ms": .number(10_000)]
         members.merge(options) { $1 }
-        return try await createApp { app in
+        return try await createApp(activeKey: true) { app in
             app.environment = environment
             app.credentialTypes = ["webhook"]
             app.rateLimits = rateLimits
@@ -130,7 +130,7 @@ extension TestGateway {
         let body: [String: any Sendable] = [
             "app_id": app.appID.uuid.uuidString, "user_id": user, "nonce": "n-\(UUID())", "credentials": credentials,
         ]
-        return try await test { try await $0.postJSON(body) }
+        return try await test(over: .router) { try await $0.postJSON(body) }
     }
 
     /// The audit reason of the request `response` answered.

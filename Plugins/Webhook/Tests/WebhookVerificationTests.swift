@@ -13,7 +13,7 @@ import WebhookPlugin
 @Suite struct WebhookVerificationTests {
     @Test func aValidAnswerIsATokenWithTheTenantsProfile() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base + "/verify")
                 let response = try await gateway.webhookLogin(app, user: "valid-ada", extra: ["otp": "123456"])
@@ -43,7 +43,7 @@ import WebhookPlugin
     /// Logins one after another share one connection to the tenant.
     @Test func callsKeepTheirConnection() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base)
                 for index in 1...5 { #expect(try await gateway.webhookLogin(app, user: "valid-\(index)").status == .ok) }
@@ -68,7 +68,7 @@ import WebhookPlugin
             ("redirect-1", .badGateway, "webhook_redirect"),
         ]
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 // The breaker stays out of this test: each failure is its own.
                 let app = try await gateway.createWebhookApp(
@@ -103,7 +103,7 @@ import WebhookPlugin
     /// tenant), which the gateway reads as a failed service, not as a wrong password.
     @Test func aWrongSecretIsAServiceFailureNotAWrongPassword() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base, ["secret": .string("another-secret-0123456789")])
                 let response = try await gateway.webhookLogin(app, user: "valid-ada")
@@ -117,7 +117,7 @@ import WebhookPlugin
 
     @Test func missingFieldsAreA400BeforeAnyCall() async throws {
         let plugins = WebhookTestPlugins()
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 let app = try await gateway.createWebhookApp(url: base, ["forward_fields": .array([.string("password"), .string("otp")])])
                 let noOTP = try await gateway.webhookLogin(app, user: "valid-ada")
@@ -142,7 +142,7 @@ import WebhookPlugin
     /// webhook on the gateway's own network gets nothing.
     @Test func aPrivateAddressIsRefusedUnlessTheOperatorAllowsIt() async throws {
         let plugins = WebhookTestPlugins(addresses: OutboundAddressPolicy(allowsPrivateAddresses: false))
-        try await TestGateway.with(plugins: plugins.registry) { gateway in
+        try await MemoryGateway.with(plugins: plugins.registry) { gateway in
             try await FakeTenant.with { base, tenant in
                 for url in [base, base.replacingOccurrences(of: "127.0.0.1", with: "localhost")] {
                     let app = try await gateway.createWebhookApp(url: url)

@@ -41,7 +41,7 @@ public func buildApplication(
     let ledger = PostgresRequestLedger(
         client: client, logger: logger, timeout: databaseTimeout, writesAudit: configuration.audit.enabled)
     let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger)
-    let pluginServices = PluginServices(client: client, apps: stores.apps, logger: logger, databaseTimeout: databaseTimeout)
+    let pluginServices = PluginServices(storage: .postgres(client), apps: stores.apps, logger: logger, databaseTimeout: databaseTimeout)
     let tenants = TenantCache(
         store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
         pluginServices: pluginServices, masterKey: masterKey, logger: logger)

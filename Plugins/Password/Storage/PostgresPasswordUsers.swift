@@ -4,17 +4,18 @@ import GatewayPostgres
 import Logging
 import PostgresNIO
 
-/// The `password_users` table. Admin writes take the connection of the
-/// caller's transaction, so they commit with their audit row.
-struct PasswordUserRepository: Sendable {
+/// The `password_users` table in PostgreSQL. Each write runs in one
+/// transaction with its audit row.
+struct PostgresPasswordUsers: PasswordUserStore {
     let client: PostgresClient
     let logger: Logger
+
+    private var transactions: AuditedTransaction { AuditedTransaction(client: client, logger: logger) }
 
     private static let columns =
         "user_id, password_hash, first_name, last_name, display_name, avatar_url, disabled, created_at, updated_at, last_login_at"
 
-    /// The user, or `nil` when the app has no such user. Every login asks:
-    /// a prepared statement, planned once per connection.
+    /// A prepared statement, planned once per connection: every login asks.
     func find(_ userID: String, in appID: AppID) async throws -> PasswordUser? {
         for try await user in try await client.tracedExecute(FindUser(appID: appID, userID: userID), logger: logger) {
             return user
@@ -24,7 +25,7 @@ struct PasswordUserRepository: Sendable {
 
     private struct FindUser: PostgresPreparedStatement {
         static let name = "password_user_find"
-        static let sql = "SELECT \(PasswordUserRepository.columns) FROM password_users WHERE app_id = $1 AND user_id = $2"
+        static let sql = "SELECT \(PostgresPasswordUsers.columns) FROM password_users WHERE app_id = $1 AND user_id = $2"
         let appID: AppID
         let userID: String
 
@@ -35,13 +36,12 @@ struct PasswordUserRepository: Sendable {
             return bindings
         }
 
-        func decodeRow(_ row: PostgresRow) throws -> PasswordUser { try PasswordUserRepository.user(row) }
+        func decodeRow(_ row: PostgresRow) throws -> PasswordUser { try PostgresPasswordUsers.user(row) }
     }
 
-    /// Runs `body` holding the app's import lock: a PostgreSQL session lock,
-    /// so one import per app runs at a time over every replica, and a replica
-    /// that dies mid-import frees it with its connection. `nil`, without
-    /// running `body`, when another import of the app holds it.
+    /// The import lock is a PostgreSQL session lock, so one import per app
+    /// runs at a time over every replica, and a replica that dies mid-import
+    /// frees it with its connection.
     func whileImporting<Result: Sendable>(
         into appID: AppID, _ body: () async throws -> Result
     ) async throws -> Result? {
@@ -73,18 +73,24 @@ struct PasswordUserRepository: Sendable {
         }
     }
 
-    /// The user, locked until the transaction ends.
-    func findForUpdate(_ userID: String, in appID: AppID, on connection: PostgresConnection) async throws -> PasswordUser? {
-        let rows = try await connection.tracedQuery(
-            """
-            SELECT \(unescaped: Self.columns) FROM password_users
-            WHERE app_id = \(appID.uuid) AND user_id = \(userID) FOR UPDATE
-            """, logger: logger)
-        for try await row in rows { return try Self.user(row) }
-        return nil
+    func update(
+        _ userID: String, in appID: AppID, recording event: AuditEvent,
+        _ change: @escaping @Sendable (PasswordUser) -> PasswordUserRecord
+    ) async throws -> Bool {
+        try await transactions.run(recording: event, when: { $0 }) { connection in
+            let rows = try await connection.tracedQuery(
+                """
+                SELECT \(unescaped: Self.columns) FROM password_users
+                WHERE app_id = \(appID.uuid) AND user_id = \(userID) FOR UPDATE
+                """, logger: logger)
+            var found: PasswordUser?
+            for try await row in rows { found = try Self.user(row) }
+            guard let found else { return false }
+            _ = try await upsert([change(found)], in: appID, on: connection)
+            return true
+        }
     }
 
-    /// Users in user-id (byte) order after `after`, whose id starts with `prefix`.
     func list(in appID: AppID, prefix: String, after: String?, limit: Int) async throws -> [PasswordUser] {
         let rows = try await client.tracedQuery(
             """
@@ -98,8 +104,13 @@ struct PasswordUserRepository: Sendable {
         return users
     }
 
-    /// Creates or replaces users; for each record, whether it was created.
-    func upsert(_ records: [PasswordUserRecord], in appID: AppID, on connection: PostgresConnection) async throws -> [Bool] {
+    func upsert(
+        _ records: [PasswordUserRecord], in appID: AppID, recording describe: @escaping @Sendable ([Bool]) -> AuditEvent
+    ) async throws -> [Bool] {
+        try await transactions.run({ connection in try await upsert(records, in: appID, on: connection) }, recording: describe)
+    }
+
+    private func upsert(_ records: [PasswordUserRecord], in appID: AppID, on connection: PostgresConnection) async throws -> [Bool] {
         func text(_ value: String?) -> String { value ?? "" }
         let rows = try await connection.tracedQuery(
             """
@@ -125,8 +136,13 @@ struct PasswordUserRepository: Sendable {
         return records.map { created[$0.userID] ?? false }
     }
 
-    /// Adds the user unless the app has one with that id; whether it was added.
-    func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
+    func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
+        try await transactions.run(recording: event, when: { $0 }) { connection in
+            try await insertIfAbsent(record, in: appID, on: connection)
+        }
+    }
+
+    private func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
         let profile = record.profile
         let rows = try await connection.tracedQuery(
             """
@@ -139,17 +155,16 @@ struct PasswordUserRepository: Sendable {
         return false
     }
 
-    /// Deletes the user; `false` when there was none.
-    func delete(_ userID: String, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
-        let rows = try await connection.tracedQuery(
-            "DELETE FROM password_users WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1",
-            logger: logger)
-        for try await _ in rows { return true }
-        return false
+    func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
+        try await transactions.run(recording: event, when: { $0 }) { connection in
+            let rows = try await connection.tracedQuery(
+                "DELETE FROM password_users WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1",
+                logger: logger)
+            for try await _ in rows { return true }
+            return false
+        }
     }
 
-    /// Notes a successful login and, when given, stores the upgraded hash,
-    /// unless the hash changed meanwhile (an admin set a new password).
     func recordLogin(_ userID: String, in appID: AppID, replacing old: PasswordHash, with new: PasswordHash?) async throws {
         let statement = RecordLogin(appID: appID, userID: userID, oldHash: old.text, newHash: new?.text ?? old.text)
         for try await _ in try await client.tracedExecute(statement, logger: logger) {}

@@ -5,34 +5,14 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-/// The `phone_codes` and `phone_numbers` tables.
-struct PhoneCodeRepository: Sendable {
+/// The `phone_codes` and `phone_numbers` tables in PostgreSQL. Each admin
+/// write runs in one transaction with its audit row.
+struct PostgresPhoneCodes: PhoneCodeStore {
     let client: PostgresClient
     let logger: Logger
 
-    /// A user bound to a number, with the profile fields for the claims.
-    struct Binding: Sendable {
-        let phoneNumber: String
-        let identity: VerifiedIdentity
-        let createdAt: Date
-        let updatedAt: Date
-    }
-
-    /// What checking a code against the stored one found.
-    enum CodeCheck: Sendable, Equatable {
-        /// It matched; the code is gone now (single use).
-        case accepted
-        /// It did not match; `attemptsLeft` more tries before the code dies.
-        case wrong(attemptsLeft: Int)
-        /// No live code: never sent, expired, used or out of tries.
-        case noCode
-    }
-
-    /// Stores a new code for the number, replacing an older one, unless a
-    /// live code went out less than `resendAfterSeconds` ago. One statement,
-    /// so two concurrent requests for one number cannot both send: the second
-    /// waits for the first's row and then sees it. Returns `nil` when stored,
-    /// otherwise the seconds until a new code may be sent.
+    /// One statement, so two concurrent requests for one number cannot both
+    /// send: the second waits for the first's row and then sees it.
     func storeUnlessTooSoon(
         code mac: [UInt8], for number: PhoneNumber, in appID: AppID, attempts: Int, lifetimeSeconds: Int,
         resendAfterSeconds: Int
@@ -59,16 +39,13 @@ struct PhoneCodeRepository: Sendable {
         return nil
     }
 
-    /// Forgets the number's code (its delivery failed).
     func discardCode(for number: PhoneNumber, in appID: AppID) async throws {
         try await client.tracedQuery(
             "DELETE FROM phone_codes WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)", logger: logger)
     }
 
-    /// Checks `mac` against the live code under a row lock, so concurrent
-    /// checks of one code see each other: at most one is accepted, and every
-    /// wrong one spends a try.
-    func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> CodeCheck {
+    /// Under a row lock, so concurrent checks of one code wait for each other.
+    func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> PhoneCodeCheck {
         try await client.withTransaction(logger: logger) { connection in
             let rows = try await connection.tracedQuery(
                 """
@@ -112,7 +89,7 @@ struct PhoneCodeRepository: Sendable {
     private static let bindingColumns =
         "phone_number, user_id, first_name, last_name, display_name, avatar_url, created_at, updated_at"
 
-    func binding(of number: PhoneNumber, in appID: AppID) async throws -> Binding? {
+    func binding(of number: PhoneNumber, in appID: AppID) async throws -> PhoneNumberBinding? {
         let rows = try await client.tracedQuery(
             """
             SELECT \(unescaped: Self.bindingColumns) FROM phone_numbers
@@ -122,20 +99,28 @@ struct PhoneCodeRepository: Sendable {
         return nil
     }
 
-    func bindings(in appID: AppID, after: String?, limit: Int) async throws -> [Binding] {
+    func bindings(in appID: AppID, after: String?, limit: Int) async throws -> [PhoneNumberBinding] {
         let rows = try await client.tracedQuery(
             """
             SELECT \(unescaped: Self.bindingColumns) FROM phone_numbers
             WHERE app_id = \(appID.uuid) AND phone_number > \(after ?? "")
             ORDER BY phone_number LIMIT \(limit)
             """, logger: logger)
-        var bindings: [Binding] = []
+        var bindings: [PhoneNumberBinding] = []
         for try await row in rows { bindings.append(try Self.binding(row)) }
         return bindings
     }
 
-    /// Binds the number to a user; `true` when the binding is new.
-    func bind(_ number: PhoneNumber, to identity: VerifiedIdentity, in appID: AppID, on connection: PostgresConnection)
+    func bind(
+        _ number: PhoneNumber, to identity: VerifiedIdentity, in appID: AppID,
+        recording describe: @escaping @Sendable (Bool) -> AuditEvent
+    ) async throws -> Bool {
+        try await AuditedTransaction(client: client, logger: logger).run({ connection in
+            try await bind(number, to: identity, in: appID, on: connection)
+        }, recording: describe)
+    }
+
+    private func bind(_ number: PhoneNumber, to identity: VerifiedIdentity, in appID: AppID, on connection: PostgresConnection)
         async throws -> Bool
     {
         let rows = try await connection.tracedQuery(
@@ -152,18 +137,20 @@ struct PhoneCodeRepository: Sendable {
         return false
     }
 
-    func unbind(_ number: PhoneNumber, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
-        let rows = try await connection.tracedQuery(
-            "DELETE FROM phone_numbers WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) RETURNING 1",
-            logger: logger)
-        for try await _ in rows { return true }
-        return false
+    func unbind(_ number: PhoneNumber, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
+        try await AuditedTransaction(client: client, logger: logger).run(recording: event, when: { $0 }) { connection in
+            let rows = try await connection.tracedQuery(
+                "DELETE FROM phone_numbers WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) RETURNING 1",
+                logger: logger)
+            for try await _ in rows { return true }
+            return false
+        }
     }
 
-    private static func binding(_ row: PostgresRow) throws -> Binding {
+    private static func binding(_ row: PostgresRow) throws -> PhoneNumberBinding {
         let (number, userID, firstName, lastName, displayName, avatarURL, createdAt, updatedAt) =
             try row.decode((String, String, String?, String?, String?, String?, Date, Date).self)
-        return Binding(
+        return PhoneNumberBinding(
             phoneNumber: number,
             identity: VerifiedIdentity(
                 userID: userID, firstName: firstName, lastName: lastName, displayName: displayName, avatarURL: avatarURL),

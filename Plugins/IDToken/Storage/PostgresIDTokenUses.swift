@@ -7,13 +7,12 @@ import PostgresNIO
 /// The ID tokens each app has accepted, in PostgreSQL (`id_token_uses`):
 /// ``firstUse(of:in:)`` is the one statement that decides whether a token is
 /// taken, so two replicas given the same token at once take it once.
-struct IDTokenUses: Sendable {
+struct PostgresIDTokenUses: IDTokenUseStore {
     let client: PostgresClient
     let logger: Logger
     let timeout: Duration
 
-    /// Records the token; `false` when the app has accepted it before. The
-    /// same statement drops up to 100 of the app's records whose tokens have
+    /// The same statement drops up to 100 of the app's records whose tokens have
     /// expired, so the table holds about the tokens still alive.
     func firstUse(of token: VerifiedIDToken, in appID: AppID) async throws -> Bool {
         let digest = ByteBuffer(bytes: token.digest)

@@ -1,0 +1,86 @@
+import Foundation
+import GatewayCore
+import GatewayPluginKit
+
+/// The password users in memory, for tests of the plugin's logic; its SQL
+/// (``PostgresPasswordUsers``) is tested against PostgreSQL.
+struct MemoryPasswordUsers: PasswordUserStore {
+    struct Rows: Sendable {
+        var users: [AppID: [String: PasswordUser]] = [:]
+        var importing: Set<AppID> = []
+    }
+
+    let table: MemoryTable<Rows>
+
+    func find(_ userID: String, in appID: AppID) async throws -> PasswordUser? {
+        table.change { $0.users[appID]?[userID] }
+    }
+
+    func list(in appID: AppID, prefix: String, after: String?, limit: Int) async throws -> [PasswordUser] {
+        let after = Array((after ?? "").utf8)
+        let prefix = Array(prefix.utf8)
+        return table.change { rows in
+            (rows.users[appID] ?? [:]).values
+                .filter { user in
+                    let id = Array(user.userID.utf8)
+                    return id.starts(with: prefix) && after.lexicographicallyPrecedes(id)
+                }
+                .sorted { Array($0.userID.utf8).lexicographicallyPrecedes(Array($1.userID.utf8)) }
+                .prefix(limit).map { $0 }
+        }
+    }
+
+    func recordLogin(_ userID: String, in appID: AppID, replacing old: PasswordHash, with new: PasswordHash?) async throws {
+        table.change { rows in
+            guard var user = rows.users[appID]?[userID] else { return }
+            user.lastLoginAt = Date()
+            if let new, user.hash == old { user.hash = new }
+            rows.users[appID]?[userID] = user
+        }
+    }
+
+    func whileImporting<Result: Sendable>(into appID: AppID, _ body: () async throws -> Result) async throws -> Result? {
+        guard table.change({ $0.importing.insert(appID).inserted }) else { return nil }
+        defer { table.change { _ = $0.importing.remove(appID) } }
+        return try await body()
+    }
+
+    func upsert(
+        _ records: [PasswordUserRecord], in appID: AppID, recording describe: @escaping @Sendable ([Bool]) -> AuditEvent
+    ) async throws -> [Bool] {
+        try table.change({ rows in records.map { Self.put($0, in: appID, into: &rows) } }, recording: describe)
+    }
+
+    func update(
+        _ userID: String, in appID: AppID, recording event: AuditEvent,
+        _ change: @escaping @Sendable (PasswordUser) -> PasswordUserRecord
+    ) async throws -> Bool {
+        try table.change({ rows in
+            guard let user = rows.users[appID]?[userID] else { return false }
+            Self.put(change(user), in: appID, into: &rows)
+            return true
+        }, recording: { $0 ? event : nil })
+    }
+
+    func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
+        try table.change({ rows in
+            guard rows.users[appID]?[record.userID] == nil else { return false }
+            return Self.put(record, in: appID, into: &rows)
+        }, recording: { $0 ? event : nil })
+    }
+
+    func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
+        try table.change({ rows in rows.users[appID]?.removeValue(forKey: userID) != nil }, recording: { $0 ? event : nil })
+    }
+
+    /// Stores the record, keeping a replaced user's creation and last login; whether it was created.
+    @discardableResult
+    private static func put(_ record: PasswordUserRecord, in appID: AppID, into rows: inout Rows) -> Bool {
+        let now = Date()
+        let old = rows.users[appID]?[record.userID]
+        rows.users[appID, default: [:]][record.userID] = PasswordUser(
+            userID: record.userID, hash: record.hash, profile: record.profile, disabled: record.disabled,
+            createdAt: old?.createdAt ?? now, updatedAt: now, lastLoginAt: old?.lastLoginAt)
+        return old == nil
+    }
+}

@@ -1,0 +1,51 @@
+import GatewayCore
+import GatewayPluginKit
+import Logging
+
+/// The `password_users` table as the plugin uses it: in PostgreSQL
+/// (``PostgresPasswordUsers``) or in memory (``MemoryPasswordUsers``). Each
+/// write commits with its audit row, or neither lands.
+protocol PasswordUserStore: Sendable {
+    /// The user, or `nil` when the app has no such user. Every login asks.
+    func find(_ userID: String, in appID: AppID) async throws -> PasswordUser?
+
+    /// Users in user-id (byte) order after `after`, whose id starts with `prefix`.
+    func list(in appID: AppID, prefix: String, after: String?, limit: Int) async throws -> [PasswordUser]
+
+    /// Notes a successful login and, when given, stores the upgraded hash,
+    /// unless the hash changed meanwhile (an admin set a new password).
+    func recordLogin(_ userID: String, in appID: AppID, replacing old: PasswordHash, with new: PasswordHash?) async throws
+
+    /// Runs `body` holding the app's import lock, which every replica sees;
+    /// `nil`, without running `body`, when another import of the app holds it.
+    func whileImporting<Result: Sendable>(into appID: AppID, _ body: () async throws -> Result) async throws -> Result?
+
+    /// Creates or replaces users, with the audit row `describe` makes of
+    /// whether each was created; for each record, whether it was created.
+    func upsert(
+        _ records: [PasswordUserRecord], in appID: AppID, recording describe: @escaping @Sendable ([Bool]) -> AuditEvent
+    ) async throws -> [Bool]
+
+    /// Replaces the user with what `change` makes of them, with `event`,
+    /// the user locked meanwhile; `false` (and no row) when there is none.
+    func update(
+        _ userID: String, in appID: AppID, recording event: AuditEvent,
+        _ change: @escaping @Sendable (PasswordUser) -> PasswordUserRecord
+    ) async throws -> Bool
+
+    /// Adds the user, with `event`, unless the app has one with that id; whether it was added.
+    func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, recording event: AuditEvent) async throws -> Bool
+
+    /// Deletes the user, with `event`; `false` (and no row) when there was none.
+    func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
+}
+
+extension PluginServices {
+    /// The password users where this gateway keeps its plugins' tables.
+    var passwordUsers: any PasswordUserStore {
+        switch storage {
+        case .postgres(let client): PostgresPasswordUsers(client: client, logger: logger)
+        case .memory(let memory): MemoryPasswordUsers(table: memory.table(of: MemoryPasswordUsers.Rows.self, empty: .init()))
+        }
+    }
+}

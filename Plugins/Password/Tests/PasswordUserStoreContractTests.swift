@@ -1,0 +1,94 @@
+import Foundation
+import GatewayCore
+import GatewayHTTPTestSupport
+import GatewayTestSupport
+@testable import PasswordPlugin
+import Testing
+
+/// The password users in PostgreSQL and in memory give the same answers and
+/// the same audit rows to one sequence of calls, so the plugin's tests that
+/// run in memory test what runs in production. Each half fails if either
+/// store changes an answer the other keeps.
+@Suite struct PasswordUserStoreContractTests {
+    @Test func inMemory() async throws {
+        try await MemoryGateway.with(plugins: .passwordTests) { try await Self.sequence(on: $0) }
+    }
+
+    @Test func inPostgreSQL() async throws {
+        try await TestGateway.with(plugins: .passwordTests) { try await Self.sequence(on: $0) }
+    }
+
+    static let oldHash = PasswordHash("$argon2id$v=19$m=8192,t=1,p=1$c29tZXNhbHQ$qLml5cbqFAO6YxVHhrSBHP0UWdxrIxkNcM8aMX3blzU")!
+    static let newHash = PasswordHash("$argon2id$v=19$m=9216,t=2,p=1$c29tZXNhbHQ$qLml5cbqFAO6YxVHhrSBHP0UWdxrIxkNcM8aMX3blzU")!
+
+    static func record(_ userID: String, firstName: String? = nil, hash: PasswordHash = oldHash) -> PasswordUserRecord {
+        PasswordUserRecord(userID: userID, hash: hash, profile: UserProfile(firstName: firstName), disabled: false)
+    }
+
+    static func event(_ name: String, _ appID: AppID) -> AuditEvent {
+        AuditEvent(appID: appID, event: name, outcome: .success, requestID: "contract")
+    }
+
+    static func sequence(on gateway: some GatewayUnderTest) async throws {
+        let (app, other) = (try await gateway.createPasswordApp().appID, try await gateway.createPasswordApp().appID)
+        let users = gateway.pluginServices.passwordUsers
+        func ids(prefix: String = "", after: String? = nil, limit: Int = 10) async throws -> [String] {
+            try await users.list(in: app, prefix: prefix, after: after, limit: limit).map(\.userID)
+        }
+
+        // Created, then replaced; the answer says which, the audit row is made of it.
+        let created = try await users.upsert([record("b"), record("ä"), record("a"), record("ab")], in: app) {
+            event("upserted \($0)", app)
+        }
+        #expect(created == [true, true, true, true])
+        #expect(try await users.upsert([record("a", firstName: "Ada"), record("c")], in: app) { event("upserted \($0)", app) } == [false, true])
+        #expect(try await users.find("a", in: app)?.profile.firstName == "Ada")
+        #expect(try await users.find("a", in: other) == nil, "another app has no such user")
+
+        // Byte order ("ä" is 0xC3 0xA4, after every ASCII id), prefixes, cursors and limits.
+        #expect(try await ids() == ["a", "ab", "b", "c", "ä"])
+        #expect(try await ids(prefix: "a") == ["a", "ab"])
+        #expect(try await ids(after: "ab", limit: 2) == ["b", "c"])
+        #expect(try await ids(prefix: "a", after: "a") == ["ab"])
+        #expect(try await ids(prefix: "ä") == ["ä"])
+
+        // An update sees the stored user; no user, no change and no row.
+        let updated = try await users.update("a", in: app, recording: event("updated", app)) { user in
+            PasswordUserRecord(userID: user.userID, hash: user.hash, profile: user.profile, disabled: true)
+        }
+        #expect(updated)
+        #expect(try await users.find("a", in: app)?.disabled == true)
+        #expect(try await users.find("a", in: app)?.profile.firstName == "Ada")
+        #expect(try await !users.update("nobody", in: app, recording: event("updated nobody", app)) { _ in record("nobody") })
+        #expect(try await users.find("nobody", in: app) == nil)
+
+        // Only an absent user is added.
+        #expect(try await !users.insertIfAbsent(record("b", firstName: "Not Bob"), in: app, recording: event("kept b", app)))
+        #expect(try await users.find("b", in: app)?.profile.firstName == nil)
+        #expect(try await users.insertIfAbsent(record("d"), in: app, recording: event("added d", app)))
+
+        // A login is noted; its upgraded hash lands only over the hash it was checked against.
+        #expect(try await users.find("b", in: app)?.lastLoginAt == nil)
+        try await users.recordLogin("b", in: app, replacing: oldHash, with: newHash)
+        let signedIn = try #require(try await users.find("b", in: app))
+        #expect(signedIn.hash == newHash)
+        #expect(signedIn.lastLoginAt != nil)
+        try await users.recordLogin("c", in: app, replacing: newHash, with: oldHash)
+        #expect(try await users.find("c", in: app)?.hash == oldHash, "c's hash was never newHash")
+
+        // Deleted once.
+        #expect(try await users.delete("d", in: app, recording: event("deleted d", app)))
+        #expect(try await !users.delete("d", in: app, recording: event("deleted d again", app)))
+
+        // One import per app at a time; another app's import runs.
+        let nested = try await users.whileImporting(into: app) {
+            (try await users.whileImporting(into: app) { 1 }, try await users.whileImporting(into: other) { 2 })
+        }
+        #expect(nested?.0 == nil)
+        #expect(nested?.1 == 2)
+        #expect(try await users.whileImporting(into: app) { 3 } == 3, "the lock is free again")
+
+        let rows = try await gateway.auditRows().map(\.event)
+        #expect(rows == ["upserted [true, true, true, true]", "upserted [false, true]", "updated", "added d", "deleted d"])
+    }
+}
