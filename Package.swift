@@ -26,7 +26,8 @@ enum Products {
 }
 
 /// The credential plugins: a folder `Plugins/<name>/` each (with its own
-/// `Migrations/` if it has tables, and its tests in `Tests/`), built on the
+/// `Migrations/` if it has tables, `Console/` if it adds console pages, with
+/// their templates in `Console/Templates/`, and its tests in `Tests/`), built on the
 /// seam, plus what else it and its tests use. Registered with one entry here
 /// and one line in Sources/InstalledPlugins/InstalledPlugins.swift.
 let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Target.Dependency])] = [
@@ -71,13 +72,15 @@ let pluginTargets: [Target] = credentialPlugins.flatMap { plugin -> [Target] in
     let folder = "Plugins/\(plugin.name)"
     let hasMigrations = pluginFolderHas(plugin.name, "Migrations")
     let hasTests = pluginFolderHas(plugin.name, "Tests")
+    let hasConsolePages = pluginFolderHas(plugin.name, "Console")
     let source = Target.target(
         name: "\(plugin.name)Plugin",
-        dependencies: pluginSeam + plugin.uses,
+        dependencies: pluginSeam + (hasConsolePages ? ["GatewayConsoleKit"] : []) + plugin.uses,
         path: folder,
-        exclude: (hasMigrations ? ["Migrations"] : []) + (hasTests ? ["Tests"] : []),
+        exclude: (hasMigrations ? ["Migrations"] : []) + (hasTests ? ["Tests"] : [])
+            + (hasConsolePages ? ["Console/Templates"] : []),
         swiftSettings: upcomingFeatures,
-        plugins: hasMigrations ? ["EmbedMigrations"] : []
+        plugins: (hasMigrations ? ["EmbedMigrations"] : []) + (hasConsolePages ? ["EmbedConsoleAssets"] : [])
     )
     guard hasTests else { return [source] }
     let tests = Target.testTarget(
@@ -197,11 +200,21 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
+        // What a console page is built with, the console's and a plugin's alike: the visit and its
+        // admin API calls, forms, templates, an app's header and tabs.
+        .target(
+            name: "GatewayConsoleKit",
+            dependencies: [
+                "GatewayCore", "GatewayPluginKit", .product(name: "Mustache", package: "swift-mustache"),
+                Products.hummingbird, Products.httpTypes, Products.logging, Products.nioCore,
+            ],
+            swiftSettings: upcomingFeatures
+        ),
         // The operator console: server-rendered pages over the admin API, called in-process.
         .target(
             name: "GatewayConsole",
             dependencies: [
-                "GatewayCore", "GatewayPluginKit", "GatewayHTTP",
+                "GatewayCore", "GatewayPluginKit", "GatewayHTTP", "GatewayConsoleKit",
                 .product(name: "Mustache", package: "swift-mustache"), Products.crypto, Products.hummingbird,
                 Products.httpTypes, Products.logging, Products.nioCore,
             ],
@@ -383,7 +396,7 @@ let package = Package(
         .testTarget(
             name: "GatewayConsoleTests",
             dependencies: [
-                "GatewayConsole", "GatewayCore", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayTestSupport",
+                "GatewayConsole", "GatewayConsoleKit", "GatewayCore", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayTestSupport",
                 "GatewayPluginKit", Products.hummingbird, Products.hummingbirdTesting, Products.httpTypes,
                 Products.nioCore,
             ],

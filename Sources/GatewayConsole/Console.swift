@@ -1,4 +1,5 @@
 public import GatewayCore
+import GatewayConsoleKit
 public import GatewayHTTP
 public import GatewayPluginKit
 import HTTPTypes
@@ -15,23 +16,29 @@ public struct Console: AdminAPIFrontEnd {
     let masterKey: MasterKey
     /// The credential types this gateway offers, for the app forms.
     let credentialTypes: [String]
+    /// The plugins that add pages of their own.
+    let pluginPages: [any ConsolePageProvider]
     let pages: PageRenderer
 
+    /// The console over `plugins`: its app forms offer their credential
+    /// types, and a plugin with pages (``ConsolePageProvider``) adds them.
     public init(
-        settings: ConsoleSettings, sessions: any ConsoleSessionStore, masterKey: MasterKey, credentialTypes: [String]
+        settings: ConsoleSettings, sessions: any ConsoleSessionStore, masterKey: MasterKey, plugins: PluginRegistry
     ) throws {
         self.settings = settings
         self.sessions = sessions
         self.masterKey = masterKey
-        self.credentialTypes = credentialTypes
-        self.pages = try PageRenderer()
+        self.credentialTypes = plugins.credentialTypes
+        self.pluginPages = plugins.all.compactMap { $0 as? any ConsolePageProvider }
+        self.pages = try PageRenderer(
+            files: embeddedConsoleAssets + pluginPages.flatMap(\.consoleTemplates), pluginTabs: pluginPages.map(\.consoleTab))
     }
 
     public func addRoutes(to router: Router<GatewayRequestContext>, api: AdminAPI) {
         let group = router.group(RouterPath(ConsolePaths.root))
         if settings.secureCookie { group.add(middleware: StrictTransportSecurityMiddleware()) }
         let gate = SessionGate(settings: settings, sessions: sessions, masterKey: masterKey, api: api)
-        let routes = ConsoleRoutes(group: group, gate: gate, pages: pages)
+        let routes = ConsoleRoutes(group: group, pages: pages) { request, context in try await gate.visit(request, context) }
         router.get(RouterPath(ConsolePaths.root)) { request, context in
             guard let visit = try await gate.visit(request, context) else {
                 return PageRenderer.redirect("\(ConsolePaths.root)/sign-in")
@@ -47,10 +54,9 @@ public struct Console: AdminAPIFrontEnd {
         SignInPages(gate: gate, pages: pages).addRoutes(to: group, routes: routes)
         AppPages(pages: pages, credentialTypes: credentialTypes).addRoutes(routes)
         KeyPages(pages: pages).addRoutes(routes)
-        UserPages(pages: pages).addRoutes(routes)
-        PhoneNumberPages(pages: pages).addRoutes(routes)
         AuditPages(pages: pages).addRoutes(routes)
         ValidatorPage(pages: pages).addRoutes(routes)
         AdminTokenPages(pages: pages).addRoutes(routes)
+        for plugin in pluginPages { plugin.addConsolePages(to: routes) }
     }
 }

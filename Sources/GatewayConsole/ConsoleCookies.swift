@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayConsoleKit
 import GatewayCore
 import HTTPTypes
 import Hummingbird

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayConsoleKit
 import GatewayCore
 import GatewayHTTP
 import GatewayPluginKit
@@ -68,17 +69,6 @@ struct SessionGate: Sendable {
             try await sessions.close(digest: ConsoleCookies.digest(of: sessionID))
         }
         return cookies.clearing(cookies.sessionName)
-    }
-
-    /// Where a request without a session goes: sign-in, then back to the
-    /// page it asked for (a console path only, so the link cannot send the
-    /// operator elsewhere).
-    static func signInPath(returningTo request: Request?, notice: String?) -> String {
-        var query: [(String, String?)] = [("notice", notice)]
-        if let request, let path = request.uri.path.hasPrefix("\(ConsolePaths.root)/") ? request.uri.description : nil {
-            query.append(("next", path))
-        }
-        return ConsoleVisit.pathAndQuery("\(ConsolePaths.root)/sign-in", query)
     }
 
     /// `next` when it is a console page, the console's start otherwise.

@@ -1,5 +1,6 @@
 import Foundation
 @testable import GatewayConsole
+import GatewayConsoleKit
 import GatewayCore
 import Testing
 

@@ -15,7 +15,7 @@ import Testing
     @Test func aLostDatabaseIsAnErrorPageWithTheAPIsStatus() async throws {
         let plugins = TestGateway.staticUsersOnly
         let gateway = MemoryGateway(plugins: plugins) { stores, masterKey in
-            [try Console(settings: ConsoleSettings(), sessions: stores.consoleSessions, masterKey: masterKey, credentialTypes: plugins.credentialTypes)]
+            [try Console(settings: ConsoleSettings(), sessions: stores.consoleSessions, masterKey: masterKey, plugins: plugins)]
         }
         let secret = AdminTokenSecret.generate()
         let record = AdminTokenRecord(name: "ops", scope: .operator)

@@ -18,7 +18,7 @@ func withConsoleGateway(
     try await TestGateway.with(
         plugins: plugins,
         frontEnds: { stores, masterKey in
-            [try Console(settings: settings, sessions: stores.consoleSessions, masterKey: masterKey, credentialTypes: plugins.credentialTypes)]
+            [try Console(settings: settings, sessions: stores.consoleSessions, masterKey: masterKey, plugins: plugins)]
         }, body)
 }
 

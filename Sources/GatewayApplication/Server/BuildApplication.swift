@@ -71,7 +71,7 @@ public func buildApplication(
                 ? [
                     try Console(
                         settings: configuration.console, sessions: stores.consoleSessions, masterKey: masterKey,
-                        credentialTypes: plugins.credentialTypes)
+                        plugins: plugins)
                 ] : [],
             servesTLS: configuration.http.tls != nil, serverSpans: traceExport?.serverSpans,
             signers: SigningThreads(), logger: logger))

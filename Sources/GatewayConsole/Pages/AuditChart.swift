@@ -1,4 +1,5 @@
 import Foundation
+import GatewayConsoleKit
 import GatewayCore
 
 /// Token requests per minute as an SVG bar chart drawn on the server:

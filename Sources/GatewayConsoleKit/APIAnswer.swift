@@ -1,19 +1,19 @@
 import Foundation
-import GatewayCore
-import HTTPTypes
-import Hummingbird
+public import GatewayCore
+public import HTTPTypes
+public import Hummingbird
 import NIOCore
 
 /// What an admin API call answered, read for a page: its status and its
 /// JSON body as values a template renders (objects as dictionaries, `null`
 /// left out so a section over it is false).
-struct APIAnswer: Sendable {
-    let status: HTTPResponse.Status
-    let json: JSONValue
+public struct APIAnswer: Sendable {
+    public let status: HTTPResponse.Status
+    public let json: JSONValue
 
-    static let largestAnswer = 8 * 1024 * 1024
+    public static let largestAnswer = 8 * 1024 * 1024
 
-    static func read(_ response: Response) async -> APIAnswer {
+    public static func read(_ response: Response) async -> APIAnswer {
         var body = ByteBuffer()
         let writer = CollectingWriter()
         do {
@@ -26,33 +26,39 @@ struct APIAnswer: Sendable {
         return APIAnswer(status: response.status, json: json)
     }
 
-    var succeeded: Bool { (200..<300).contains(status.code) }
+    public var succeeded: Bool { (200..<300).contains(status.code) }
 
     /// The API's error code (`invalid_request`, ...) when it refused.
-    var errorCode: String? { string("error") }
+    public var errorCode: String? { string("error") }
 
     /// The API's sentence for a refusal, for the page to show.
-    var errorMessage: String {
+    public var errorMessage: String {
         string("message") ?? "The request failed (HTTP \(status.code))."
     }
 
-    func string(_ name: String) -> String? {
+    public func string(_ name: String) -> String? {
         guard case .object(let members) = json, case .string(let text)? = members[name] else { return nil }
         return text
     }
 
+    /// The body as `Answer`, or `nil` when it does not have that shape.
+    public func decoded<Answer: Decodable>(_: Answer.Type) -> Answer? {
+        guard let data = try? JSONEncoder().encode(json) else { return nil }
+        return try? JSONDecoder().decode(Answer.self, from: data)
+    }
+
     /// The body for a template.
-    var value: Any { Self.templateValue(json) ?? [String: Any]() }
+    public var value: Any { Self.templateValue(json) ?? [String: Any]() }
 
     /// `items` of a page answer, each for a template.
-    var items: [[String: Any]] {
+    public var items: [[String: Any]] {
         guard case .object(let members) = json, case .array(let items)? = members["items"] else { return [] }
         return items.compactMap { Self.templateValue($0) as? [String: Any] }
     }
 
-    var nextCursor: String? { string("next_cursor") }
+    public var nextCursor: String? { string("next_cursor") }
 
-    static func templateValue(_ json: JSONValue) -> Any? {
+    public static func templateValue(_ json: JSONValue) -> Any? {
         switch json {
         case .null: nil
         case .bool(let value): value

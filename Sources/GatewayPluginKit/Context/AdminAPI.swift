@@ -1,5 +1,4 @@
 public import GatewayCore
-public import GatewayPluginKit
 public import HTTPTypes
 public import Hummingbird
 public import NIOCore
@@ -11,7 +10,7 @@ public import NIOCore
 public struct AdminAPI: Sendable {
     let responder: RouterResponder<GatewayRequestContext>
 
-    init(responder: RouterResponder<GatewayRequestContext>) {
+    public init(responder: RouterResponder<GatewayRequestContext>) {
         self.responder = responder
     }
 
@@ -38,10 +37,4 @@ public struct AdminAPI: Sendable {
             return ErrorResponder.response(for: error, requestID: context.requestID, logger: context.logger)
         }
     }
-}
-
-/// Pages served beside the API that speak to it through ``AdminAPI`` (the
-/// console): the router adds them with the API they may call.
-public protocol AdminAPIFrontEnd: Sendable {
-    func addRoutes(to router: Router<GatewayRequestContext>, api: AdminAPI)
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import HTTPTypes
+public import GatewayConsoleKit
 import Hummingbird
 
 /// An app's password users: list and search by prefix, create, import an
@@ -143,5 +144,14 @@ struct UserPages: Sendable {
         data["disabled"] = user["disabled"] as? Bool ?? false
         data["notice"] = visit.request.uri.queryParameters["notice"].flatMap { Self.notices[String($0)] }
         return pages.page("user", title: "User \(userID)", visit: visit, data: data, status: status)
+    }
+}
+
+extension PasswordPlugin: ConsolePageProvider {
+    public var consoleTab: ConsoleTab { ConsoleTab(label: "Users", path: "users", credentialType: credentialType) }
+    public var consoleTemplates: [(name: String, text: String)] { embeddedConsoleAssets }
+
+    public func addConsolePages(to routes: ConsoleRoutes) {
+        UserPages(pages: routes.pages).addRoutes(routes)
     }
 }

@@ -1,27 +1,33 @@
 import Foundation
 import GatewayCore
-import GatewayPluginKit
-import HTTPTypes
-import Hummingbird
+public import GatewayPluginKit
+public import HTTPTypes
+public import Hummingbird
 import Mustache
 import NIOCore
 
-/// Renders the console's pages from the embedded Mustache templates, each
-/// inside `layout.mustache`, with the headers every page carries.
-struct PageRenderer: Sendable {
+/// Renders the console's pages from Mustache templates (the console's and
+/// its plugins'), each inside `layout.mustache`, with the headers every page
+/// carries; and knows the tabs every app's header shows.
+public struct PageRenderer: Sendable {
     private let library: MustacheLibrary
+    /// The plugins' tabs on an app's pages, in registration order.
+    public let pluginTabs: [ConsoleTab]
 
-    init() throws {
+    /// `files` are (file name, text) pairs as a target embeds them; only
+    /// `.mustache` files are taken, each named by its file name without the extension.
+    public init(files: [(name: String, text: String)], pluginTabs: [ConsoleTab] = []) throws {
         var library = MustacheLibrary()
-        for (name, text) in embeddedConsoleAssets where name.hasSuffix(".mustache") {
+        for (name, text) in files where name.hasSuffix(".mustache") {
             try library.register(text, named: String(name.dropLast(".mustache".count)))
         }
         self.library = library
+        self.pluginTabs = pluginTabs
     }
 
     /// Every console answer: no caching (pages hold a tenant's data), no
     /// framing, no script or style from anywhere but the console itself.
-    static let securityHeaders: HTTPFields = [
+    public static let securityHeaders: HTTPFields = [
         .cacheControl: "no-store",
         .contentSecurityPolicy:
             "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; form-action 'self'; "
@@ -32,7 +38,7 @@ struct PageRenderer: Sendable {
     ]
 
     /// `template` rendered with `data` plus what the layout shows of the visit.
-    func page(
+    public func page(
         _ template: String, title: String, visit: ConsoleVisit?, data: [String: Any] = [:],
         status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]
     ) -> Response {
@@ -59,7 +65,7 @@ struct PageRenderer: Sendable {
     /// What `body` answers; a page it gave up on (``PageAnswer``) as that
     /// page; any failure (the database away, a body too large) as an error
     /// page with the status the API would answer, never a JSON body.
-    func answering(_ context: GatewayRequestContext, _ body: () async throws -> Response) async -> Response {
+    public func answering(_ context: GatewayRequestContext, _ body: () async throws -> Response) async -> Response {
         do {
             return try await body()
         } catch let page as PageAnswer {
@@ -74,21 +80,10 @@ struct PageRenderer: Sendable {
     }
 
     /// 303 to `location` (after a form post, so a reload does not post again).
-    static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
+    public static func redirect(_ location: String, headers: HTTPFields = [:]) -> Response {
         var fields = securityHeaders
         fields[.location] = location
         for field in headers { fields.append(field) }
         return Response(status: .seeOther, headers: fields)
-    }
-
-    /// A stylesheet or script from the embedded assets (never a template).
-    static func asset(_ name: String) -> Response? {
-        guard name.hasSuffix(".css") || name.hasSuffix(".js"),
-            let text = embeddedConsoleAssets.first(where: { $0.name == name })?.text
-        else { return nil }
-        var fields = securityHeaders
-        fields[.contentType] = name.hasSuffix(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8"
-        fields[.cacheControl] = "public, max-age=300"
-        return Response(status: .ok, headers: fields, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import HTTPTypes
+public import GatewayConsoleKit
 import Hummingbird
 
 /// An app's phone numbers: bindings (bind, unbind) and the test numbers its
@@ -60,7 +61,7 @@ struct PhoneNumberPages: Sendable {
             binding["unbind_action"] = "\(base)/\(ConsolePaths.segment(binding["phone_number"] as? String ?? ""))/unbind"
             return binding
         }
-        var data = header.values(current: "phone").merging(errors) { $1 }
+        var data = header.values(current: "phone-numbers").merging(errors) { $1 }
         data["bindings"] = bindings
         data["none"] = bindings.isEmpty
         data["numbers_base"] = base
@@ -74,5 +75,14 @@ struct PhoneNumberPages: Sendable {
         data["new"] = new
         data["notice"] = query["notice"].flatMap { Self.notices[String($0)] }
         return pages.page("phone_numbers", title: "Phone numbers", visit: visit, data: data, status: status)
+    }
+}
+
+extension PhoneCodePlugin: ConsolePageProvider {
+    public var consoleTab: ConsoleTab { ConsoleTab(label: "Phone numbers", path: "phone-numbers", credentialType: credentialType) }
+    public var consoleTemplates: [(name: String, text: String)] { embeddedConsoleAssets }
+
+    public func addConsolePages(to routes: ConsoleRoutes) {
+        PhoneNumberPages(pages: routes.pages).addRoutes(routes)
     }
 }
