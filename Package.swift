@@ -318,7 +318,7 @@ let package = Package(
                 "GatewayCore", "GatewayHTTP", "GatewayPluginKit", "GatewayPostgres", "GatewayTestSupport",
                 "InstalledPlugins", "OpenSSLSigner", "StaticUsersPlugin", Products.hummingbird,
                 Products.hummingbirdTesting, Products.httpTypes, Products.logging, Products.nioCore,
-                Products.postgresNIO,
+                Products.postgresNIO, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/GatewayHTTPTestSupport",
             swiftSettings: upcomingFeatures

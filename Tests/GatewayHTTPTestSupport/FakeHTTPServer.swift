@@ -3,6 +3,7 @@ import Hummingbird
 import HTTPTypes
 import Logging
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 
 /// A local HTTP server standing in for what we do not own (a tenant's
@@ -99,12 +100,26 @@ public final class FakeHTTPServer: Sendable {
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
             onServerRunning: { channel in portSink.yield(channel.localAddress?.port ?? 0) }, logger: logger)
+        // Stopped gracefully, never by cancelling its task: a connection accepted but not yet served
+        // when the task is cancelled traps in NIO ("Deinited NIOAsyncWriter without calling finish()",
+        // swift-nio issue 3481). Graceful shutdown closes the idle connections the gateway keeps.
+        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService() }
-            defer { group.cancelAll() }
+            group.addTask { try await services.run() }
+            let result: Swift.Result<Result, any Error>
             var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw CancellationError() }
-            return try await body("http://127.0.0.1:\(port)", server)
+            if let port = await iterator.next() {
+                do {
+                    result = .success(try await body("http://127.0.0.1:\(port)", server))
+                } catch {
+                    result = .failure(error)
+                }
+            } else {
+                result = .failure(CancellationError())
+            }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return try result.get()
         }
     }
 }
