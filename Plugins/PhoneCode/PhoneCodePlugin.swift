@@ -17,6 +17,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
     private let codes: PhoneCodes
     private let allowsLogSender: Bool
     private let senderAddresses: OutboundAddressPolicy
+    private let deliveryAttemptTimeout: Duration
     private let senderBreaker = CircuitBreaker<AppID>(onChange: { appID, isOpen in
         Gauge(label: "gateway_sms_circuit_open", dimensions: [("app_id", appID.description)]).record(isOpen ? 1 : 0)
     })
@@ -27,13 +28,16 @@ public struct PhoneCodePlugin: CredentialPlugin {
     ///     sender; a production deployment says `false`.
     ///   - senderAddresses: where webhooks and Twilio may be reached; public
     ///     addresses only unless the operator allows private ones.
+    ///   - deliveryAttemptTimeout: how long one delivery attempt may take.
     public init(
         codeKey: [UInt8], allowsLogSender: Bool = true,
-        senderAddresses: OutboundAddressPolicy = OutboundAddressPolicy(allowsPrivateAddresses: false)
+        senderAddresses: OutboundAddressPolicy = OutboundAddressPolicy(allowsPrivateAddresses: false),
+        deliveryAttemptTimeout: Duration = .seconds(5)
     ) {
         self.codes = PhoneCodes(key: SymmetricKey(data: codeKey))
         self.allowsLogSender = allowsLogSender
         self.senderAddresses = senderAddresses
+        self.deliveryAttemptTimeout = deliveryAttemptTimeout
     }
 
     /// The purpose string the code key is derived for.
@@ -76,7 +80,9 @@ public struct PhoneCodePlugin: CredentialPlugin {
         PhoneCodeController(
             services: services, codes: codes,
             store: services.plugin.phoneCodes,
-            sender: SMSSender(addresses: senderAddresses, breaker: senderBreaker, logger: services.plugin.logger),
+            sender: SMSSender(
+                addresses: senderAddresses, breaker: senderBreaker, attemptTimeout: deliveryAttemptTimeout,
+                logger: services.plugin.logger),
             deliveryTimes: DeliveryTimes()
         ).addRoutes(to: router)
     }

@@ -15,7 +15,10 @@ extension PluginRegistry {
     /// Static users beside phone codes; the fake SMS providers listen on loopback.
     static let phoneCodeTests = PluginRegistry([
         StaticUsersPlugin(),
-        PhoneCodePlugin(codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: true)),
+        // A generous attempt timeout: with the whole suite on two cores, the fake sender may answer late.
+        PhoneCodePlugin(
+            codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: true),
+            deliveryAttemptTimeout: .seconds(30)),
     ])
 }
 
