@@ -104,8 +104,8 @@ struct IDTokenVerifier: CredentialVerifier {
         if let linked { return .verified(linked) }
         var identity = VerifiedIdentity(userID: userID)
         if provider.usesProfileClaims {
-            identity.displayName = verified.name
-            identity.avatarURL = verified.picture
+            identity.profile[.displayName] = verified.name
+            identity.profile[.avatarURL] = verified.picture
         }
         return .verified(identity)
     }

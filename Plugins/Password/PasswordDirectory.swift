@@ -41,10 +41,7 @@ struct PasswordUserDirectory: PasswordDirectory {
         let record = PasswordUserRecord(
             userID: identity.userID,
             hash: try await verifier.hasher.hash(password, parameters: verifier.options.argon2, for: .admin(appID)),
-            profile: UserProfile(
-                firstName: identity.firstName, lastName: identity.lastName, displayName: identity.displayName,
-                avatarURL: identity.avatarURL),
-            disabled: false)
+            profile: identity.profile, disabled: false)
         let event = AuditEvent(
             appID: appID, event: "user.migrated", outcome: .success, userID: identity.userID, credentialType: "password",
             requestID: requestID, detail: ["from": source])

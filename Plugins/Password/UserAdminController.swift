@@ -30,7 +30,7 @@ struct UserAdminController: Sendable {
         }
         let items = try await users.list(in: appID, prefix: prefix, after: page.afterKey, limit: page.limit)
         return try AdminResponses.json(
-            AdminResponses.Page(items: items.map(UserResponse.init), next_cursor: page.nextCursor(items) { $0.userID }))
+            AdminResponses.Page(items: items.map(UserResponse.of), next_cursor: page.nextCursor(items) { $0.userID }))
     }
 
     /// Creates or replaces the user: a whole representation, so a password
@@ -53,7 +53,7 @@ struct UserAdminController: Sendable {
                 appID: appID, event: created[0] ? "admin.user.created" : "admin.user.replaced", outcome: .success,
                 userID: userID, requestID: requestID, actor: admin.id)
         }[0]
-        return try AdminResponses.json(UserResponse(try await existing(userID, in: appID)), status: created ? .created : .ok)
+        return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)), status: created ? .created : .ok)
     }
 
     /// Changes the fields sent: profile fields (`null` clears), `disabled`, a new password.
@@ -75,14 +75,14 @@ struct UserAdminController: Sendable {
                 disabled: input.disabled ?? user.disabled)
         }
         guard found else { throw Self.userNotFound(userID) }
-        return try AdminResponses.json(UserResponse(try await existing(userID, in: appID)))
+        return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)))
     }
 
     private func read(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, _) = try context.authorizedAppID()
         let userID = try Self.userID(context)
         _ = try await options(of: appID)
-        return try AdminResponses.json(UserResponse(try await existing(userID, in: appID)))
+        return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)))
     }
 
     private func delete(_ context: GatewayRequestContext) async throws -> Response {
@@ -161,28 +161,21 @@ extension Optional {
 
 /// A user as the admin API shows it: the hash stays inside; its scheme shows
 /// how far an imported user base has been upgraded.
-struct UserResponse: Encodable {
+struct UserResponse: Encodable, Sendable {
     let user_id: String
-    let first_name: String?
-    let last_name: String?
-    let display_name: String?
-    let avatar_url: String?
     let disabled: Bool
     let password_scheme: String
     let created_at: String
     let updated_at: String
     let last_login_at: String?
 
-    init(_ user: PasswordUser) {
-        user_id = user.userID
-        first_name = user.profile.firstName
-        last_name = user.profile.lastName
-        display_name = user.profile.displayName
-        avatar_url = user.profile.avatarURL
-        disabled = user.disabled
-        password_scheme = user.hash.scheme.rawValue
-        created_at = timestamp(user.createdAt)
-        updated_at = timestamp(user.updatedAt)
-        last_login_at = user.lastLoginAt.map(timestamp)
+    /// The user's members with their profile fields beside them.
+    static func of(_ user: PasswordUser) -> WithProfile<UserResponse> {
+        WithProfile(
+            UserResponse(
+                user_id: user.userID, disabled: user.disabled, password_scheme: user.hash.scheme.rawValue,
+                created_at: timestamp(user.createdAt), updated_at: timestamp(user.updatedAt),
+                last_login_at: user.lastLoginAt.map(timestamp)),
+            profile: user.profile)
     }
 }

@@ -13,12 +13,12 @@ struct UserInput: Sendable {
         case hash(PasswordHash)
     }
 
-    static let fields: Set<String> = Set(ProfileFields.names + ["avatar_url", "password", "password_hash", "disabled"])
+    static let fields: Set<String> = Set(UserProfile.fieldNames + ["password", "password_hash", "disabled"])
 
     var password: Password?
     var profile = UserProfile()
     /// Profile fields sent as `null` or empty: a `PATCH` clears them.
-    var cleared: Set<String> = []
+    var cleared: Set<ProfileField> = []
     var disabled: Bool?
 
     init(_ input: JSONInput, policy: PasswordPolicy, extraFields: Set<String> = []) throws(GatewayError) {
@@ -40,10 +40,10 @@ struct UserInput: Sendable {
         case (_?, _?):
             throw .invalidRequest("Send password or password_hash, not both.")
         }
-        profile.firstName = try name("first_name", in: input)
-        profile.lastName = try name("last_name", in: input)
-        profile.displayName = try name("display_name", in: input)
-        profile.avatarURL = try avatarURL(in: input)
+        for field in ProfileField.allCases where input.has(field.name) {
+            profile[field] = try field.checked(try input.string(field.name))
+            if profile[field] == nil { cleared.insert(field) }
+        }
         disabled = try input.bool("disabled")
     }
 
@@ -51,27 +51,8 @@ struct UserInput: Sendable {
     /// `null` clears, absent fields stay.
     func patch(_ profile: UserProfile) -> UserProfile {
         var result = profile
-        func apply(_ key: String, _ value: String?, to field: WritableKeyPath<UserProfile, String?>) {
-            if let value { result[keyPath: field] = value } else if cleared.contains(key) { result[keyPath: field] = nil }
-        }
-        apply("first_name", self.profile.firstName, to: \.firstName)
-        apply("last_name", self.profile.lastName, to: \.lastName)
-        apply("display_name", self.profile.displayName, to: \.displayName)
-        apply("avatar_url", self.profile.avatarURL, to: \.avatarURL)
+        for (field, value) in self.profile.fields { result[field] = value }
+        for field in cleared { result[field] = nil }
         return result
-    }
-
-    private mutating func name(_ key: String, in input: JSONInput) throws(GatewayError) -> String? {
-        guard input.has(key) else { return nil }
-        let value = try ProfileFields.name(try input.string(key), field: key)
-        if value == nil { cleared.insert(key) }
-        return value
-    }
-
-    private mutating func avatarURL(in input: JSONInput) throws(GatewayError) -> String? {
-        guard input.has("avatar_url") else { return nil }
-        let value = try ProfileFields.avatarURL(try input.string("avatar_url"))
-        if value == nil { cleared.insert("avatar_url") }
-        return value
     }
 }

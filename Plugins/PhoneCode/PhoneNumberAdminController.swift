@@ -21,22 +21,17 @@ struct PhoneNumberAdminController: Sendable {
         let page = try Pagination(request)
         let items = try await store.bindings(in: appID, after: page.afterKey, limit: page.limit)
         return try AdminResponses.json(
-            AdminResponses.Page(items: items.map(BindingResponse.init), next_cursor: page.nextCursor(items) { $0.phoneNumber }))
+            AdminResponses.Page(items: items.map(BindingResponse.of), next_cursor: page.nextCursor(items) { $0.phoneNumber }))
     }
 
-    /// `{user_id, first_name?, last_name?, display_name?, avatar_url?}`: 201 when new, 200 when replaced.
+    /// `{user_id, first_name?, last_name?, display_name?, avatar_url?}` (the profile fields): 201 when new, 200 when replaced.
     private func bind(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try await existingApp(context)
         let number = try Self.number(context)
         let input = try await JSONInput.read(request)
-        try input.rejectUnknown(allowed: ["user_id", "first_name", "last_name", "display_name", "avatar_url"])
+        try input.rejectUnknown(allowed: Set(["user_id"] + UserProfile.fieldNames))
         let userID = try TokenRequest.validatedUserID(try input.requiredString("user_id"))
-        let identity = VerifiedIdentity(
-            userID: userID,
-            firstName: try ProfileFields.name(try input.string("first_name"), field: "first_name"),
-            lastName: try ProfileFields.name(try input.string("last_name"), field: "last_name"),
-            displayName: try ProfileFields.name(try input.string("display_name"), field: "display_name"),
-            avatarURL: try ProfileFields.avatarURL(try input.string("avatar_url")))
+        let identity = VerifiedIdentity(userID: userID, profile: try UserProfile.read(input))
         let requestID = context.requestID
         let created = try await store.bind(number, to: identity, in: appID) { created in
             AuditEvent(
@@ -45,13 +40,13 @@ struct PhoneNumberAdminController: Sendable {
                 detail: ["phone_number": number.text])
         }
         guard let binding = try await store.binding(of: number, in: appID) else { throw Self.notBound }
-        return try AdminResponses.json(BindingResponse(binding), status: created ? .created : .ok)
+        return try AdminResponses.json(BindingResponse.of(binding), status: created ? .created : .ok)
     }
 
     private func read(_ context: GatewayRequestContext) async throws -> Response {
         let appID = try await existingApp(context).0
         guard let binding = try await store.binding(of: try Self.number(context), in: appID) else { throw Self.notBound }
-        return try AdminResponses.json(BindingResponse(binding))
+        return try AdminResponses.json(BindingResponse.of(binding))
     }
 
     private func unbind(_ context: GatewayRequestContext) async throws -> Response {
@@ -81,24 +76,18 @@ struct PhoneNumberAdminController: Sendable {
 }
 
 /// A binding as the admin API shows it.
-struct BindingResponse: Encodable {
+struct BindingResponse: Encodable, Sendable {
     let phone_number: String
     let user_id: String
-    let first_name: String?
-    let last_name: String?
-    let display_name: String?
-    let avatar_url: String?
     let created_at: String
     let updated_at: String
 
-    init(_ binding: PhoneNumberBinding) {
-        phone_number = binding.phoneNumber
-        user_id = binding.identity.userID
-        first_name = binding.identity.firstName
-        last_name = binding.identity.lastName
-        display_name = binding.identity.displayName
-        avatar_url = binding.identity.avatarURL
-        created_at = timestamp(binding.createdAt)
-        updated_at = timestamp(binding.updatedAt)
+    /// The binding's members with its user's profile fields beside them.
+    static func of(_ binding: PhoneNumberBinding) -> WithProfile<BindingResponse> {
+        WithProfile(
+            BindingResponse(
+                phone_number: binding.phoneNumber, user_id: binding.identity.userID,
+                created_at: timestamp(binding.createdAt), updated_at: timestamp(binding.updatedAt)),
+            profile: binding.identity.profile)
     }
 }

@@ -11,9 +11,7 @@ struct StaticUsersOptions: Sendable {
     }
 
     static let maximumUsers = 1000
-    private static let userKeys: Set<String> = [
-        "user_id", "password", "first_name", "last_name", "display_name", "avatar_url",
-    ]
+    private static let userKeys = Set(["user_id", "password"] + UserProfile.fieldNames)
 
     let users: [String: User]
     let allowAnyUser: Bool
@@ -72,16 +70,10 @@ struct StaticUsersOptions: Sendable {
             return value
         }
         let userID = try TokenRequest.validatedUserID(try text("user_id") ?? "", field: "\(path).user_id")
-        let avatarURL = try text("avatar_url")
-        if let avatarURL, !avatarURL.isEmpty {
-            guard let url = URL(string: avatarURL), ["http", "https"].contains(url.scheme?.lowercased() ?? ""),
-                url.host != nil
-            else { throw .invalidRequest("\(path).avatar_url must be an absolute http(s) URL.") }
+        var profile = UserProfile()
+        for field in ProfileField.allCases {
+            profile[field] = try field.checked(try text(field.name), at: "\(path).\(field.name)")
         }
-        return User(
-            identity: VerifiedIdentity(
-                userID: userID, firstName: try text("first_name"), lastName: try text("last_name"),
-                displayName: try text("display_name"), avatarURL: avatarURL),
-            password: try password())
+        return User(identity: VerifiedIdentity(userID: userID, profile: profile), password: try password())
     }
 }

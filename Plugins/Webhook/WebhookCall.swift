@@ -7,7 +7,7 @@ import NIOCore
 /// One question to the tenant's user service: is this user's credential
 /// right? Posts `{app_id, user_id, credentials, request_id, timestamp}`
 /// signed (``WebhookSignature``), and reads the answer strictly:
-/// `{"valid": true, "user_id"?, "first_name"?, "last_name"?, "display_name"?, "avatar_url"?}`
+/// `{"valid": true, "user_id"?, "first_name"?, "last_name"?, "display_name"?, "avatar_url"?}` (the profile fields)
 /// or `{"valid": false}`. Anything else is a ``WebhookFailure``.
 struct WebhookCall: Sendable {
     /// The largest answer read; a larger one is a failure.
@@ -74,13 +74,7 @@ struct WebhookCall: Sendable {
             guard valid else { return .invalid }
             // The token request's rule: the id goes into the token and the audit trail.
             let user = try TokenRequest.validatedUserID(try reader.string("user_id") ?? userID, field: "answer.user_id")
-            return .valid(
-                VerifiedIdentity(
-                    userID: user,
-                    firstName: try ProfileFields.name(try reader.string("first_name"), field: "answer.first_name"),
-                    lastName: try ProfileFields.name(try reader.string("last_name"), field: "answer.last_name"),
-                    displayName: try ProfileFields.name(try reader.string("display_name"), field: "answer.display_name"),
-                    avatarURL: try ProfileFields.avatarURL(try reader.string("avatar_url"), field: "answer.avatar_url")))
+            return .valid(VerifiedIdentity(userID: user, profile: try UserProfile.read(reader, at: "answer")))
         } catch {
             throw WebhookFailure(.badAnswer, "the answer is not one the gateway reads: \(error.message)")
         }

@@ -26,7 +26,7 @@ struct WebhookTestController: Sendable {
         let outcome: String
         let reason: String?
         let latency_ms: Int?
-        let identity: Identity?
+        let identity: WithProfile<Identity>?
 
         /// What may be shown when the URL may point into the operator's network.
         var withoutDetail: Verdict {
@@ -34,12 +34,8 @@ struct WebhookTestController: Sendable {
         }
     }
 
-    private struct Identity: Encodable {
+    private struct Identity: Encodable, Sendable {
         let user_id: String
-        let first_name: String?
-        let last_name: String?
-        let display_name: String?
-        let avatar_url: String?
     }
 
     private func test(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
@@ -72,9 +68,7 @@ struct WebhookTestController: Sendable {
             case .valid(let identity):
                 verdict = Verdict(
                     outcome: "valid", reason: nil, latency_ms: elapsed,
-                    identity: Identity(
-                        user_id: identity.userID, first_name: identity.firstName, last_name: identity.lastName,
-                        display_name: identity.displayName, avatar_url: identity.avatarURL))
+                    identity: WithProfile(Identity(user_id: identity.userID), profile: identity.profile))
             }
         } catch {
             verdict = Verdict(outcome: "failed", reason: error.reason.rawValue, latency_ms: Self.milliseconds(since: started), identity: nil)

@@ -20,6 +20,14 @@ public struct OIDCProfile: TokenProfile {
     static let lifetimes = 30...3600
     static let maximumAudiences = 8
 
+    /// The standard claim of each profile field (OpenID Connect Core 1.0,
+    /// section 5.1); a field not listed here goes under its own name.
+    static let standardClaims: [ProfileField: String] = [
+        .firstName: "given_name", .lastName: "family_name", .displayName: "name", .avatarURL: "picture",
+    ]
+
+    static func claimName(of field: ProfileField) -> String { standardClaims[field] ?? field.name }
+
     /// Where the apps' issuers live: `oidc.issuer_base_url`, the gateway's public URL.
     let issuerBaseURL: URL?
 
@@ -104,12 +112,7 @@ public struct OIDCProfile: TokenProfile {
             claims.add("exp", grant.issuedAt + lifetimeSeconds)
             claims.add("auth_time", grant.issuedAt)
             claims.add("nonce", grant.nonce)
-            for (name, value) in [
-                ("name", identity.displayName), ("given_name", identity.firstName), ("family_name", identity.lastName),
-                ("picture", identity.avatarURL),
-            ] {
-                if let value, !value.isEmpty { claims.add(name, value) }
-            }
+            for (field, value) in identity.profile.fields { claims.add(OIDCProfile.claimName(of: field), value) }
             return try CompactJWS.encode(headerPrefix: headerPrefix, claims: claims.finish(), sign: signer.sign)
         }
 

@@ -9,7 +9,7 @@ import Testing
 /// is deterministic, so the same key and input give the same bytes.
 @Suite struct OpenSSLRS256SignerTests {
     static let claims = IdentityTokenClaims(
-        issuer: ProviderID(uuid: UUID()), identity: VerifiedIdentity(userID: "alice", firstName: "Alice"),
+        issuer: ProviderID(uuid: UUID()), identity: VerifiedIdentity(userID: "alice", profile: UserProfile([.firstName: "Alice"])),
         nonce: "abc+/=123", issuedAt: 1_461_023_254, lifetimeSeconds: 120)
 
     @Test(arguments: ["pkcs8", "pkcs1"])

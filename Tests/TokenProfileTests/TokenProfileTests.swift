@@ -49,7 +49,7 @@ import TwilioProfile
     @Test func eachMintedTokenPassesItsProfilesCheckAndAChangedOneFails() throws {
         let app = Self.app(Self.everyProfile)
         let grant = TokenGrant(
-            app: app, identity: VerifiedIdentity(userID: "ann", displayName: "Ann"), nonce: "n+1/=", issuedAt: 1_800_000_000)
+            app: app, identity: VerifiedIdentity(userID: "ann", profile: UserProfile([.displayName: "Ann"])), nonce: "n+1/=", issuedAt: 1_800_000_000)
         for (name, slot) in Self.registry.minters(for: app, keys: Self.keys) {
             let minter = try slot.get()
             let compact = try minter.mint(grant)
@@ -62,7 +62,7 @@ import TwilioProfile
 
     @Test func layersProfileMintsExactlyWhatTheLayerPathMinted() throws {
         let app = Self.app([.layer])
-        let identity = VerifiedIdentity(userID: "ann", firstName: "Ann", displayName: "Ann A.")
+        let identity = VerifiedIdentity(userID: "ann", profile: UserProfile([.firstName: "Ann", .displayName: "Ann A."]))
         let minter = try #require(try Self.registry.minters(for: app, keys: Self.keys)["layer"]?.get())
         let ours = try minter.mint(TokenGrant(app: app, identity: identity, nonce: "abc+/=123", issuedAt: 1_800_000_000))
         let before = try TokenSigningKey(keyID: Self.keyID, signer: Self.pair.signer).mint(

@@ -12,7 +12,6 @@ struct UserPages: Sendable {
     let pages: PageRenderer
 
     static let pageSize = 25
-    static let profileFields = ["first_name", "last_name", "display_name", "avatar_url"]
     static let notices = [
         "created": "User saved.", "password": "Password changed.", "saved": "Profile saved.",
         "disabled": "User turned off: their logins are refused.", "enabled": "User turned on.", "deleted": "User deleted.",
@@ -30,8 +29,8 @@ struct UserPages: Sendable {
         }
         routes.post("apps/{app_id}/users/{user_id}/profile") { visit, form in
             var body: [String: JSONValue] = [:]
-            for field in Self.profileFields { body[field] = .string(form[field] ?? "") }
-            return try await change(visit, body, notice: "saved", fields: Self.profileFields)
+            for field in ProfileForm.names { body[field] = .string(form[field] ?? "") }
+            return try await change(visit, body, notice: "saved", fields: ProfileForm.names)
         }
         routes.post("apps/{app_id}/users/{user_id}/disabled") { visit, form in
             let disabled = form["disabled"] == "true"
@@ -80,8 +79,9 @@ struct UserPages: Sendable {
         }
         // What was typed comes back after a refusal, except the password.
         var new: [String: Any] = ["user_id": form?["user_id"] ?? ""]
-        for field in Self.profileFields { new[field] = form?[field] ?? "" }
+        for field in ProfileForm.names { new[field] = form?[field] ?? "" }
         data["new"] = new
+        data["profile_fields"] = ProfileForm.fields(values: new, errors: errors)
         if let report { data["report"] = report }
         data["notice"] = query["notice"].flatMap { Self.notices[String($0)] }
         return pages.page("users", title: "Users", visit: visit, data: data, status: status)
@@ -93,11 +93,11 @@ struct UserPages: Sendable {
             return try await list(visit, form: form, errors: FormErrors.local("user_id", "Enter a user id."), status: .badRequest)
         }
         var body: [String: JSONValue] = ["password": .string(form["password"] ?? "")]
-        for field in Self.profileFields { if let value = form.text(field) { body[field] = .string(value) } }
+        for field in ProfileForm.names { if let value = form.text(field) { body[field] = .string(value) } }
         let answer = await visit.call(.put, Self.apiPath(appID, userID), json: body)
         guard answer.succeeded else {
             return try await list(
-                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["user_id", "password"] + Self.profileFields),
+                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["user_id", "password"] + ProfileForm.names),
                 status: answer.status)
         }
         return PageRenderer.redirect("\(Self.pagePath(appID, userID))?notice=created")
@@ -140,6 +140,7 @@ struct UserPages: Sendable {
         guard answer.succeeded, let user = answer.value as? [String: Any] else { return pages.apiFailure(answer, visit: visit) }
         var data = header.values(current: "users").merging(errors) { $1 }
         data["user"] = user
+        data["profile_fields"] = ProfileForm.fields(values: user, errors: errors)
         data["user_base"] = Self.pagePath(appID, userID)
         data["disabled"] = user["disabled"] as? Bool ?? false
         data["notice"] = visit.request.uri.queryParameters["notice"].flatMap { Self.notices[String($0)] }

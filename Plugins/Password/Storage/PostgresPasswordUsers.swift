@@ -13,7 +13,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
     private var transactions: AuditedTransaction { AuditedTransaction(client: client, logger: logger) }
 
     private static let columns =
-        "user_id, password_hash, first_name, last_name, display_name, avatar_url, disabled, created_at, updated_at, last_login_at"
+        "user_id, password_hash, \(ProfileColumns.names), disabled, created_at, updated_at, last_login_at"
 
     /// A prepared statement, planned once per connection: every login asks.
     func find(_ userID: String, in appID: AppID) async throws -> PasswordUser? {
@@ -110,27 +110,27 @@ struct PostgresPasswordUsers: PasswordUserStore {
         try await transactions.run({ connection in try await upsert(records, in: appID, on: connection) }, recording: describe)
     }
 
+    /// `$1` the app, `$2` ids, `$3` hashes, then one array per profile field, and the `disabled` flags last.
+    private static let upsertSQL = """
+        INSERT INTO password_users AS u (app_id, user_id, password_hash, \(ProfileColumns.names), disabled)
+        SELECT $1, user_id, password_hash, \(ProfileColumns.nullIfEmpty), disabled
+        FROM unnest($2::text[], $3::text[], \(ProfileColumns.arrayParameters(from: 4)),
+                    $\(4 + ProfileField.allCases.count)::boolean[])
+             AS r(user_id, password_hash, \(ProfileColumns.names), disabled)
+        ON CONFLICT (app_id, user_id) DO UPDATE SET
+            password_hash = excluded.password_hash, \(ProfileColumns.fromExcluded),
+            disabled = excluded.disabled, updated_at = now()
+        RETURNING user_id, (xmax = 0) AS created
+        """
+
     private func upsert(_ records: [PasswordUserRecord], in appID: AppID, on connection: PostgresConnection) async throws -> [Bool] {
-        func text(_ value: String?) -> String { value ?? "" }
-        let rows = try await connection.tracedQuery(
-            """
-            INSERT INTO password_users AS u (app_id, user_id, password_hash, first_name, last_name, display_name,
-                                             avatar_url, disabled)
-            SELECT \(appID.uuid), user_id, password_hash, nullif(first_name, ''), nullif(last_name, ''),
-                   nullif(display_name, ''), nullif(avatar_url, ''), disabled
-            FROM unnest(\(records.map(\.userID))::text[], \(records.map(\.hash.text))::text[],
-                        \(records.map { text($0.profile.firstName) })::text[],
-                        \(records.map { text($0.profile.lastName) })::text[],
-                        \(records.map { text($0.profile.displayName) })::text[],
-                        \(records.map { text($0.profile.avatarURL) })::text[],
-                        \(records.map(\.disabled))::boolean[])
-                 AS r(user_id, password_hash, first_name, last_name, display_name, avatar_url, disabled)
-            ON CONFLICT (app_id, user_id) DO UPDATE SET
-                password_hash = excluded.password_hash, first_name = excluded.first_name,
-                last_name = excluded.last_name, display_name = excluded.display_name,
-                avatar_url = excluded.avatar_url, disabled = excluded.disabled, updated_at = now()
-            RETURNING user_id, (xmax = 0) AS created
-            """, logger: logger)
+        var bindings = PostgresBindings()
+        bindings.append(appID.uuid)
+        bindings.append(records.map(\.userID))
+        bindings.append(records.map(\.hash.text))
+        ProfileColumns.bindArrays(records.map(\.profile), to: &bindings)
+        bindings.append(records.map(\.disabled))
+        let rows = try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.upsertSQL, binds: bindings), logger: logger)
         var created: [String: Bool] = [:]
         for try await (userID, wasCreated) in rows.decode((String, Bool).self) { created[userID] = wasCreated }
         return records.map { created[$0.userID] ?? false }
@@ -142,15 +142,19 @@ struct PostgresPasswordUsers: PasswordUserStore {
         }
     }
 
+    private static let insertSQL = """
+        INSERT INTO password_users (app_id, user_id, password_hash, \(ProfileColumns.names))
+        VALUES ($1, $2, $3, \(ProfileColumns.parameters(from: 4)))
+        ON CONFLICT (app_id, user_id) DO NOTHING RETURNING 1
+        """
+
     private func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, on connection: PostgresConnection) async throws -> Bool {
-        let profile = record.profile
-        let rows = try await connection.tracedQuery(
-            """
-            INSERT INTO password_users (app_id, user_id, password_hash, first_name, last_name, display_name, avatar_url)
-            VALUES (\(appID.uuid), \(record.userID), \(record.hash.text), \(profile.firstName), \(profile.lastName),
-                    \(profile.displayName), \(profile.avatarURL))
-            ON CONFLICT (app_id, user_id) DO NOTHING RETURNING 1
-            """, logger: logger)
+        var bindings = PostgresBindings()
+        bindings.append(appID.uuid)
+        bindings.append(record.userID)
+        bindings.append(record.hash.text)
+        ProfileColumns.bind(record.profile, to: &bindings)
+        let rows = try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.insertSQL, binds: bindings), logger: logger)
         for try await _ in rows { return true }
         return false
     }
@@ -195,13 +199,15 @@ struct PostgresPasswordUsers: PasswordUserStore {
     }
 
     fileprivate static func user(_ row: PostgresRow) throws -> PasswordUser {
-        let (userID, hashText, firstName, lastName, displayName, avatarURL, disabled, createdAt, updatedAt, lastLogin) =
-            try row.decode((String, String, String?, String?, String?, String?, Bool, Date, Date, Date?).self)
-        guard let hash = PasswordHash(hashText) else { throw UnreadablePasswordHash(userID: userID) }
+        let columns = row.makeRandomAccess()
+        let userID = try columns["user_id"].decode(String.self)
+        guard let hash = PasswordHash(try columns["password_hash"].decode(String.self)) else {
+            throw UnreadablePasswordHash(userID: userID)
+        }
         return PasswordUser(
-            userID: userID, hash: hash,
-            profile: UserProfile(firstName: firstName, lastName: lastName, displayName: displayName, avatarURL: avatarURL),
-            disabled: disabled, createdAt: createdAt, updatedAt: updatedAt, lastLoginAt: lastLogin)
+            userID: userID, hash: hash, profile: try ProfileColumns.profile(of: row),
+            disabled: try columns["disabled"].decode(Bool.self), createdAt: try columns["created_at"].decode(Date.self),
+            updatedAt: try columns["updated_at"].decode(Date.self), lastLoginAt: try columns["last_login_at"].decode(Date?.self))
     }
 }
 

@@ -22,7 +22,7 @@ import Testing
     static let newHash = PasswordHash("$argon2id$v=19$m=9216,t=2,p=1$c29tZXNhbHQ$qLml5cbqFAO6YxVHhrSBHP0UWdxrIxkNcM8aMX3blzU")!
 
     static func record(_ userID: String, firstName: String? = nil, hash: PasswordHash = oldHash) -> PasswordUserRecord {
-        PasswordUserRecord(userID: userID, hash: hash, profile: UserProfile(firstName: firstName), disabled: false)
+        PasswordUserRecord(userID: userID, hash: hash, profile: UserProfile([.firstName: firstName]), disabled: false)
     }
 
     static func event(_ name: String, _ appID: AppID) -> AuditEvent {
@@ -42,7 +42,7 @@ import Testing
         }
         #expect(created == [true, true, true, true])
         #expect(try await users.upsert([record("a", firstName: "Ada"), record("c")], in: app) { event("upserted \($0)", app) } == [false, true])
-        #expect(try await users.find("a", in: app)?.profile.firstName == "Ada")
+        #expect(try await users.find("a", in: app)?.profile[.firstName] == "Ada")
         #expect(try await users.find("a", in: other) == nil, "another app has no such user")
 
         // Byte order ("ä" is 0xC3 0xA4, after every ASCII id), prefixes, cursors and limits.
@@ -58,13 +58,13 @@ import Testing
         }
         #expect(updated)
         #expect(try await users.find("a", in: app)?.disabled == true)
-        #expect(try await users.find("a", in: app)?.profile.firstName == "Ada")
+        #expect(try await users.find("a", in: app)?.profile[.firstName] == "Ada")
         #expect(try await !users.update("nobody", in: app, recording: event("updated nobody", app)) { _ in record("nobody") })
         #expect(try await users.find("nobody", in: app) == nil)
 
         // Only an absent user is added.
         #expect(try await !users.insertIfAbsent(record("b", firstName: "Not Bob"), in: app, recording: event("kept b", app)))
-        #expect(try await users.find("b", in: app)?.profile.firstName == nil)
+        #expect(try await users.find("b", in: app)?.profile[.firstName] == nil)
         #expect(try await users.insertIfAbsent(record("d"), in: app, recording: event("added d", app)))
 
         // A login is noted; its upgraded hash lands only over the hash it was checked against.

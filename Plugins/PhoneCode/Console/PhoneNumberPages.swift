@@ -11,7 +11,6 @@ struct PhoneNumberPages: Sendable {
     let pages: PageRenderer
 
     static let pageSize = 25
-    static let profileFields = ["first_name", "last_name", "display_name", "avatar_url"]
     static let notices = ["bound": "Number bound.", "unbound": "Number unbound."]
 
     func addRoutes(_ routes: ConsoleRoutes) {
@@ -35,11 +34,11 @@ struct PhoneNumberPages: Sendable {
             return try await list(visit, form: form, errors: FormErrors.local("phone_number", "Enter a number in E.164 form, e.g. +14155550123."), status: .badRequest)
         }
         var body: [String: JSONValue] = ["user_id": .string(form["user_id"] ?? "")]
-        for field in Self.profileFields { if let value = form.text(field) { body[field] = .string(value) } }
+        for field in ProfileForm.names { if let value = form.text(field) { body[field] = .string(value) } }
         let answer = await visit.call(.put, Self.apiPath(appID, number), json: body)
         guard answer.succeeded else {
             return try await list(
-                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["phone_number", "user_id"] + Self.profileFields),
+                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["phone_number", "user_id"] + ProfileForm.names),
                 status: answer.status)
         }
         return PageRenderer.redirect("\(ConsolePaths.app(appID))/phone-numbers?notice=bound")
@@ -71,8 +70,9 @@ struct PhoneNumberPages: Sendable {
         data["test_numbers"] = tests
         data["no_test_numbers"] = tests.isEmpty
         var new: [String: Any] = ["phone_number": form?["phone_number"] ?? "", "user_id": form?["user_id"] ?? ""]
-        for field in Self.profileFields { new[field] = form?[field] ?? "" }
+        for field in ProfileForm.names { new[field] = form?[field] ?? "" }
         data["new"] = new
+        data["profile_fields"] = ProfileForm.fields(values: new, errors: errors)
         data["notice"] = query["notice"].flatMap { Self.notices[String($0)] }
         return pages.page("phone_numbers", title: "Phone numbers", visit: visit, data: data, status: status)
     }

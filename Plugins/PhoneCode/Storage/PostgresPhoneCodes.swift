@@ -86,8 +86,7 @@ struct PostgresPhoneCodes: PhoneCodeStore {
 
     // MARK: The directory
 
-    private static let bindingColumns =
-        "phone_number, user_id, first_name, last_name, display_name, avatar_url, created_at, updated_at"
+    private static let bindingColumns = "phone_number, user_id, \(ProfileColumns.names), created_at, updated_at"
 
     func binding(of number: PhoneNumber, in appID: AppID) async throws -> PhoneNumberBinding? {
         let rows = try await client.tracedQuery(
@@ -120,19 +119,23 @@ struct PostgresPhoneCodes: PhoneCodeStore {
         }, recording: describe)
     }
 
+    private static let bindSQL = """
+        INSERT INTO phone_numbers AS p (app_id, phone_number, user_id, \(ProfileColumns.names))
+        VALUES ($1, $2, $3, \(ProfileColumns.parameters(from: 4)))
+        ON CONFLICT (app_id, phone_number) DO UPDATE SET user_id = excluded.user_id, \(ProfileColumns.fromExcluded),
+            updated_at = now()
+        RETURNING (xmax = 0)
+        """
+
     private func bind(_ number: PhoneNumber, to identity: VerifiedIdentity, in appID: AppID, on connection: PostgresConnection)
         async throws -> Bool
     {
-        let rows = try await connection.tracedQuery(
-            """
-            INSERT INTO phone_numbers AS p (app_id, phone_number, user_id, first_name, last_name, display_name, avatar_url)
-            VALUES (\(appID.uuid), \(number.text), \(identity.userID), \(identity.firstName), \(identity.lastName),
-                    \(identity.displayName), \(identity.avatarURL))
-            ON CONFLICT (app_id, phone_number) DO UPDATE SET user_id = excluded.user_id,
-                first_name = excluded.first_name, last_name = excluded.last_name,
-                display_name = excluded.display_name, avatar_url = excluded.avatar_url, updated_at = now()
-            RETURNING (xmax = 0)
-            """, logger: logger)
+        var bindings = PostgresBindings()
+        bindings.append(appID.uuid)
+        bindings.append(number.text)
+        bindings.append(identity.userID)
+        ProfileColumns.bind(identity.profile, to: &bindings)
+        let rows = try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.bindSQL, binds: bindings), logger: logger)
         for try await created in rows.decode(Bool.self) { return created }
         return false
     }
@@ -148,12 +151,11 @@ struct PostgresPhoneCodes: PhoneCodeStore {
     }
 
     private static func binding(_ row: PostgresRow) throws -> PhoneNumberBinding {
-        let (number, userID, firstName, lastName, displayName, avatarURL, createdAt, updatedAt) =
-            try row.decode((String, String, String?, String?, String?, String?, Date, Date).self)
+        let columns = row.makeRandomAccess()
         return PhoneNumberBinding(
-            phoneNumber: number,
+            phoneNumber: try columns["phone_number"].decode(String.self),
             identity: VerifiedIdentity(
-                userID: userID, firstName: firstName, lastName: lastName, displayName: displayName, avatarURL: avatarURL),
-            createdAt: createdAt, updatedAt: updatedAt)
+                userID: try columns["user_id"].decode(String.self), profile: try ProfileColumns.profile(of: row)),
+            createdAt: try columns["created_at"].decode(Date.self), updatedAt: try columns["updated_at"].decode(Date.self))
     }
 }

@@ -57,7 +57,7 @@ import Testing
         #expect(try await send() == nil)
 
         // Bindings: new, then rebound; in number order after a cursor; unbound once.
-        let adaLovelace = VerifiedIdentity(userID: "ada", firstName: "Ada")
+        let adaLovelace = VerifiedIdentity(userID: "ada", profile: UserProfile([.firstName: "Ada"]))
         let numbers = ["+4915100000003", "+4915100000002", "+4915100000001"].compactMap(PhoneNumber.init)
         for bound in numbers {
             #expect(try await store.bind(bound, to: adaLovelace, in: app) { _ in event("bound \(bound)", app) })

@@ -41,7 +41,7 @@ import Testing
         (.object(["users": .array([.object(["password": .string("p")])])]), "plugins.static.users[0].user_id must be 1 to 256 bytes"),
         (.object(["users": .array([.object(["user_id": .string("a\tb")])])]), "plugins.static.users[0].user_id must not contain control characters."),
         (.object(["users": .array([.object(["user_id": .string("a"), "pasword": .string("p")])])]), "plugins.static.users[0].pasword is not a field"),
-        (.object(["users": .array([.object(["user_id": .string("a"), "avatar_url": .string("/a.png")])])]), "plugins.static.users[0].avatar_url must be an absolute http(s) URL."),
+        (.object(["users": .array([.object(["user_id": .string("a"), "avatar_url": .string("/a.png")])])]), "plugins.static.users[0].avatar_url must be an absolute http(s) URL of at most 2048 bytes."),
         (.object(["users": .array([.object(["user_id": .string("a"), "avatar_url": .string("javascript:alert(1)")])])]), "plugins.static.users[0].avatar_url"),
         (.object(["users": .array([.object(["user_id": .string("a")]), .object(["user_id": .string("a")])])]), "plugins.static.users[1].user_id repeats 'a'."),
     ])

@@ -133,6 +133,6 @@ import WebhookPlugin
     static func storedUser(_ userID: String, in app: AppSettings, _ gateway: some GatewayUnderTest) async throws
         -> (hash: String, firstName: String?)?
     {
-        try await gateway.pluginServices.passwordUsers.find(userID, in: app.appID).map { ($0.hash.text, $0.profile.firstName) }
+        try await gateway.pluginServices.passwordUsers.find(userID, in: app.appID).map { ($0.hash.text, $0.profile[.firstName]) }
     }
 }

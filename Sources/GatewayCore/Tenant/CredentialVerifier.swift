@@ -79,19 +79,10 @@ public enum VerificationResult: Sendable, Equatable {
 /// token's optional claims.
 public struct VerifiedIdentity: Sendable, Equatable {
     public var userID: String
-    public var firstName: String?
-    public var lastName: String?
-    public var displayName: String?
-    public var avatarURL: String?
+    public var profile: UserProfile
 
-    public init(
-        userID: String, firstName: String? = nil, lastName: String? = nil,
-        displayName: String? = nil, avatarURL: String? = nil
-    ) {
+    public init(userID: String, profile: UserProfile = UserProfile()) {
         self.userID = userID
-        self.firstName = firstName
-        self.lastName = lastName
-        self.displayName = displayName
-        self.avatarURL = avatarURL
+        self.profile = profile
     }
 }

@@ -10,10 +10,8 @@ public struct IdentityTokenClaims: Sendable, Equatable {
     public var expiresAt: Int64
     /// `nce`: the nonce, byte for byte as the client sent it.
     public var nonce: String
-    public var firstName: String?
-    public var lastName: String?
-    public var displayName: String?
-    public var avatarURL: String?
+    /// The optional claims, each under its field's name.
+    public var profile: UserProfile
 
     public init(
         issuer: ProviderID, identity: VerifiedIdentity, nonce: String,
@@ -24,10 +22,7 @@ public struct IdentityTokenClaims: Sendable, Equatable {
         self.issuedAt = issuedAt
         self.expiresAt = issuedAt + Int64(lifetimeSeconds)
         self.nonce = nonce
-        self.firstName = identity.firstName
-        self.lastName = identity.lastName
-        self.displayName = identity.displayName
-        self.avatarURL = identity.avatarURL
+        self.profile = identity.profile
     }
 
     /// The claims set as JSON; optional claims appear only when non-empty.
@@ -38,12 +33,7 @@ public struct IdentityTokenClaims: Sendable, Equatable {
         writer.add("iat", issuedAt)
         writer.add("exp", expiresAt)
         writer.add("nce", nonce)
-        for (name, value) in [
-            ("first_name", firstName), ("last_name", lastName),
-            ("display_name", displayName), ("avatar_url", avatarURL),
-        ] {
-            if let value, !value.isEmpty { writer.add(name, value) }
-        }
+        for (field, value) in profile.fields { writer.add(field.name, value) }
         return writer.finish()
     }
 }

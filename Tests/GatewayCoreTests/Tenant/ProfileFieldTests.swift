@@ -1,22 +1,36 @@
 import GatewayCore
-import GatewayPluginKit
 import Testing
 
 /// Profile fields are bounded as sent, then trimmed: the bound the API
 /// contract states (`maxLength`) holds for what the client wrote, so a value
 /// padded with whitespace past it is refused, not silently cut.
-@Suite struct ProfileFieldsTests {
+@Suite struct ProfileFieldTests {
     @Test func aNamePaddedPastTheBoundIsRefusedAndAShortOneIsTrimmed() throws {
         let padded = "×" + String(repeating: "\n", count: 300)
-        #expect(throws: GatewayError.self) { try ProfileFields.name(padded, field: "first_name") }
-        #expect(try ProfileFields.name("  Ann \n", field: "first_name") == "Ann")
-        #expect(try ProfileFields.name(String(repeating: "a", count: ProfileFields.maximumNameBytes), field: "first_name") != nil)
-        #expect(try ProfileFields.name("   ", field: "first_name") == nil)
+        #expect(throws: GatewayError.self) { try ProfileField.firstName.checked(padded) }
+        #expect(try ProfileField.firstName.checked("  Ann \n") == "Ann")
+        #expect(try ProfileField.firstName.checked(String(repeating: "a", count: ProfileField.firstName.maximumBytes)) != nil)
+        #expect(try ProfileField.firstName.checked("   ") == nil)
     }
 
     @Test func anAvatarURLPaddedPastTheBoundIsRefused() throws {
-        let padded = "https://example.com/a.png" + String(repeating: " ", count: ProfileFields.maximumURLBytes)
-        #expect(throws: GatewayError.self) { try ProfileFields.avatarURL(padded) }
-        #expect(try ProfileFields.avatarURL(" https://example.com/a.png ") == "https://example.com/a.png")
+        let padded = "https://example.com/a.png" + String(repeating: " ", count: ProfileField.avatarURL.maximumBytes)
+        #expect(throws: GatewayError.self) { try ProfileField.avatarURL.checked(padded) }
+        #expect(try ProfileField.avatarURL.checked(" https://example.com/a.png ") == "https://example.com/a.png")
+        #expect(throws: GatewayError.self) { try ProfileField.avatarURL.checked("ftp://example.com/a.png") }
+    }
+
+    @Test func aRefusalNamesThePathItWasGiven() {
+        #expect(throws: GatewayError.invalidRequest("answer.avatar_url must be an absolute http(s) URL of at most 2048 bytes.")) {
+            try ProfileField.avatarURL.checked("not a url", at: "answer.avatar_url")
+        }
+    }
+
+    @Test func aProfileKeepsNoEmptyValueAndListsItsFieldsInOrder() {
+        var profile = UserProfile([.displayName: "Ann A.", .firstName: "Ann", .lastName: ""])
+        #expect(profile.fields.map(\.field) == [.firstName, .displayName])
+        profile[.firstName] = ""
+        #expect(profile[.firstName] == nil)
+        #expect(profile == UserProfile([.displayName: "Ann A."]))
     }
 }

@@ -44,7 +44,7 @@ import Testing
 
     @Test func optionalProfileClaimsAppearOnlyWhenNonEmpty() throws {
         let identity = VerifiedIdentity(
-            userID: "bob", firstName: "Bob", lastName: "", displayName: nil, avatarURL: "https://example.com/b.png")
+            userID: "bob", profile: UserProfile([.firstName: "Bob", .lastName: "", .avatarURL: "https://example.com/b.png"]))
         let claims = try decodePart(try mint(identity), 1)
         #expect(claims["first_name"] as? String == "Bob")
         #expect(claims["avatar_url"] as? String == "https://example.com/b.png")
