@@ -10,8 +10,9 @@ public enum ProfileForm {
     /// what was typed) and the error placed beside it (`errors["error_<name>"]`).
     public static func fields(values: [String: Any], errors: [String: Any] = [:]) -> [[String: Any]] {
         ProfileField.allCases.map { field in
-            var entry: [String: Any] = ["name": field.name, "title": field.title, "value": values[field.name] ?? ""]
-            if field.isURL { entry["url"] = true }
+            var entry: [String: Any] = [
+                "name": field.name, "title": field.title, "type": field.inputType, "value": values[field.name] ?? "",
+            ]
             if let error = errors["error_\(field.name)"] { entry["error"] = error }
             return entry
         }

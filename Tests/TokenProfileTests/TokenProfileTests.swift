@@ -62,7 +62,8 @@ import TwilioProfile
 
     @Test func layersProfileMintsExactlyWhatTheLayerPathMinted() throws {
         let app = Self.app([.layer])
-        let identity = VerifiedIdentity(userID: "ann", profile: UserProfile([.firstName: "Ann", .displayName: "Ann A."]))
+        let identity = VerifiedIdentity(
+            userID: "ann", profile: UserProfile([.firstName: "Ann", .displayName: "Ann A.", .email: "ann@example.com"]))
         let minter = try #require(try Self.registry.minters(for: app, keys: Self.keys)["layer"]?.get())
         let ours = try minter.mint(TokenGrant(app: app, identity: identity, nonce: "abc+/=123", issuedAt: 1_800_000_000))
         let before = try TokenSigningKey(keyID: Self.keyID, signer: Self.pair.signer).mint(

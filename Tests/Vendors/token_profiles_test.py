@@ -118,7 +118,8 @@ def make_app(name, profiles):
     status, body = admin("POST", "/admin/v1/apps", body={
         "app_id": app_uuid, "name": name, "environment": "development", "provider_id": str(uuid.uuid4()),
         "credential_types": ["static"],
-        "plugins": {"static": {"users": [{"user_id": USER, "password": "pw-" + name, "display_name": "Alice A."}]}},
+        "plugins": {"static": {"users": [{"user_id": USER, "password": "pw-" + name, "display_name": "Alice A.",
+                                          "email": "alice@example.com"}]}},
         "token_profiles": profiles})
     check(status == 201, f"create {name}: {status} {body}")
     status, key = admin("POST", f"/admin/v1/apps/{app_uuid}/keys", body={"generate": {"bits": 2048}})
@@ -179,7 +180,8 @@ def check_oidc(app_a, app_b):
     token, nonce = issue(app_a, "a", "oidc")
     metadata, keys = relying_party(app_a, "client-a")
     claims = validate_id_token(token, metadata, keys, "client-a", nonce)
-    check(claims["sub"] == USER and claims["name"] == "Alice A.", f"oidc claims {dict(claims)}")
+    check(claims["sub"] == USER and claims["name"] == "Alice A." and claims["email"] == "alice@example.com"
+          and "email_verified" not in claims, f"oidc claims {dict(claims)}")
     header, _ = decoded(token)
     check(header["alg"] == "RS256" and header["kid"].startswith("layer:///keys/"), f"oidc header {header}")
     for wrong, why in ((("client-b", nonce), "another audience"), (("client-a", "other-nonce"), "another nonce")):

@@ -21,7 +21,10 @@ import Testing
             let operatorToken = try await gateway.adminToken(.operator)
             try await gateway.putUser(
                 "ada", in: app, token: operatorToken,
-                ["password": "analytical engine", "first_name": " Ada ", "display_name": "Ada L.", "last_name": ""])
+                [
+                    "password": "analytical engine", "first_name": " Ada ", "display_name": "Ada L.", "last_name": "",
+                    "email": "ada@example.org",
+                ])
             let response = try await gateway.test {
                 try await $0.postJSON(passwordRequest(app, user: "ada", password: "analytical engine"))
             }
@@ -33,6 +36,7 @@ import Testing
             #expect(parsed.claims["display_name"] == .string("Ada L."))
             #expect(parsed.claims["last_name"] == nil)
             #expect(parsed.claims["avatar_url"] == nil)
+            #expect(parsed.claims["email"] == .string("ada@example.org"))
             let issued = try await gateway.auditRows().filter { $0.event == "token.issued" }
             #expect(issued.map(\.userID) == ["ada"])
         }

@@ -44,6 +44,13 @@ import Testing
         #expect(try await users.upsert([record("a", firstName: "Ada"), record("c")], in: app) { event("upserted \($0)", app) } == [false, true])
         #expect(try await users.find("a", in: app)?.profile[.firstName] == "Ada")
         #expect(try await users.find("a", in: other) == nil, "another app has no such user")
+        // Every profile field is stored and read back.
+        var everyField = UserProfile()
+        for field in ProfileField.allCases { everyField[field] = "the \(field.name) of p" }
+        _ = try await users.upsert([PasswordUserRecord(userID: "p", hash: oldHash, profile: everyField, disabled: false)], in: other) {
+            event("upserted \($0)", other)
+        }
+        #expect(try await users.find("p", in: other)?.profile == everyField)
 
         // Byte order ("ä" is 0xC3 0xA4, after every ASCII id), prefixes, cursors and limits.
         #expect(try await ids() == ["a", "ab", "b", "c", "ä"])
@@ -89,6 +96,6 @@ import Testing
         #expect(try await users.whileImporting(into: app) { 3 } == 3, "the lock is free again")
 
         let rows = try await gateway.auditRows().map(\.event)
-        #expect(rows == ["upserted [true, true, true, true]", "upserted [false, true]", "updated", "added d", "deleted d"])
+        #expect(rows == ["upserted [true, true, true, true]", "upserted [false, true]", "upserted [true]", "updated", "added d", "deleted d"])
     }
 }

@@ -17,8 +17,12 @@ import Testing
             #expect(rebound.status == .ok)
             #expect(try jsonObject(rebound)["user_id"] as? String == "ada2")
             #expect(try jsonObject(rebound)["first_name"] == nil)
-            let second = try await gateway.admin(.put, base + "/%2B14155550123", token: token, json: ["user_id": "bob"])
+            let second = try await gateway.admin(
+                .put, base + "/%2B14155550123", token: token, json: ["user_id": "bob", "email": " bob@example.com "])
             #expect(second.status == .created)
+            #expect(try jsonObject(second)["email"] as? String == "bob@example.com")
+            let badEmail = try await gateway.admin(.put, base + "/%2B14155550124", token: token, json: ["user_id": "bob", "email": "bob"])
+            #expect(try jsonObject(badEmail)["message"] as? String == "email must be an email address (name@domain) of at most 254 bytes.")
             let page = try jsonObject(try await gateway.admin(.get, base + "?limit=1", token: token))
             let items = try #require(page["items"] as? [[String: Any]])
             #expect(items.compactMap { $0["phone_number"] as? String } == ["+14155550123"])

@@ -9,6 +9,7 @@ public enum ProfileField: String, CaseIterable, Sendable {
     case lastName = "last_name"
     case displayName = "display_name"
     case avatarURL = "avatar_url"
+    case email
 
     /// How a value is checked.
     enum Rule {
@@ -16,12 +17,15 @@ public enum ProfileField: String, CaseIterable, Sendable {
         case name
         /// An absolute http(s) URL of at most 2048 bytes.
         case url
+        /// An address `local@domain` of at most 254 bytes, no spaces or control characters.
+        case email
     }
 
     var rule: Rule {
         switch self {
         case .firstName, .lastName, .displayName: .name
         case .avatarURL: .url
+        case .email: .email
         }
     }
 
@@ -35,17 +39,25 @@ public enum ProfileField: String, CaseIterable, Sendable {
         case .lastName: "Last name"
         case .displayName: "Display name"
         case .avatarURL: "Avatar URL"
+        case .email: "Email"
         }
     }
 
-    /// Whether the value is a URL (a form's `type="url"` input).
-    public var isURL: Bool { rule == .url }
+    /// The HTML input type of a form's field for it.
+    public var inputType: String {
+        switch rule {
+        case .name: "text"
+        case .url: "url"
+        case .email: "email"
+        }
+    }
 
     /// The most bytes a value may have, as sent (before trimming).
     public var maximumBytes: Int {
         switch rule {
         case .name: 256
         case .url: 2048
+        case .email: 254
         }
     }
 
@@ -64,8 +76,23 @@ public enum ProfileField: String, CaseIterable, Sendable {
             guard trimmed.isEmpty || sent.utf8.count <= maximumBytes && Self.isWebURL(trimmed) else {
                 throw .invalidRequest("\(path) must be an absolute http(s) URL of at most \(maximumBytes) bytes.")
             }
+        case .email:
+            guard trimmed.isEmpty || sent.utf8.count <= maximumBytes && Self.isEmailAddress(trimmed) else {
+                throw .invalidRequest("\(path) must be an email address (name@domain) of at most \(maximumBytes) bytes.")
+            }
         }
         return trimmed.isEmpty ? nil : trimmed
+    }
+
+    /// One `@` between a non-empty local part and a domain with a dot inside
+    /// it; no whitespace, control characters or angle brackets. Whether the
+    /// address exists is the directory's business, not the gateway's.
+    private static func isEmailAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, let dot = parts[1].firstIndex(of: "."),
+            dot != parts[1].startIndex, parts[1].last != "."
+        else { return false }
+        return !text.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control || "<>".unicodeScalars.contains($0) }
     }
 
     private static func isWebURL(_ text: String) -> Bool {

@@ -20,6 +20,22 @@ import Testing
         #expect(throws: GatewayError.self) { try ProfileField.avatarURL.checked("ftp://example.com/a.png") }
     }
 
+    @Test(arguments: [
+        ("ann@example.com", true), (" ann.lee+gw@mail.example.org ", true), ("ann", false), ("ann@example", false),
+        ("@example.com", false), ("ann@@example.com", false), ("ann lee@example.com", false), ("ann@.com", false),
+        ("ann@example.com.", false), ("<ann@example.com>", false), ("ann@exa\u{7}mple.com", false),
+    ])
+    func anEmailIsOneAddressWithADottedDomain(text: String, accepted: Bool) {
+        #expect(((try? ProfileField.email.checked(text)) != nil) == accepted)
+    }
+
+    @Test func anEmailPastTheBoundIsRefused() throws {
+        let long = String(repeating: "a", count: 250) + "@e.co"
+        #expect(throws: GatewayError.invalidRequest("email must be an email address (name@domain) of at most 254 bytes.")) {
+            try ProfileField.email.checked(long)
+        }
+    }
+
     @Test func aRefusalNamesThePathItWasGiven() {
         #expect(throws: GatewayError.invalidRequest("answer.avatar_url must be an absolute http(s) URL of at most 2048 bytes.")) {
             try ProfileField.avatarURL.checked("not a url", at: "answer.avatar_url")

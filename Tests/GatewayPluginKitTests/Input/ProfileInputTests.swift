@@ -14,7 +14,7 @@ import Testing
         #expect(throws: GatewayError.invalidRequest("answer.avatar_url must be an absolute http(s) URL of at most 2048 bytes.")) {
             try UserProfile.read(bad, at: "answer")
         }
-        #expect(UserProfile.fieldNames == ["first_name", "last_name", "display_name", "avatar_url"])
+        #expect(UserProfile.fieldNames == ["first_name", "last_name", "display_name", "avatar_url", "email"])
     }
 
     @Test func anAnswerCarriesThePresentFieldsBesideItsOwnMembers() throws {
