@@ -60,6 +60,7 @@ struct UserImporter {
     func run(_ body: RequestBody) async throws -> Summary {
         var summary = Summary()
         var batch: [Pending] = []
+        var batchUserIDs: Set<String> = []
         var lineNumber = 0
         var buffer: [UInt8] = []
         var overlong = false
@@ -67,10 +68,15 @@ struct UserImporter {
         func take(_ bytes: ArraySlice<UInt8>) async throws {
             lineNumber += 1
             if let pending = parse(bytes, line: lineNumber, summary: &summary) {
-                if batch.contains(where: { $0.userID == pending.userID }) || batch.count == Self.batchSize {
+                if batchUserIDs.contains(pending.userID) || batch.count == Self.batchSize {
                     try await write(&batch, summary: &summary)
+                    batchUserIDs.removeAll(keepingCapacity: true)
+                    // Parsing is all CPU: let the other requests on this thread run between batches,
+                    // whether or not the store's write suspended.
+                    await Task.yield()
                 }
                 batch.append(pending)
+                batchUserIDs.insert(pending.userID)
             }
         }
 
