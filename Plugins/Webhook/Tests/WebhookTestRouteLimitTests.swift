@@ -88,7 +88,11 @@ import Testing
                     Array(repeating: each, count: 4), tokens: tokens, path: "/admin/v1/apps/\(app.appID)/webhook:test", on: [gateway])
                 let answered = answers.filter { $0.status == .ok }.count
                 #expect(answered >= 1 && answered <= Self.most(Self.perApp, burstOf: answers.count, lasting: burst), "\(answered) answered in \(burst)")
-                #expect(tenant.requests.count == answered)
+                // Every call the tenant saw was admitted; an admitted call that timed out on a loaded
+                // machine is answered `failed` and may never have reached it.
+                let reached = answers.filter { $0.status == .ok && (try? jsonObject($0)["outcome"] as? String) != "failed" }.count
+                #expect(tenant.requests.count <= answered)
+                #expect(tenant.requests.count >= reached)
                 #expect(answers.filter { $0.status == .tooManyRequests }.count == answers.count - answered)
             }
         }
