@@ -106,6 +106,8 @@ struct IDTokenVerifier: CredentialVerifier {
         if provider.usesProfileClaims {
             identity.profile[.displayName] = verified.name
             identity.profile[.avatarURL] = verified.picture
+            // Only an address the provider vouches for, and only one a directory could store.
+            if verified.emailVerified { identity.profile[.email] = (try? ProfileField.email.checked(verified.email)) ?? nil }
         }
         return .verified(identity)
     }

@@ -22,7 +22,10 @@ import Testing
                 let nonce = "layer-nonce-\(UUID())"
                 let token = try await provider.idToken(
                     subject: "ada", nonce: nonce,
-                    claims: ["name": "Ada Lovelace", "picture": "https://example.com/ada.png", "email": "ada@example.com"])
+                    claims: [
+                        "name": "Ada Lovelace", "picture": "https://example.com/ada.png", "email": "ada@example.com",
+                        "email_verified": true,
+                    ])
                 let signedIn = try await gateway.idTokenLogin(app, token: token, nonce: nonce)
                 #expect(signedIn.status == .ok, "\(text(signedIn))")
                 let claims = try claims(of: signedIn)
@@ -30,7 +33,18 @@ import Testing
                 #expect(claims["nce"] as? String == nonce)
                 #expect(claims["display_name"] as? String == "Ada Lovelace")
                 #expect(claims["avatar_url"] as? String == "https://example.com/ada.png")
+                #expect(claims["email"] as? String == "ada@example.com")
                 #expect(try await gateway.auditReason(of: signedIn) == nil)
+
+                // An address the provider does not vouch for is not carried.
+                let unverifiedNonce = "layer-nonce-\(UUID())"
+                let unverified = try await provider.idToken(
+                    subject: "ada", nonce: unverifiedNonce, claims: ["name": "Ada Lovelace", "email": "ada@example.com"])
+                let withoutEmail = try await gateway.idTokenLogin(app, token: unverified, nonce: unverifiedNonce)
+                #expect(withoutEmail.status == .ok, "\(text(withoutEmail))")
+                let compact = try #require(identityToken(in: withoutEmail))
+                #expect(ParsedIdentityToken(compact: compact)?.claims["email"] == nil)
+                #expect(ParsedIdentityToken(compact: compact)?.claims["display_name"] == .string("Ada Lovelace"))
 
                 // The same token again, even with the right nonce and user: once only.
                 let again = try await gateway.idTokenLogin(app, token: token, nonce: nonce, user: "corp:ada")
