@@ -12,31 +12,56 @@ struct PostgresPhoneCodes: PhoneCodeStore {
     let logger: Logger
 
     /// One statement, so two concurrent requests for one number cannot both
-    /// send: the second waits for the first's row and then sees it.
+    /// send: the second waits for the first's row and then sees it. Prepared:
+    /// every code request runs it.
     func storeUnlessTooSoon(
         code mac: [UInt8], for number: PhoneNumber, in appID: AppID, attempts: Int, lifetimeSeconds: Int,
         resendAfterSeconds: Int
     ) async throws -> Int? {
-        let rows = try await client.tracedQuery(
-            """
+        let statement = StoreCode(
+            appID: appID, number: number.text, mac: mac, attempts: attempts, lifetimeSeconds: lifetimeSeconds,
+            resendAfterSeconds: resendAfterSeconds)
+        for try await (stored, wait) in try await client.tracedExecute(statement, logger: logger) {
+            return stored == 1 ? nil : Int(wait ?? 1)
+        }
+        return nil
+    }
+
+    private struct StoreCode: PostgresPreparedStatement {
+        static let name = "phone_code_store"
+        static let sql = """
             WITH stored AS (
                 INSERT INTO phone_codes AS c (app_id, phone_number, code_hmac, attempts_left, sent_at, expires_at)
-                VALUES (\(appID.uuid), \(number.text), \(ByteBuffer(bytes: mac)), \(attempts), now(),
-                        now() + make_interval(secs => \(lifetimeSeconds)))
+                VALUES ($1, $2, $3, $4, now(), now() + make_interval(secs => $5))
                 ON CONFLICT (app_id, phone_number) DO UPDATE SET code_hmac = excluded.code_hmac,
                     attempts_left = excluded.attempts_left, sent_at = excluded.sent_at, expires_at = excluded.expires_at
-                WHERE c.expires_at <= now() OR c.sent_at <= now() - make_interval(secs => \(resendAfterSeconds))
+                WHERE c.expires_at <= now() OR c.sent_at <= now() - make_interval(secs => $6)
                 RETURNING 1
             )
             SELECT (SELECT count(*) FROM stored)::int8,
                    (SELECT greatest(1, ceil(extract(epoch FROM
-                        c.sent_at + make_interval(secs => \(resendAfterSeconds)) - clock_timestamp())))::int8
-                    FROM phone_codes c WHERE c.app_id = \(appID.uuid) AND c.phone_number = \(number.text))
-            """, logger: logger)
-        for try await (stored, wait) in rows.decode((Int64, Int64?).self) {
-            return stored == 1 ? nil : Int(wait ?? 1)
+                        c.sent_at + make_interval(secs => $6) - clock_timestamp())))::int8
+                    FROM phone_codes c WHERE c.app_id = $1 AND c.phone_number = $2)
+            """
+        let appID: AppID
+        let number: String
+        let mac: [UInt8]
+        let attempts: Int
+        let lifetimeSeconds: Int
+        let resendAfterSeconds: Int
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 6)
+            bindings.append(appID.uuid)
+            bindings.append(number)
+            bindings.append(ByteBuffer(bytes: mac))
+            bindings.append(Int32(attempts))
+            bindings.append(Int32(lifetimeSeconds))
+            bindings.append(Int32(resendAfterSeconds))
+            return bindings
         }
-        return nil
+
+        func decodeRow(_ row: PostgresRow) throws -> (Int64, Int64?) { try row.decode((Int64, Int64?).self) }
     }
 
     func discardCode(for number: PhoneNumber, in appID: AppID) async throws {
@@ -86,16 +111,30 @@ struct PostgresPhoneCodes: PhoneCodeStore {
 
     // MARK: The directory
 
-    private static let bindingColumns = "phone_number, user_id, \(ProfileColumns.names), created_at, updated_at"
+    fileprivate static let bindingColumns = "phone_number, user_id, \(ProfileColumns.names), created_at, updated_at"
 
+    /// Prepared: a code request and a sign-in each ask.
     func binding(of number: PhoneNumber, in appID: AppID) async throws -> PhoneNumberBinding? {
-        let rows = try await client.tracedQuery(
-            """
-            SELECT \(unescaped: Self.bindingColumns) FROM phone_numbers
-            WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)
-            """, logger: logger)
-        for try await row in rows { return try Self.binding(row) }
+        for try await binding in try await client.tracedExecute(FindBinding(appID: appID, number: number.text), logger: logger) {
+            return binding
+        }
         return nil
+    }
+
+    private struct FindBinding: PostgresPreparedStatement {
+        static let name = "phone_number_binding_find"
+        static let sql = "SELECT \(PostgresPhoneCodes.bindingColumns) FROM phone_numbers WHERE app_id = $1 AND phone_number = $2"
+        let appID: AppID
+        let number: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(appID.uuid)
+            bindings.append(number)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PhoneNumberBinding { try PostgresPhoneCodes.binding(row) }
     }
 
     func bindings(in appID: AppID, after: String?, limit: Int) async throws -> [PhoneNumberBinding] {
@@ -150,7 +189,7 @@ struct PostgresPhoneCodes: PhoneCodeStore {
         }
     }
 
-    private static func binding(_ row: PostgresRow) throws -> PhoneNumberBinding {
+    fileprivate static func binding(_ row: PostgresRow) throws -> PhoneNumberBinding {
         let columns = row.makeRandomAccess()
         return PhoneNumberBinding(
             phoneNumber: try columns["phone_number"].decode(String.self),
