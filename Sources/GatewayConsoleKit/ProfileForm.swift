@@ -3,9 +3,6 @@ import GatewayCore
 /// The profile fields of a form, for `profile_fields.mustache`: one entry
 /// per ``ProfileField``, so a new field shows up in every form that has them.
 public enum ProfileForm {
-    /// The form's field names, as the admin API names the members.
-    public static let names = ProfileField.allCases.map(\.name)
-
     /// Each field's name, title, value (`values[name]`: what is stored, or
     /// what was typed) and the error placed beside it (`errors["error_<name>"]`).
     public static func fields(values: [String: Any], errors: [String: Any] = [:]) -> [[String: Any]] {

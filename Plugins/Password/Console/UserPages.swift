@@ -29,8 +29,8 @@ struct UserPages: Sendable {
         }
         routes.post("apps/{app_id}/users/{user_id}/profile") { visit, form in
             var body: [String: JSONValue] = [:]
-            for field in ProfileForm.names { body[field] = .string(form[field] ?? "") }
-            return try await change(visit, body, notice: "saved", fields: ProfileForm.names)
+            for field in UserProfile.fieldNames { body[field] = .string(form[field] ?? "") }
+            return try await change(visit, body, notice: "saved", fields: UserProfile.fieldNames)
         }
         routes.post("apps/{app_id}/users/{user_id}/disabled") { visit, form in
             let disabled = form["disabled"] == "true"
@@ -79,7 +79,7 @@ struct UserPages: Sendable {
         }
         // What was typed comes back after a refusal, except the password.
         var new: [String: Any] = ["user_id": form?["user_id"] ?? ""]
-        for field in ProfileForm.names { new[field] = form?[field] ?? "" }
+        for field in UserProfile.fieldNames { new[field] = form?[field] ?? "" }
         data["new"] = new
         data["profile_fields"] = ProfileForm.fields(values: new, errors: errors)
         if let report { data["report"] = report }
@@ -93,11 +93,11 @@ struct UserPages: Sendable {
             return try await list(visit, form: form, errors: FormErrors.local("user_id", "Enter a user id."), status: .badRequest)
         }
         var body: [String: JSONValue] = ["password": .string(form["password"] ?? "")]
-        for field in ProfileForm.names { if let value = form.text(field) { body[field] = .string(value) } }
+        for field in UserProfile.fieldNames { if let value = form.text(field) { body[field] = .string(value) } }
         let answer = await visit.call(.put, Self.apiPath(appID, userID), json: body)
         guard answer.succeeded else {
             return try await list(
-                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["user_id", "password"] + ProfileForm.names),
+                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["user_id", "password"] + UserProfile.fieldNames),
                 status: answer.status)
         }
         return PageRenderer.redirect("\(Self.pagePath(appID, userID))?notice=created")

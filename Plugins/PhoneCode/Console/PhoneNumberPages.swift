@@ -34,11 +34,11 @@ struct PhoneNumberPages: Sendable {
             return try await list(visit, form: form, errors: FormErrors.local("phone_number", "Enter a number in E.164 form, e.g. +14155550123."), status: .badRequest)
         }
         var body: [String: JSONValue] = ["user_id": .string(form["user_id"] ?? "")]
-        for field in ProfileForm.names { if let value = form.text(field) { body[field] = .string(value) } }
+        for field in UserProfile.fieldNames { if let value = form.text(field) { body[field] = .string(value) } }
         let answer = await visit.call(.put, Self.apiPath(appID, number), json: body)
         guard answer.succeeded else {
             return try await list(
-                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["phone_number", "user_id"] + ProfileForm.names),
+                visit, form: form, errors: FormErrors.place(answer.errorMessage, fields: ["phone_number", "user_id"] + UserProfile.fieldNames),
                 status: answer.status)
         }
         return PageRenderer.redirect("\(ConsolePaths.app(appID))/phone-numbers?notice=bound")
@@ -70,7 +70,7 @@ struct PhoneNumberPages: Sendable {
         data["test_numbers"] = tests
         data["no_test_numbers"] = tests.isEmpty
         var new: [String: Any] = ["phone_number": form?["phone_number"] ?? "", "user_id": form?["user_id"] ?? ""]
-        for field in ProfileForm.names { new[field] = form?[field] ?? "" }
+        for field in UserProfile.fieldNames { new[field] = form?[field] ?? "" }
         data["new"] = new
         data["profile_fields"] = ProfileForm.fields(values: new, errors: errors)
         data["notice"] = query["notice"].flatMap { Self.notices[String($0)] }

@@ -104,6 +104,9 @@ public enum ProfileField: String, CaseIterable, Sendable {
 /// A user's profile: the fields (``ProfileField``) that become a token's
 /// optional claims, each absent or non-empty.
 public struct UserProfile: Sendable, Equatable {
+    /// The fields' names, in ``ProfileField`` order: what inputs allow and forms show.
+    public static let fieldNames = ProfileField.allCases.map(\.name)
+
     private var values: [ProfileField: String] = [:]
 
     public init() {}

@@ -110,7 +110,7 @@ public struct TokenValidationReport: Sendable {
                 problems.append(Problem("lifetime_too_long", "exp - iat must be at most 600 seconds: a nonce lives 10 minutes."))
             }
         }
-        for name in ProfileField.allCases.map(\.name) {
+        for name in UserProfile.fieldNames {
             if let value = claims[name], value.stringValue == nil {
                 problems.append(Problem("bad_\(name)", "The \(name) claim, when present, must be a string."))
             }

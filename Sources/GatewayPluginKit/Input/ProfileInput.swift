@@ -1,9 +1,6 @@
 public import GatewayCore
 
 extension UserProfile {
-    /// The names of the profile fields, for ``JSONInput/rejectUnknown(allowed:)``.
-    public static let fieldNames = ProfileField.allCases.map(\.name)
-
     /// The profile fields of `input`, each checked (``ProfileField/checked(_:at:)``);
     /// absent, `null` and empty ones left out. A refusal names the field
     /// under `path` (`answer.first_name`) when given.

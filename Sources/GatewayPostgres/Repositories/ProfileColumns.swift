@@ -6,7 +6,7 @@ public import PostgresNIO
 /// column added by the plugin's migration and these statements follow.
 public enum ProfileColumns {
     /// `first_name, last_name, ...`, in ``ProfileField`` order.
-    public static let names = ProfileField.allCases.map(\.name).joined(separator: ", ")
+    public static let names = UserProfile.fieldNames.joined(separator: ", ")
 
     /// `first_name = excluded.first_name, ...`: an upsert's update of every field.
     public static let fromExcluded = ProfileField.allCases.map { "\($0.name) = excluded.\($0.name)" }.joined(separator: ", ")
