@@ -67,11 +67,23 @@ public final class GatewayProcess: Sendable {
     }
 
     /// Starts a helper program (a stand-in for a service we do not own) and
-    /// returns once it prints `listening on 127.0.0.1:<port>`.
+    /// returns once it prints `listening on 127.0.0.1:<port>`. Helpers start
+    /// one at a time: a Python helper's imports take a core for a second or
+    /// more, and a dozen starting together (the ID-token suites, which need
+    /// no database and so all begin at once) starved the servers other tests
+    /// time, for up to 10 s in a full run.
     public static func startHelper(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:]
     ) async throws -> GatewayProcess {
-        try await launch(executable, arguments, environment: environment) { !listeningPorts(in: $0).isEmpty }
+        await HelperStarts.shared.take()
+        do {
+            let process = try await launch(executable, arguments, environment: environment) { !listeningPorts(in: $0).isEmpty }
+            await HelperStarts.shared.give()
+            return process
+        } catch {
+            await HelperStarts.shared.give()
+            throw error
+        }
     }
 
     private static func launch(
@@ -155,5 +167,24 @@ public final class GatewayProcess: Sendable {
             rest = rest[range.upperBound...]
         }
         return ports
+    }
+}
+
+/// One helper start at a time, in the order they asked.
+private actor HelperStarts {
+    static let shared = HelperStarts()
+    private var starting = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func take() async {
+        guard starting else {
+            starting = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func give() {
+        if waiting.isEmpty { starting = false } else { waiting.removeFirst().resume() }
     }
 }
