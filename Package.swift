@@ -40,14 +40,16 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
         ],
         ["Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]
     ),
-    ("PhoneCode", [Products.crypto], [Products.crypto]),
+    ("PhoneCode", ["GatewayOutbound", Products.crypto], ["GatewayOutbound", Products.crypto]),
     // The webhook and ID-token plugins use a password directory (PasswordDirectoryProvider, in the seam);
     // their tests install the password plugin that provides it.
-    ("Webhook", [], ["PasswordPlugin", Products.crypto]),
-    ("IDToken", [Products.crypto, Products.cryptoExtras], ["PasswordPlugin", Products.crypto]),
+    ("Webhook", ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
+    ("IDToken", ["GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
 ]
 
-/// What every plugin builds on: the seam and the libraries its types speak.
+/// What every plugin builds on: the seam and the libraries its types speak. Calling out
+/// (GatewayOutbound) is a plugin's own choice, in its `uses`; the runtime (GatewayRuntime) is not
+/// a plugin's to import.
 let pluginSeam: [Target.Dependency] = [
     "GatewayCore", "GatewayPluginKit", "GatewayPostgres",
     Products.hummingbird, Products.logging,
@@ -55,9 +57,9 @@ let pluginSeam: [Target.Dependency] = [
     Products.coreMetrics, Products.tracing,
 ]
 
-/// What every plugin's tests drive: a gateway over a test database.
+/// What every plugin's tests drive: a gateway over a test database or in memory.
 let pluginTestSeam: [Target.Dependency] = [
-    "GatewayCore", "GatewayPluginKit", "GatewayPostgres", "GatewayHTTPTestSupport", "GatewayTestSupport",
+    "GatewayCore", "GatewayPluginKit", "GatewayRuntime", "GatewayPostgres", "GatewayHTTPTestSupport", "GatewayTestSupport",
     "StaticUsersPlugin",
     Products.hummingbirdTesting, Products.httpTypes,
     Products.logging, Products.nioCore,
@@ -124,7 +126,8 @@ let package = Package(
         .library(
             name: "GatewayLibraries",
             targets: [
-                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayHTTP", "OpenSSLSigner", "Argon2",
+                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayRuntime", "GatewayHTTP", "OpenSSLSigner",
+                "Argon2",
             ] + credentialPlugins.map { "\($0.name)Plugin" } + tokenProfiles.map { "\($0.name)Profile" }),
     ],
     dependencies: [
@@ -177,24 +180,43 @@ let package = Package(
             // The core schema, from the top-level Migrations/ folder.
             plugins: ["EmbedMigrations"]
         ),
-        // The seam: what a credential plugin builds on (the plugin protocol, the
-        // request context, reading input, answering, rate limits, tenants,
-        // calling out). GatewayHTTP builds the gateway's own routes on the same.
+        // The seam: what a credential plugin or token profile sees (the plugin and
+        // profile protocols, what the gateway lends them, the request context,
+        // reading input, answering, the public-request gate, and the limits and
+        // tenants as protocols). GatewayHTTP builds the gateway's own routes on the same.
         .target(
             name: "GatewayPluginKit",
             dependencies: [
-                "GatewayCore", "GatewayPostgres", .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                Products.crypto, Products.nioPosix, Products.hummingbird, Products.httpTypes, Products.logging,
+                "GatewayCore", "GatewayPostgres", Products.hummingbird, Products.httpTypes, Products.logging,
                 Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), Products.postgresNIO,
                 Products.coreMetrics, Products.tracing,
             ],
             swiftSettings: upcomingFeatures
         ),
+        // Calling out of the gateway under its rules (address policy, pooled
+        // clients, timeouts, circuit breakers, webhook signatures): a toolkit
+        // the plugins that call out use.
+        .target(
+            name: "GatewayOutbound",
+            dependencies: [
+                "GatewayCore", .product(name: "AsyncHTTPClient", package: "async-http-client"), Products.crypto,
+                Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), Products.nioPosix,
+                Products.logging, Products.tracing,
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The runtime behind the seam: the tenant cache, the rate limiter and the
+        // per-address throttle, the registries of installed plugins and profiles.
+        .target(
+            name: "GatewayRuntime",
+            dependencies: ["GatewayCore", "GatewayPluginKit", Products.logging, Products.tracing],
+            swiftSettings: upcomingFeatures
+        ),
         .target(
             name: "GatewayHTTP",
             dependencies: [
-                "GatewayCore", "GatewayPluginKit", Products.hummingbird, Products.httpTypes, Products.logging,
-                Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"),
+                "GatewayCore", "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.httpTypes,
+                Products.logging, Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"), Products.nioPosix,
                 Products.coreMetrics, Products.tracing,
             ],
@@ -214,7 +236,7 @@ let package = Package(
         .target(
             name: "GatewayConsole",
             dependencies: [
-                "GatewayCore", "GatewayPluginKit", "GatewayHTTP", "GatewayConsoleKit",
+                "GatewayCore", "GatewayPluginKit", "GatewayRuntime", "GatewayHTTP", "GatewayConsoleKit",
                 .product(name: "Mustache", package: "swift-mustache"), Products.crypto, Products.hummingbird,
                 Products.httpTypes, Products.logging, Products.nioCore,
             ],
@@ -257,7 +279,7 @@ let package = Package(
         .target(
             name: "GatewayApplication",
             dependencies: [
-                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayHTTP", "GatewayConsole",
+                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayRuntime", "GatewayHTTP", "GatewayConsole",
                 "OpenSSLSigner", .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Configuration", package: "swift-configuration"), Products.hummingbird,
@@ -273,7 +295,7 @@ let package = Package(
         .executableTarget(
             name: "identity-gateway",
             dependencies: [
-                "GatewayApplication", "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayHTTP", "Argon2",
+                "GatewayApplication", "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayRuntime", "GatewayHTTP", "Argon2",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"), Products.logging,
                 Products.nioPosix, Products.postgresNIO,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -315,7 +337,7 @@ let package = Package(
         .target(
             name: "GatewayHTTPTestSupport",
             dependencies: [
-                "GatewayCore", "GatewayHTTP", "GatewayPluginKit", "GatewayPostgres", "GatewayTestSupport",
+                "GatewayCore", "GatewayHTTP", "GatewayPluginKit", "GatewayRuntime", "GatewayPostgres", "GatewayTestSupport",
                 "InstalledPlugins", "OpenSSLSigner", "StaticUsersPlugin", Products.hummingbird,
                 Products.hummingbirdTesting, Products.httpTypes, Products.logging, Products.nioCore,
                 Products.postgresNIO, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -350,17 +372,27 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayPluginKitTests",
+            dependencies: ["GatewayCore", "GatewayPluginKit"],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "GatewayOutboundTests",
             dependencies: [
-                "GatewayCore", "GatewayPluginKit", "GatewayHTTPTestSupport", Products.logging, Products.nioCore,
+                "GatewayCore", "GatewayOutbound", "GatewayHTTPTestSupport", Products.logging, Products.nioCore,
                 Products.nioPosix,
             ],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "GatewayRuntimeTests",
+            dependencies: ["GatewayCore", "GatewayRuntime"],
             swiftSettings: upcomingFeatures
         ),
         // The token profiles' settings, secrets and checks, without a database; the vendors' libraries judge
         // their tokens in CommandLineTests (TokenProfileVendorTests).
         .testTarget(
             name: "TokenProfileTests",
-            dependencies: ["GatewayCore", "GatewayPluginKit"] + tokenProfiles.map { .target(name: "\($0.name)Profile") },
+            dependencies: ["GatewayCore", "GatewayPluginKit", "GatewayRuntime"] + tokenProfiles.map { .target(name: "\($0.name)Profile") },
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
@@ -372,7 +404,8 @@ let package = Package(
         .testTarget(
             name: "GatewayHTTPUnitTests",
             dependencies: [
-                "GatewayHTTP", "GatewayHTTPTestSupport", "OpenSSLSigner", "StaticUsersPlugin", "GatewayTestSupport",
+                "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayRuntime", "OpenSSLSigner", "StaticUsersPlugin",
+                "GatewayTestSupport",
                 Products.hummingbirdTesting, Products.httpTypes, Products.postgresNIO, Products.logging,
                 Products.nioCore, .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -384,7 +417,7 @@ let package = Package(
         .testTarget(
             name: "GatewayHTTPTests",
             dependencies: [
-                "GatewayCore", "GatewayPluginKit", "GatewayPostgres", "GatewayHTTP", "GatewayHTTPTestSupport",
+                "GatewayCore", "GatewayPluginKit", "GatewayPostgres", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayRuntime",
                 "GatewayTestSupport", Products.hummingbird, Products.hummingbirdTesting, Products.httpTypes,
                 Products.logging, Products.nioCore, Products.postgresNIO, .product(name: "Yams", package: "Yams"),
                 Products.cryptoExtras,
@@ -397,8 +430,8 @@ let package = Package(
             name: "GatewayConsoleTests",
             dependencies: [
                 "GatewayConsole", "GatewayConsoleKit", "GatewayCore", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayTestSupport",
-                "GatewayPluginKit", Products.hummingbird, Products.hummingbirdTesting, Products.httpTypes,
-                Products.nioCore,
+                "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
+                Products.httpTypes, Products.nioCore,
             ],
             swiftSettings: upcomingFeatures
         ),

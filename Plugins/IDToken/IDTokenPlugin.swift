@@ -1,6 +1,7 @@
 public import Foundation
 public import GatewayCore
 public import GatewayPluginKit
+public import GatewayOutbound
 
 /// `credentials.type = "id_token"`: sign in with Apple, Google or any
 /// OpenID provider. The client gets an ID token from the provider's SDK and

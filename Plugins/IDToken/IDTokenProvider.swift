@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayOutbound
 
 /// One identity provider an app accepts ID tokens from (an entry of
 /// `plugins.id_token.providers`), read strictly: an unknown key or a bad

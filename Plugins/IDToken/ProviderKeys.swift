@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayOutbound
 import Logging
 import NIOCore
 import Synchronization

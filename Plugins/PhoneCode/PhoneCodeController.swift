@@ -19,7 +19,7 @@ import NIOCore
 /// a delivery takes (``DeliveryTimes``). Every request is
 /// counted under the deployment's `ip` policy, before the app is looked up
 /// when it is not in memory, and leaves one `phone_code.sent` audit row (but
-/// for repeated `ip` refusals, see ``RateLimiter/Outcome/repeatsRefusal``).
+/// for repeated `ip` refusals, see ``LimitOutcome/repeatsRefusal``).
 struct PhoneCodeController: Sendable {
     static let path = "/v1/phone_codes"
     static let maximumBodyBytes = 4 * 1024

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayOutbound
 
 /// An app's options for the phone-code plugin (`plugins.phone_code`), read
 /// strictly. Secrets (`sender.secret`, `sender.auth_token`) are write-only:

@@ -2,6 +2,7 @@ import CoreMetrics
 import Crypto
 public import GatewayCore
 public import GatewayPluginKit
+public import GatewayOutbound
 public import Hummingbird
 
 /// `credentials.type = "phone_code"`: one-time codes sent by SMS.

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayOutbound
 
 /// An app's options for the webhook plugin (`plugins.webhook`), read
 /// strictly: an unknown key or a value out of bounds is a 400 naming it.

@@ -2,6 +2,7 @@ import CoreMetrics
 public import Foundation
 public import GatewayCore
 public import GatewayPluginKit
+public import GatewayOutbound
 public import Hummingbird
 
 /// `credentials.type = "webhook"`: the tenant's own user service decides.

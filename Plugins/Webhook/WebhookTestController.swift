@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayOutbound
 import GatewayPluginKit
 import Hummingbird
 
@@ -13,7 +14,7 @@ import Hummingbird
 /// deployment allows private addresses, the answer says only `ok` or
 /// `failed`: a reason or a latency would map the operator's network.
 struct WebhookTestController: Sendable {
-    let tenants: TenantCache
+    let tenants: any TenantLookup
     let call: WebhookCall
     let services: PluginServices
     let work: AdminWorkLimit

@@ -1,6 +1,7 @@
 import CoreMetrics
 import GatewayCore
 import GatewayPluginKit
+import GatewayOutbound
 import Logging
 
 /// Checks `credentials: {"type": "webhook", ...}` by asking the tenant's

@@ -2,6 +2,7 @@ public import GatewayCore
 import GatewayConsoleKit
 public import GatewayHTTP
 public import GatewayPluginKit
+public import GatewayRuntime
 import HTTPTypes
 public import Hummingbird
 

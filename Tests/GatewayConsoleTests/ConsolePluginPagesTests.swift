@@ -4,6 +4,7 @@ import GatewayConsoleKit
 import GatewayCore
 import GatewayHTTPTestSupport
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayTestSupport
 import HTTPTypes
 import Hummingbird

@@ -1,5 +1,6 @@
 public import GatewayCore
-public import GatewayPluginKit
+import GatewayPluginKit
+public import GatewayRuntime
 import HTTPTypes
 import HummingbirdTesting
 

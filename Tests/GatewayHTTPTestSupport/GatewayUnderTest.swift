@@ -1,6 +1,7 @@
 public import Foundation
 public import GatewayCore
 public import GatewayPluginKit
+public import GatewayRuntime
 public import HTTPTypes
 public import HummingbirdTesting
 

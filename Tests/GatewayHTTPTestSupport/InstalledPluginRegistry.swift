@@ -1,5 +1,6 @@
 import GatewayCore
-public import GatewayPluginKit
+import GatewayPluginKit
+public import GatewayRuntime
 import InstalledPlugins
 
 extension PluginRegistry {

@@ -2,6 +2,7 @@ public import Foundation
 public import GatewayCore
 public import GatewayHTTP
 public import GatewayPluginKit
+public import GatewayRuntime
 public import GatewayTestSupport
 public import HTTPTypes
 public import Hummingbird

@@ -2,6 +2,7 @@ import Foundation
 public import GatewayCore
 public import GatewayHTTP
 public import GatewayPluginKit
+public import GatewayRuntime
 public import GatewayPostgres
 public import GatewayTestSupport
 public import HTTPTypes

@@ -2,6 +2,7 @@ import FirebaseProfile
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayRuntime
 import OIDCProfile
 import StreamProfile
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 @testable import GatewayCore
 @testable import GatewayHTTP
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayPostgres
 import Logging
 import PasswordPlugin

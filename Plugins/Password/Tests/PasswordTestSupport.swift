@@ -2,6 +2,7 @@ import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes

@@ -1,6 +1,8 @@
 import Foundation
 import GatewayCore
+import GatewayOutbound
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes

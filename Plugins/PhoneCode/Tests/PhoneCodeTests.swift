@@ -2,7 +2,9 @@ import Crypto
 import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
+import GatewayOutbound
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes

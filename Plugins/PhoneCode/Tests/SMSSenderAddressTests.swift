@@ -2,6 +2,7 @@ import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
 import GatewayPluginKit
+import GatewayOutbound
 import Logging
 @testable import PhoneCodePlugin
 import Synchronization

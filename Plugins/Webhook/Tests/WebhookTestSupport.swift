@@ -3,6 +3,8 @@ import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
 import GatewayPluginKit
+import GatewayRuntime
+import GatewayOutbound
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayOutbound
 import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes

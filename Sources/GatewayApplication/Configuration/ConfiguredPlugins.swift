@@ -1,5 +1,6 @@
 import GatewayCore
 import GatewayPluginKit
+import GatewayRuntime
 import InstalledPlugins
 
 /// The plugins set up from the settings, each bad plugin setting noted in

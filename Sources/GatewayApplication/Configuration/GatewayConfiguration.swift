@@ -3,7 +3,8 @@ import Foundation
 import GatewayConsole
 public import GatewayCore
 import GatewayHTTP
-public import GatewayPluginKit
+import GatewayPluginKit
+public import GatewayRuntime
 import GatewayPostgres
 import InstalledPlugins
 import Logging

@@ -2,6 +2,7 @@ import GatewayConsole
 import GatewayCore
 import GatewayHTTP
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayPostgres
 import Hummingbird
 import HummingbirdCore

@@ -1,5 +1,6 @@
 import GatewayCore
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayPostgres
 import Logging
 import PostgresNIO

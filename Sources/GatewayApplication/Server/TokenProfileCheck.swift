@@ -1,4 +1,5 @@
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayPostgres
 import Logging
 import PostgresNIO

@@ -1,6 +1,7 @@
 import Foundation
 public import GatewayCore
 public import GatewayPluginKit
+public import GatewayRuntime
 public import Hummingbird
 import HTTPTypes
 import Logging

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayRuntime
 
 /// The gateway's own resources as the admin API shows them.
 enum AdminResources {

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayRuntime
 
 /// Reads app settings from an admin request and checks them against what
 /// this gateway offers: every problem is a 400 naming the field.

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayRuntime
 import Hummingbird
 
 /// `GET /v1/apps/{app_id}/jwks.json`: the app's public keys (next, active and

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayRuntime
 import Hummingbird
 
 /// `POST /v1/identity_tokens/validate` `{identity_token, app_id?, token_profile?}`:

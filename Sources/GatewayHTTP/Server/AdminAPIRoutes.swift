@@ -1,5 +1,6 @@
 import GatewayCore
 import GatewayPluginKit
+import GatewayRuntime
 import Hummingbird
 
 /// The admin API under `/admin/v1` behind admin-token authentication, and

@@ -1,5 +1,6 @@
 public import GatewayCore
 public import GatewayPluginKit
+public import GatewayRuntime
 public import Hummingbird
 public import Logging
 
@@ -85,11 +86,11 @@ public enum GatewayRouter {
         }
         let rateLimiter = RateLimiter(ledger: stores.ledger, settings: dependencies.rateLimits)
         let gate = PublicRequestGate(
-            tenants: dependencies.tenants, rateLimiter: rateLimiter, ledger: stores.ledger,
+            tenants: dependencies.tenants, limits: rateLimiter, ledger: stores.ledger,
             databaseTimeout: dependencies.databaseTimeout)
         IdentityTokenController(issuer: TokenIssuer(gate: gate, signers: dependencies.signers)).addRoutes(to: router)
         let routeServices = RouteServices(
-            plugin: pluginServices, tenants: dependencies.tenants, rateLimiter: rateLimiter, gate: gate)
+            plugin: pluginServices, tenants: dependencies.tenants, limits: rateLimiter, gate: gate)
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: routeServices)
         }

@@ -40,7 +40,7 @@ public struct TokenIssuer: Sendable {
         /// The token, or why there is none.
         public let result: Result<String, GatewayError>
         /// The limits' verdicts, for the answer's `RateLimit` headers.
-        public let limits: RateLimiter.Outcome
+        public let limits: LimitOutcome
         /// Its row: `token.issued`, or `token.denied` with a reason.
         public let row: AuditEvent
         /// The app, credential type and token profile the metrics name it by,

@@ -6,17 +6,17 @@
 /// (its opened secrets, through the plugin's own verifier).
 public struct RouteServices: Sendable {
     public let plugin: PluginServices
-    public let tenants: TenantCache
+    public let tenants: any TenantLookup
     public let gate: PublicRequestGate
-    private let rateLimiter: RateLimiter
+    private let limits: any RequestLimits
 
-    public init(plugin: PluginServices, tenants: TenantCache, rateLimiter: RateLimiter, gate: PublicRequestGate) {
+    public init(plugin: PluginServices, tenants: any TenantLookup, limits: any RequestLimits, gate: PublicRequestGate) {
         self.plugin = plugin
         self.tenants = tenants
-        self.rateLimiter = rateLimiter
+        self.limits = limits
         self.gate = gate
     }
 
     /// The limit on an admin route's costly work (``AdminWorkLimit``).
-    public var adminWork: AdminWorkLimit { AdminWorkLimit(rateLimiter: rateLimiter, apps: plugin.apps) }
+    public var adminWork: AdminWorkLimit { AdminWorkLimit(limits: limits, apps: plugin.apps) }
 }

@@ -20,13 +20,13 @@ import Logging
 ///    does not wait on its row.
 ///
 /// A limit's refusal is thrown as the 429 `rate_limited` and noted in the
-/// row (``RateLimiter/refusal(_:noting:)``). Other failures of the limits'
+/// row (``LimitOutcome/refusalError(noting:)``). Other failures of the limits'
 /// database are thrown as what the client is answered (503 `unavailable`).
 public struct PublicRequest: Sendable {
     /// The row as it would be written were the request refused now.
     public var row: AuditEvent
     /// Every verdict so far, the client's count included.
-    public private(set) var limits = RateLimiter.Outcome.unlimited
+    public private(set) var limits = LimitOutcome.unlimited
     /// The client's address as the limits count it, `"unknown"` without a socket.
     public let clientIP: String
     private var clientCounted = false
@@ -73,7 +73,7 @@ public struct PublicRequest: Sendable {
     /// client's address under `ip`, before the costly work. A refused check
     /// has given its reservations back.
     public mutating func check(_ subjects: [String: String], app: AppSettings) async throws(GatewayError) {
-        let limiter = gate.rateLimiter
+        let limiter = gate.limits
         let subjects = withClient(subjects)
         let counted = clientCounted
         try await apply { try await limiter.check(subjects, app: app, clientCounted: counted) }
@@ -83,7 +83,7 @@ public struct PublicRequest: Sendable {
     /// named none (``VerificationResult/rejected(reason:userID:)``), kept as
     /// the failure's count.
     public mutating func countFailure(ofUser user: String, app: AppSettings) async throws(GatewayError) {
-        let limiter = gate.rateLimiter
+        let limiter = gate.limits
         try await apply { try await limiter.countFailure(ofUser: user, app: app) }
     }
 
@@ -93,7 +93,7 @@ public struct PublicRequest: Sendable {
     public mutating func admit(_ subjects: [String: String], app: AppSettings, recording issued: AuditEvent)
         async throws(GatewayError)
     {
-        let limiter = gate.rateLimiter
+        let limiter = gate.limits
         let subjects = withClient(subjects)
         let counted = clientCounted
         try await recording(after: limits) {
@@ -108,7 +108,7 @@ public struct PublicRequest: Sendable {
     public mutating func release(readingFailuresOf user: String?, app: AppSettings, recording issued: AuditEvent)
         async throws(GatewayError)
     {
-        let limiter = gate.rateLimiter
+        let limiter = gate.limits
         let limits = limits
         try await recording(after: limits.reservationsGivenBack) {
             try await limiter.release(limits, readingFailuresOf: user, app: app, recording: issued)
@@ -120,7 +120,7 @@ public struct PublicRequest: Sendable {
     /// fail, the units stay taken until their window passes: a limit may
     /// refuse early, never let more through.
     public mutating func giveBackReservations() async {
-        try? await gate.rateLimiter.release(limits)
+        try? await gate.limits.release(limits)
         limits = limits.reservationsGivenBack
     }
 
@@ -145,7 +145,7 @@ public struct PublicRequest: Sendable {
 
     private mutating func countClient() async throws(GatewayError) {
         clientCounted = true
-        let limiter = gate.rateLimiter
+        let limiter = gate.limits
         let clientIP = clientIP
         try await apply { try await limiter.countClient(clientIP) }
     }
@@ -156,19 +156,19 @@ public struct PublicRequest: Sendable {
 
     /// Runs a limiter call whose outcome follows the verdicts so far;
     /// throws its refusal.
-    private mutating func apply(_ call: () async throws -> RateLimiter.Outcome) async throws(GatewayError) {
+    private mutating func apply(_ call: () async throws -> LimitOutcome) async throws(GatewayError) {
         do {
             limits = try await call().following(limits)
         } catch {
             throw ErrorResponder.translate(error, logger: logger)
         }
-        if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &row) }
+        if limits.refusal != nil { throw limits.refusalError(noting: &row) }
     }
 
     /// ``apply(_:)`` for a call that writes the success row, whose verdicts
     /// follow `earlier`: the token is withheld when the write fails.
     private mutating func recording(
-        after earlier: RateLimiter.Outcome, _ call: () async throws -> RateLimiter.Outcome
+        after earlier: LimitOutcome, _ call: () async throws -> LimitOutcome
     ) async throws(GatewayError) {
         do {
             limits = try await call().following(earlier)
@@ -176,6 +176,6 @@ public struct PublicRequest: Sendable {
             logger.error("audit write failed; token withheld", metadata: ["error": "\(String(reflecting: error))"])
             throw .unavailable
         }
-        if limits.refusal != nil { throw RateLimiter.refusal(limits, noting: &row) }
+        if limits.refusal != nil { throw limits.refusalError(noting: &row) }
     }
 }

@@ -8,15 +8,15 @@ public import Hummingbird
 /// ``open(_:credentialType:request:context:)`` starts one request's
 /// ``PublicRequest``, which walks those phases.
 public struct PublicRequestGate: Sendable {
-    let tenants: TenantCache
-    let rateLimiter: RateLimiter
+    let tenants: any TenantLookup
+    let limits: any RequestLimits
     let ledger: any RequestLedger
     /// How long finding the app may take before the request is answered 503.
     let databaseTimeout: Duration
 
-    public init(tenants: TenantCache, rateLimiter: RateLimiter, ledger: any RequestLedger, databaseTimeout: Duration) {
+    public init(tenants: any TenantLookup, limits: any RequestLimits, ledger: any RequestLedger, databaseTimeout: Duration) {
         self.tenants = tenants
-        self.rateLimiter = rateLimiter
+        self.limits = limits
         self.ledger = ledger
         self.databaseTimeout = databaseTimeout
     }

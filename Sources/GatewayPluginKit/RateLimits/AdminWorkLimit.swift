@@ -7,11 +7,11 @@ public import GatewayCore
 /// policies, on the counters every replica shares. Past either, 429 with
 /// `Retry-After` and the `RateLimit` headers, before any of the work starts.
 public struct AdminWorkLimit: Sendable {
-    private let rateLimiter: RateLimiter
+    private let limits: any RequestLimits
     private let apps: any AppStore
 
-    public init(rateLimiter: RateLimiter, apps: any AppStore) {
-        self.rateLimiter = rateLimiter
+    public init(limits: any RequestLimits, apps: any AppStore) {
+        self.limits = limits
         self.apps = apps
     }
 
@@ -19,13 +19,13 @@ public struct AdminWorkLimit: Sendable {
     /// when a budget is spent, 404 when there is no such app.
     public func charge(_ admin: AdminTokenRecord, for appID: AppID) async throws {
         guard let app = try await apps.find(appID) else { throw AdminErrors.appNotFound(appID) }
-        let outcome = try await rateLimiter.check(
+        let outcome = try await limits.check(
             [
                 RateLimitPolicy.adminWorkPerToken.name: admin.id.lowercasedText,
                 RateLimitPolicy.adminWorkPerApp.name: appID.uuid.lowercasedText,
-            ], app: app.settings)
+            ], app: app.settings, clientCounted: false)
         guard outcome.refusal != nil else { return }
         var ignored = AuditEvent(appID: appID, event: "admin.work.refused", outcome: .failure, requestID: "")
-        throw HeaderedError(RateLimiter.refusal(outcome, noting: &ignored), headers: outcome.headers)
+        throw HeaderedError(outcome.refusalError(noting: &ignored), headers: outcome.headers)
     }
 }

@@ -3,6 +3,7 @@ import ArgumentParser
 import GatewayCore
 import GatewayHTTP
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayPostgres
 
 struct MigrateCommand: AsyncParsableCommand {

@@ -1,4 +1,5 @@
 import GatewayHTTPTestSupport
+import GatewayRuntime
 import _CryptoExtras
 import Foundation
 import GatewayCore

@@ -3,6 +3,7 @@ import GatewayCore
 import GatewayHTTP
 import GatewayHTTPTestSupport
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting

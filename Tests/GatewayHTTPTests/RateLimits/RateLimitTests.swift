@@ -4,6 +4,7 @@ import GatewayHTTP
 import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayPostgres
+import GatewayRuntime
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting

@@ -3,6 +3,7 @@ import GatewayCore
 @testable import GatewayHTTP
 import GatewayHTTPTestSupport
 @testable import GatewayPluginKit
+@testable import GatewayRuntime
 import Logging
 import Synchronization
 import Testing

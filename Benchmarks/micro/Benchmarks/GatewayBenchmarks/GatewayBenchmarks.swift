@@ -4,6 +4,7 @@ import Foundation
 import GatewayCore
 import GatewayHTTP
 import GatewayPluginKit
+import GatewayRuntime
 import GatewayPostgres
 import Logging
 import OpenSSLSigner

@@ -1,4 +1,5 @@
 public import GatewayCore
+public import GatewayPluginKit
 
 /// The token profiles of this deployment, by name: Layer's always, the
 /// others as registered (Sources/InstalledPlugins).

@@ -1,4 +1,5 @@
 public import GatewayCore
+public import GatewayPluginKit
 
 /// The credential plugins of this deployment, by credential type, and its
 /// token profiles (``profiles``): what an app's settings may name.

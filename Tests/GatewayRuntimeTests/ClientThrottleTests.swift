@@ -1,5 +1,5 @@
 import GatewayCore
-import GatewayPluginKit
+import GatewayRuntime
 import Synchronization
 import Testing
 

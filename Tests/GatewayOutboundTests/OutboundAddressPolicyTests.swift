@@ -1,6 +1,6 @@
 import Foundation
 import GatewayCore
-import GatewayPluginKit
+import GatewayOutbound
 import Synchronization
 import Testing
 

@@ -1,4 +1,5 @@
 public import GatewayCore
+public import GatewayPluginKit
 public import Logging
 import Tracing
 import Synchronization
@@ -10,7 +11,7 @@ import Synchronization
 /// become a flood of queries (creating the app notifies and clears it); the
 /// expired ones are swept whenever the cache has doubled since the last
 /// sweep, so such a flood holds memory for seconds, not until the next reload.
-public final class TenantCache: Sendable {
+public final class TenantCache: TenantLookup {
     private let store: any TenantStore
     private let makeSigner: @Sendable (RSAKeyPair) throws -> any RS256Signer
     private let plugins: PluginRegistry

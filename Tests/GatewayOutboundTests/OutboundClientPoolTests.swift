@@ -1,7 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
-import GatewayPluginKit
+import GatewayOutbound
 import Logging
 import NIOCore
 import Synchronization

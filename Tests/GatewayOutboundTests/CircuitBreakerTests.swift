@@ -1,5 +1,5 @@
 import Foundation
-import GatewayPluginKit
+import GatewayOutbound
 import Synchronization
 import Testing
 

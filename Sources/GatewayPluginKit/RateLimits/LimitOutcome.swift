@@ -1,0 +1,128 @@
+public import GatewayCore
+import CoreMetrics
+
+/// The verdicts on one request.
+public struct LimitOutcome: Sendable {
+    public let verdicts: [(policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)]
+    /// The refusing policy with the longest wait, if any.
+    public let refusal: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)?
+    /// What that policy counted: a user id, a phone number, a client address or IPv6 range.
+    public let refusedSubject: String?
+    /// The units this request reserved, to give back unless its attempt fails.
+    public let reservations: [CounterTouch]
+    /// The refusal came from the deployment's `ip` counter, which had
+    /// refused this client's previous request too: the audit trail holds
+    /// the first refusal of such a run, not each (a flood stays bounded).
+    public let repeatsRefusal: Bool
+
+    public init(touches: [CounterTouch], counts: [CounterReading]) {
+        let pairs = Array(zip(touches, counts))
+        self.verdicts = pairs.map { touch, count in
+            (touch.window.policy, touch.window.verdict(current: count.current, previous: count.previous, allowed: count.allowed))
+        }
+        let refused = zip(verdicts, touches).filter { !$0.0.verdict.allowed }
+            .max { $0.0.verdict.retryAfterSeconds < $1.0.verdict.retryAfterSeconds }
+        self.refusal = refused?.0
+        self.refusedSubject = refused?.1.subject
+        self.reservations = pairs.filter { $0.mode == .reserve && $1.allowed }.map(\.0)
+        self.repeatsRefusal = pairs.contains { touch, count in
+            touch.appID.uuid == AuditEvent.noApp && !count.allowed
+                && !touch.window.allows(current: count.current - 1, previous: count.previous)
+        }
+    }
+
+    private init() {
+        verdicts = []
+        refusal = nil
+        refusedSubject = nil
+        reservations = []
+        repeatsRefusal = false
+    }
+
+    private init(_ outcome: LimitOutcome, reservations: [CounterTouch]) {
+        verdicts = outcome.verdicts
+        refusal = outcome.refusal
+        refusedSubject = outcome.refusedSubject
+        self.reservations = reservations
+        repeatsRefusal = outcome.repeatsRefusal
+    }
+
+    /// The same verdicts, with the units reserved given back.
+    var reservationsGivenBack: LimitOutcome { LimitOutcome(self, reservations: []) }
+
+    private init(following earlier: LimitOutcome, _ later: LimitOutcome) {
+        verdicts = earlier.verdicts + later.verdicts
+        let refusals = [earlier, later].filter { $0.refusal != nil }
+        let longest = refusals.max { $0.refusal!.verdict.retryAfterSeconds < $1.refusal!.verdict.retryAfterSeconds }
+        refusal = longest?.refusal
+        refusedSubject = longest?.refusedSubject
+        reservations = earlier.reservations + later.reservations
+        repeatsRefusal = earlier.repeatsRefusal || later.repeatsRefusal
+    }
+
+    /// This outcome with `earlier`'s verdicts too: one request's client
+    /// count, made before its app was known, and its app's limits answer
+    /// as one, so its headers list the same policies whatever was in memory.
+    func following(_ earlier: LimitOutcome) -> LimitOutcome {
+        earlier.verdicts.isEmpty ? self : LimitOutcome(following: earlier, self)
+    }
+
+    /// `RateLimit-Policy` lists every policy once, by name; `RateLimit` reports the
+    /// one with the least room (IETF httpapi-ratelimit-headers). Where a
+    /// name is limited twice (the deployment's `ip` and an app's), the
+    /// tighter verdict speaks for it.
+    public var headers: [(name: String, value: String)] {
+        guard !verdicts.isEmpty else { return [] }
+        var tightestByName: [String: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)] = [:]
+        var names: [String] = []
+        for entry in verdicts {
+            if let known = tightestByName[entry.policy.name] {
+                if Self.isTighter(entry, than: known) { tightestByName[entry.policy.name] = entry }
+            } else {
+                names.append(entry.policy.name)
+                tightestByName[entry.policy.name] = entry
+            }
+        }
+        let listed = names.sorted().map { tightestByName[$0]! }
+        let policies = listed.map { "\"\($0.policy.name)\";q=\($0.policy.limit);w=\($0.policy.periodSeconds)" }
+        let tightest = refusal ?? listed.min { $0.verdict.remaining < $1.verdict.remaining }!
+        var headers = [
+            (name: "RateLimit-Policy", value: policies.joined(separator: ", ")),
+            (
+                name: "RateLimit",
+                value: "\"\(tightest.policy.name)\";r=\(tightest.verdict.remaining);t=\(max(tightest.verdict.retryAfterSeconds, 0))"
+            ),
+        ]
+        if let refusal { headers.append((name: "Retry-After", value: "\(refusal.verdict.retryAfterSeconds)")) }
+        return headers
+    }
+
+    private static func isTighter(
+        _ entry: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict),
+        than other: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)
+    ) -> Bool {
+        if entry.verdict.allowed != other.verdict.allowed { return !entry.verdict.allowed }
+        return entry.verdict.allowed
+            ? entry.verdict.remaining < other.verdict.remaining
+            : entry.verdict.retryAfterSeconds > other.verdict.retryAfterSeconds
+    }
+
+    public static let unlimited = LimitOutcome()
+
+    /// The `rate_limited` error for a refused request (the route adds the
+    /// ``headers`` to its answer); notes the refusal
+    /// (reason `rate_limited`, the policy in `detail`) in its audit event.
+    public func refusalError(noting event: inout AuditEvent) -> GatewayError {
+        event.reason = "rate_limited"
+        event.detail["policy"] = refusal?.policy.name
+        if refusal?.policy.countsClientAddress == true {
+            // An IPv6 client is counted by its range: the row says which.
+            event.detail["client_key"] = refusedSubject
+        }
+        Counter(label: "gateway_rate_limit_refusals_total", dimensions: [("policy", refusal?.policy.name ?? "none")])
+            .increment()
+        let seconds = refusal?.verdict.retryAfterSeconds ?? 1
+        return GatewayError(
+            .rateLimited, .tooManyRequests, "Too many requests; retry after \(seconds) seconds.", retryAfterSeconds: seconds)
+    }
+}

@@ -1,0 +1,41 @@
+public import GatewayCore
+
+/// The rate limits a request meets, as a route sees them: each call touches
+/// the request's counters (on the counters every replica shares) and answers
+/// the verdicts, and the route decides what a refusal means. The gateway's
+/// `RateLimiter` (in `GatewayRuntime`) is the implementation; routes reach it
+/// through ``PublicRequest`` and ``AdminWorkLimit``.
+public protocol RequestLimits: Sendable {
+    /// Counts a request under the deployment's `ip` policy on its own, for
+    /// requests answered before their app's limits apply (a malformed body,
+    /// an app not in memory yet). Pass `clientCounted: true` to the later
+    /// ``check(_:app:clientCounted:)`` of the same request.
+    func countClient(_ clientIP: String) async throws -> LimitOutcome
+
+    /// Applies the app's policies to the given subjects (policy name →
+    /// subject) before the costly work: `.failures` and `.sends` policies
+    /// reserve a unit. A refused outcome has given its reservations back.
+    func check(_ subjects: [String: String], app: AppSettings, clientCounted: Bool) async throws -> LimitOutcome
+
+    /// For an attempt whose credential is already verified: applies the
+    /// policies (`.failures` ones only read) and records `event` in the same
+    /// statement only if every policy allows. The outcome refuses exactly
+    /// when the event was not recorded.
+    func admit(
+        _ subjects: [String: String], app: AppSettings, clientCounted: Bool, recording event: AuditEvent
+    ) async throws -> LimitOutcome
+
+    /// Gives back the outcome's reservations and records `event` in the
+    /// same statement. `user` is the verified user when the request named
+    /// none: their failure counter is read there too, and the event recorded
+    /// only if it allows. Refuses exactly when the event was not recorded.
+    func release(
+        _ outcome: LimitOutcome, readingFailuresOf user: String?, app: AppSettings, recording event: AuditEvent
+    ) async throws -> LimitOutcome
+
+    /// One more failure of `user`, the user a check found when the request named none.
+    func countFailure(ofUser user: String, app: AppSettings) async throws -> LimitOutcome
+
+    /// Gives back the outcome's reservations.
+    func release(_ outcome: LimitOutcome) async throws
+}

@@ -1,0 +1,155 @@
+public import Foundation
+public import GatewayCore
+public import GatewayPluginKit
+
+/// Applies the rate-limit policies to one request: every policy's counter is
+/// touched in one statement, and the verdicts become the `RateLimit-Policy` /
+/// `RateLimit` headers, or a 429 with `Retry-After`.
+///
+/// `.everyRequest` policies count each request, refused ones included.
+/// `.failures` policies reserve a unit before the credential is checked: the
+/// reservation and its test are one conditional add under the counter row's
+/// lock, so no more than the limit's attempts reach a verifier in a window,
+/// whatever the concurrency and however many gateways share the database.
+/// A failed attempt keeps its unit; a verified one, or one another policy
+/// refused, gives it back. `.sends` policies (code sends) reserve the same
+/// way; the caller gives the unit back when no code went out.
+///
+/// The `ip` subject is limited twice over: by the deployment's `ip` policy on
+/// one counter shared by every app (also before the app is known, see
+/// ``countClient(_:)``), and, where an app sets its own `ip` limit, by that
+/// too.
+public struct RateLimiter: RequestLimits {
+    /// When a request's limits are applied.
+    enum Phase: Sendable {
+        /// Before the credential is checked: `.failures` policies reserve.
+        case beforeVerifying
+        /// After a verifier said yes from memory: `.failures` policies are only read.
+        case verified
+    }
+
+    private let ledger: any RequestLedger
+    private let settings: RateLimitSettings
+    private let now: @Sendable () -> Double
+
+    public init(
+        ledger: any RequestLedger, settings: RateLimitSettings,
+        now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
+    ) {
+        self.ledger = ledger
+        self.settings = settings
+        self.now = now
+    }
+
+    public var trustedProxies: [CIDR] { settings.trustedProxies }
+
+    /// Counts a request under the deployment's `ip` policy on its own, for
+    /// requests answered before their app's limits apply (a malformed body,
+    /// an app not in memory yet). Pass `clientCounted: true` to the later
+    /// ``check(_:app:clientCounted:)`` of the same request.
+    public func countClient(_ clientIP: String) async throws -> LimitOutcome {
+        guard settings.isEnabled, let touch = deploymentTouch(clientIP, now: now()) else { return .unlimited }
+        let counts = try await ledger.count([touch])
+        return LimitOutcome(touches: [touch], counts: counts)
+    }
+
+    /// Applies the policies to the given subjects (policy name → subject).
+    /// A refused outcome has given its reservations back already.
+    public func check(
+        _ subjects: [String: String], app: AppSettings, clientCounted: Bool = false
+    ) async throws -> LimitOutcome {
+        guard settings.isEnabled else { return .unlimited }
+        let touches = touches(for: subjects, app: app, phase: .beforeVerifying, clientCounted: clientCounted)
+        let outcome = LimitOutcome(touches: touches, counts: try await ledger.count(touches))
+        // Should the release fail, the units stay taken until their window
+        // passes: a limit may refuse early, never let more through.
+        if outcome.refusal != nil { try? await release(outcome) }
+        return outcome
+    }
+
+    /// For an attempt whose credential is already verified: applies the
+    /// policies as ``check(_:app:clientCounted:)`` does in the
+    /// `.verified` phase and, in the same statement, records `event` (its
+    /// token's audit row) only if every policy allows. The outcome refuses
+    /// exactly when the event was not recorded.
+    public func admit(
+        _ subjects: [String: String], app: AppSettings, clientCounted: Bool = false, recording event: AuditEvent
+    ) async throws -> LimitOutcome {
+        guard settings.isEnabled else {
+            try await ledger.record(event)
+            return .unlimited
+        }
+        let touches = touches(for: subjects, app: app, phase: .verified, clientCounted: clientCounted)
+        let admission = try await ledger.countAndRecord(touches, ifAllowed: event)
+        return LimitOutcome(touches: touches, counts: admission.counts)
+    }
+
+    /// Gives back the outcome's reservations and records `event` in the same
+    /// statement: how a verified attempt's token row is written. `user` is
+    /// the verified user when the request named none: their `user_failures`
+    /// counter is read in that statement too, and the event recorded only if
+    /// it allows. Returns that read's verdict (unlimited without `user`),
+    /// refusing exactly when the event was not recorded.
+    public func release(
+        _ outcome: LimitOutcome, readingFailuresOf user: String? = nil, app: AppSettings, recording event: AuditEvent
+    ) async throws -> LimitOutcome {
+        let reads = user.map { failureTouches(of: $0, app: app, phase: .verified) } ?? []
+        let touches = outcome.reservations.map(\.release) + reads
+        guard !touches.isEmpty else {
+            try await ledger.record(event)
+            return .unlimited
+        }
+        let admission = try await ledger.countAndRecord(touches, ifAllowed: event)
+        return LimitOutcome(touches: reads, counts: Array(admission.counts.suffix(reads.count)))
+    }
+
+    /// Counts a failed attempt against the user its check named when the
+    /// request named none (``VerificationResult/rejected(reason:userID:)``):
+    /// one more unit of `user_failures`, kept as the failure's count.
+    public func countFailure(ofUser user: String, app: AppSettings) async throws -> LimitOutcome {
+        let touches = failureTouches(of: user, app: app, phase: .beforeVerifying)
+        guard !touches.isEmpty else { return .unlimited }
+        return LimitOutcome(touches: touches, counts: try await ledger.count(touches))
+    }
+
+    private func failureTouches(of user: String, app: AppSettings, phase: Phase) -> [CounterTouch] {
+        guard settings.isEnabled else { return [] }
+        return touches(for: [RateLimitPolicy.userFailures.name: user], app: app, phase: phase, clientCounted: true)
+    }
+
+    /// Gives back the outcome's reservations.
+    public func release(_ outcome: LimitOutcome) async throws {
+        _ = try await ledger.count(outcome.reservations.map(\.release))
+    }
+
+    private func touches(
+        for subjects: [String: String], app: AppSettings, phase: Phase, clientCounted: Bool
+    ) -> [CounterTouch] {
+        let now = now()
+        var touches: [CounterTouch] = []
+        for name in subjects.keys.sorted() {
+            if name == RateLimitPolicy.clientIP.name {
+                if !clientCounted, let touch = deploymentTouch(subjects[name]!, now: now) { touches.append(touch) }
+                guard app.rateLimits[name] != nil else { continue }
+            }
+            guard let policy = settings.policy(name, for: app) else { continue }
+            let subject = policy.countsClientAddress ? settings.subject(forClient: subjects[name]!) : subjects[name]!
+            let mode: CounterTouch.Mode =
+                switch (policy.counting, phase) {
+                case (.everyRequest, _): .count
+                case (.failures, .beforeVerifying), (.sends, _): .reserve
+                case (.failures, .verified): .read
+                }
+            touches.append(.init(appID: app.appID, window: SlidingWindow(policy: policy, now: now), subject: subject, mode: mode))
+        }
+        return touches
+    }
+
+    /// The deployment's `ip` counter for a client, shared by every app.
+    private func deploymentTouch(_ clientIP: String, now: Double) -> CounterTouch? {
+        guard let policy = settings.policies[RateLimitPolicy.clientIP.name] else { return nil }
+        return .init(
+            appID: AppID(uuid: AuditEvent.noApp), window: SlidingWindow(policy: policy, now: now),
+            subject: settings.subject(forClient: clientIP), mode: .count)
+    }
+}
