@@ -5,8 +5,9 @@ import GatewayTestSupport
 import Testing
 
 /// Rate-limit semantics live in Swift (`SlidingWindow.touch`, which the
-/// in-memory double and the per-address throttle use) and in SQL
-/// (`LedgerWriteStatement`). One table of touch sequences with the readings
+/// in-memory counters and the per-address throttle use) and in SQL
+/// (`SlidingWindowSQL`, run by `LedgerWriteStatement`), side by side in
+/// GatewayCore's `RateLimit/`. One table of touch sequences with the readings
 /// each step must give, and random sequences, hold both to the same answers:
 /// a change to either that the other lacks fails here.
 @Suite struct RateLimitAgreementTests {
@@ -92,7 +93,7 @@ import Testing
     @Test(arguments: table)
     func theSQLAndTheSwiftModelGiveTheTablesReadings(_ testCase: Case) async throws {
         try await Self.withLedger { ledger in
-            let model = SwiftModel()
+            var model = MemoryCounters()
             let policy = RateLimitPolicy(
                 name: "agreement", limit: testCase.limit, periodSeconds: Self.period,
                 counting: .everyRequest)
@@ -118,7 +119,7 @@ import Testing
             var random = SplitMix64(seed: seed)
             let modes: [CounterTouch.Mode] = [.count, .reserve, .reserve, .release, .read]
             for sequence in 0..<20 {
-                let model = SwiftModel()
+                var model = MemoryCounters()
                 let policy = RateLimitPolicy(
                     name: "agreement", limit: Int(random.next() % 6) + 1, periodSeconds: Self.period,
                     counting: .everyRequest)
@@ -164,18 +165,5 @@ import Testing
     /// two periods after their window, and no step may outlive its row.
     static func windowStart() -> Double {
         (Date().timeIntervalSince1970 / Double(period)).rounded(.down) * Double(period) - Double(period)
-    }
-
-    /// Counters by window, each touch as `SlidingWindow.touch` says.
-    final class SwiftModel: @unchecked Sendable {
-        private var counters: [Int64: Int] = [:]
-
-        func apply(_ touch: CounterTouch) -> CounterReading {
-            let reading = touch.window.touch(
-                touch.mode, current: counters[touch.window.windowStart, default: 0],
-                previous: counters[touch.window.previousWindowStart, default: 0])
-            counters[touch.window.windowStart] = reading.current
-            return reading
-        }
     }
 }

@@ -11,7 +11,7 @@ public final class InMemoryStores: Sendable {
         var apps: [AppID: StoredApp] = [:]
         var keys: [AppID: [StoredKey]] = [:]
         var tokens: [UUID: (record: AdminTokenRecord, digest: Data)] = [:]
-        var counters: [String: Int] = [:]
+        var counters = MemoryCounters()
         var events: [AuditEvent] = []
         var sessions: [Data: ConsoleSessionRecord] = [:]
         var failing = false
@@ -228,17 +228,17 @@ public final class InMemoryStores: Sendable {
         func keys(of appID: AppID) async throws -> [StoredKey] { try memory.change { $0.keys[appID, default: []] } }
     }
 
-    /// Counters by (app, policy, subject, window), each touch as ``SlidingWindow/touch(_:current:previous:)`` says.
+    /// Counters in ``MemoryCounters``, each touch as ``SlidingWindow/touch(_:current:previous:)`` says.
     struct Ledger: RequestLedger {
         let memory: InMemoryStores
 
         func count(_ touches: [CounterTouch]) async throws -> [CounterReading] {
-            try memory.change { state in touches.map { Self.apply($0, to: &state.counters) } }
+            try memory.change { state in touches.map { state.counters.apply($0) } }
         }
 
         func countAndRecord(_ touches: [CounterTouch], ifAllowed event: AuditEvent) async throws -> Admission {
             try memory.change { state in
-                let readings = touches.map { Self.apply($0, to: &state.counters) }
+                let readings = touches.map { state.counters.apply($0) }
                 let admitted = readings.allSatisfy(\.allowed)
                 if admitted { state.events.append(event) }
                 return Admission(counts: readings, admitted: admitted)
@@ -251,17 +251,6 @@ public final class InMemoryStores: Sendable {
 
         func recordEventually(_ event: AuditEvent) async {
             memory.state.withLock { $0.events.append(event) }
-        }
-
-        private static func apply(_ touch: CounterTouch, to counters: inout [String: Int]) -> CounterReading {
-            func key(_ start: Int64) -> String {
-                "\(touch.appID) \(touch.window.policy.name) \(touch.subject) \(start)"
-            }
-            let reading = touch.window.touch(
-                touch.mode, current: counters[key(touch.window.windowStart), default: 0],
-                previous: counters[key(touch.window.previousWindowStart), default: 0])
-            counters[key(touch.window.windowStart)] = reading.current
-            return reading
         }
     }
 

@@ -42,17 +42,17 @@ public struct SlidingWindow: Sendable, Equatable {
 
     /// Whether an event that `current` already includes fits the limit.
     /// PostgreSQL makes the same test when it counts (see
-    /// `LedgerWriteStatement`); a reservation it grants fits by construction.
+    /// ``SlidingWindowSQL``); a reservation it grants fits by construction.
     public func allows(current: Int, previous: Int) -> Bool {
         estimate(current: current, previous: previous) <= Double(policy.limit)
     }
 
     /// What one touch does to a counter whose current window holds
     /// `current` and whose previous window held `previous`, and its verdict:
-    /// the semantics of each ``CounterTouch/Mode``, in one place. PostgreSQL
-    /// applies the same in `LedgerWriteStatement`, and
+    /// the semantics of each ``CounterTouch/Mode``. PostgreSQL applies the
+    /// same in ``SlidingWindowSQL``, beside this file, and
     /// `RateLimitAgreementTests` holds the two to one table and to random
-    /// sequences.
+    /// sequences; ``MemoryCounters`` keeps counters with this.
     public func touch(_ mode: CounterTouch.Mode, current: Int, previous: Int) -> CounterReading {
         switch mode {
         case .count:

@@ -3,26 +3,15 @@ import GatewayCore
 import PostgresNIO
 
 /// The one statement behind the token path's writes: touches rate-limit
-/// counters and reads every touched counter back, and inserts audit rows.
-/// Either list may be empty. Prepared once per connection, so PostgreSQL
-/// plans it once rather than on every batch (planning the counter part took
-/// longer than running it).
+/// counters and reads every touched counter back (``SlidingWindowSQL``, in
+/// GatewayCore's `RateLimit/` beside the Swift it agrees with), and inserts
+/// audit rows. Either list may be empty. Prepared once per connection, so
+/// PostgreSQL plans it once rather than on every batch (planning the counter
+/// part took longer than running it).
 ///
-/// A touch counts (+1 whatever the verdict), reserves (+1 only while the
-/// limit has room: the add and its test happen under the counter row's lock,
-/// so any number of statements on any number of gateways grant at most the
-/// limit), releases (−1, never below 0) or only reads. Within a batch,
-/// releases come first, then touches in their order, so touches batched
-/// together read as if their requests had run one after another.
-///
-/// Each touch also gets its verdict: a reservation is allowed when it was
-/// granted, a count when previous × weight + current is at most the limit, a
-/// read when one more would be, a release always: what `SlidingWindow.touch`
-/// says in Swift, which `RateLimitAgreementTests` checks this against, by a
-/// table and by random sequences. An audit row may name a
-/// request (`admittedBy`): it is inserted only if every touch of that request
-/// is allowed. That is how an issued token's row and its counters take one
-/// statement.
+/// An audit row may name a request (`admittedBy`): it is inserted only if
+/// every touch of that request is allowed. That is how an issued token's row
+/// and its counters take one statement.
 struct LedgerWriteStatement: PostgresPreparedStatement {
     /// The audit columns, in the order of ``appendEventColumns(_:to:)``.
     static let eventColumns =
@@ -49,71 +38,11 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
     static let name = "audit_and_counter_write"
 
     static let sql = """
-        WITH input AS (
-            SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::int8[],
-                                 $8::float8[], $9::float8[])
-                WITH ORDINALITY AS i(app_id, policy, subject, window_start, period, mode, request,
-                                     previous_weight, lim, position)
-        ),
-        totals AS (
-            SELECT i.app_id, i.policy, i.subject, i.window_start, max(i.period) AS period,
-                   (count(*) FILTER (WHERE i.mode = 'count'))::int4 AS counted,
-                   (count(*) FILTER (WHERE i.mode = 'reserve'))::int4 AS wanted,
-                   (count(*) FILTER (WHERE i.mode = 'release'))::int4 AS released,
-                   floor(min(i.lim - coalesce(before.count, 0) * i.previous_weight))::int4 AS cap
-            FROM input i
-            LEFT JOIN rate_limit_counters before ON before.app_id = i.app_id AND before.policy = i.policy
-                AND before.subject = i.subject AND before.window_start = i.window_start - i.period
-            GROUP BY i.app_id, i.policy, i.subject, i.window_start
-        ),
-        written AS (
-            INSERT INTO rate_limit_counters AS c (app_id, policy, subject, window_start, count, granted, expires_at)
-            SELECT app_id, policy, subject, window_start, counted + least(wanted, greatest(cap - counted, 0)),
-                   least(wanted, greatest(cap - counted, 0)), to_timestamp(window_start + 2 * period)
-            FROM totals WHERE counted + wanted + released > 0
-            ORDER BY app_id, policy, subject, window_start
-            ON CONFLICT (app_id, policy, subject, window_start) DO UPDATE SET (count, granted) = (
-                SELECT b.base + least(t.wanted, greatest(t.cap - b.base, 0)), least(t.wanted, greatest(t.cap - b.base, 0))
-                FROM totals t, LATERAL (SELECT greatest(c.count - t.released, 0) + t.counted AS base) b
-                WHERE t.app_id = excluded.app_id AND t.policy = excluded.policy
-                    AND t.subject = excluded.subject AND t.window_start = excluded.window_start)
-            RETURNING app_id, policy, subject, window_start, count, granted
-        ),
-        running AS (
-            SELECT i.*,
-                   count(*) FILTER (WHERE i.mode = 'count') OVER w AS counted_so_far,
-                   count(*) FILTER (WHERE i.mode = 'reserve') OVER w AS reserved_so_far
-            FROM input i
-            WINDOW w AS (PARTITION BY i.app_id, i.policy, i.subject, i.window_start ORDER BY i.position)
-        ),
-        counted AS (
-            SELECT r.position, r.request, r.mode, r.previous_weight, r.lim, r.reserved_so_far,
-                   coalesce(w.granted, 0) AS granted,
-                   (coalesce(w.count - w.granted - t.counted, stored.count, 0) + r.counted_so_far
-                       + least(r.reserved_so_far, coalesce(w.granted, 0)))::int8 AS current,
-                   coalesce(before.count, 0)::int8 AS previous
-            FROM running r
-            JOIN totals t USING (app_id, policy, subject, window_start)
-            LEFT JOIN written w USING (app_id, policy, subject, window_start)
-            LEFT JOIN rate_limit_counters stored ON w.count IS NULL AND stored.app_id = r.app_id
-                AND stored.policy = r.policy AND stored.subject = r.subject AND stored.window_start = r.window_start
-            LEFT JOIN rate_limit_counters before ON before.app_id = r.app_id AND before.policy = r.policy
-                AND before.subject = r.subject AND before.window_start = r.window_start - r.period
-        ),
-        verdicts AS (
-            SELECT position, request, current, previous,
-                   CASE mode
-                       WHEN 'release' THEN true
-                       WHEN 'reserve' THEN reserved_so_far <= granted
-                       WHEN 'count' THEN previous::float8 * previous_weight + current::float8 <= lim
-                       ELSE previous::float8 * previous_weight + current::float8 + 1 <= lim
-                   END AS allowed
-            FROM counted
-        ),
+        WITH \(SlidingWindowSQL.verdicts),
         audit AS (
             INSERT INTO audit_events (\(eventColumns))
             SELECT \(eventValues)
-            FROM unnest(\(eventArrays(from: 10)), $22::int8[]) AS e(\(eventColumns), admitted_by)
+            FROM unnest(\(eventArrays(from: SlidingWindowSQL.parameterCount + 1)), $22::int8[]) AS e(\(eventColumns), admitted_by)
             WHERE e.admitted_by = 0
                 OR NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.request = e.admitted_by AND NOT v.allowed)
         )
