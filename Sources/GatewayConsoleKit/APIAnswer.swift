@@ -1,12 +1,13 @@
 import Foundation
+import Logging
 public import GatewayCore
 public import HTTPTypes
 public import Hummingbird
 import NIOCore
 
 /// What an admin API call answered, read for a page: its status and its
-/// JSON body as values a template renders (objects as dictionaries, `null`
-/// left out so a section over it is false).
+/// JSON body, read as a typed answer (``read(_:_:_:)``: `ListAnswer`,
+/// `AppAnswer`, a page's own) whose fields the page hands its template.
 public struct APIAnswer: Sendable {
     public let status: HTTPResponse.Status
     public let json: JSONValue
@@ -42,31 +43,25 @@ public struct APIAnswer: Sendable {
     }
 
     /// The body as `Answer`, or `nil` when it does not have that shape.
-    public func decoded<Answer: Decodable>(_: Answer.Type) -> Answer? {
-        guard let data = try? JSONEncoder().encode(json) else { return nil }
-        return try? JSONDecoder().decode(Answer.self, from: data)
-    }
+    public func decoded<Answer: Decodable>(_: Answer.Type) -> Answer? { json.decoded(Answer.self) }
 
-    /// The body for a template.
-    public var value: Any { Self.templateValue(json) ?? [String: Any]() }
-
-    /// `items` of a page answer, each for a template.
-    public var items: [[String: Any]] {
-        guard case .object(let members) = json, case .array(let items)? = members["items"] else { return [] }
-        return items.compactMap { Self.templateValue($0) as? [String: Any] }
-    }
-
-    public var nextCursor: String? { string("next_cursor") }
-
-    public static func templateValue(_ json: JSONValue) -> Any? {
-        switch json {
-        case .null: nil
-        case .bool(let value): value
-        case .number(let value): value.rounded() == value && abs(value) < 1e15 ? Int(value) : value
-        case .string(let value): value
-        case .array(let values): values.compactMap(templateValue)
-        case .object(let members): members.compactMapValues(templateValue)
+    /// The body of a successful answer as `Answer`; otherwise throws the
+    /// page to show instead: the API's refusal (``PageRenderer/apiFailure(_:visit:)``),
+    /// or a 500 when the body does not have `Answer`'s shape (the console
+    /// and the API it calls in-process disagree: a bug, logged).
+    public func read<Answer: Decodable>(
+        _: Answer.Type, _ visit: ConsoleVisit, _ pages: PageRenderer
+    ) throws(PageAnswer) -> Answer {
+        guard succeeded else { throw PageAnswer(pages.apiFailure(self, visit: visit)) }
+        guard let answer = decoded(Answer.self) else {
+            visit.context.logger.error(
+                "console could not read an admin API answer", metadata: ["expected": "\(Answer.self)"])
+            throw PageAnswer(
+                pages.page(
+                    "message", title: "Request failed", visit: visit,
+                    data: ["message": "The console could not read the admin API's answer."], status: .internalServerError))
         }
+        return answer
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-public import GatewayCore
+import GatewayCore
 import HTTPTypes
 public import Hummingbird
 
@@ -7,30 +7,19 @@ public import Hummingbird
 /// id, and tabs to its other pages (a plugin's only where the app uses that
 /// credential type).
 public struct AppHeader {
-    /// What the header reads of the app answer.
-    struct Summary: Decodable {
-        let app_id: String
-        let credential_types: [String]
-    }
-
-    public let appID: String
-    /// The credential types the app accepts.
-    public let types: [String]
-    /// The app as the API answered it, for a template.
-    public let app: [String: Any]
-    /// The app as the API answered it, nulls and all.
-    public let json: JSONValue
+    /// The app as the API answered it.
+    public let app: AppAnswer
     let pluginTabs: [ConsoleTab]
+
+    public var appID: String { app.appID }
+    /// The credential types the app accepts.
+    public var types: [String] { app.credentialTypes }
 
     /// Reads the app; throws the page to answer instead (404 for an app
     /// this token may not see, exactly as the API answers).
     public static func load(_ appID: String, _ visit: ConsoleVisit, _ pages: PageRenderer) async throws(PageAnswer) -> AppHeader {
         let answer = await visit.call(.get, ConsolePaths.adminApp(appID))
-        guard answer.succeeded, let summary = answer.decoded(Summary.self), let app = answer.value as? [String: Any] else {
-            throw PageAnswer(pages.apiFailure(answer, visit: visit))
-        }
-        return AppHeader(
-            appID: summary.app_id, types: summary.credential_types, app: app, json: answer.json, pluginTabs: pages.pluginTabs)
+        return AppHeader(app: try answer.read(AppAnswer.self, visit, pages), pluginTabs: pages.pluginTabs)
     }
 
     /// Template values for the header and its tabs; `current` names the tab
@@ -45,7 +34,7 @@ public struct AppHeader {
             tabs.append(tab(plugin.label, plugin.path, plugin.path))
         }
         tabs.append(tab("Audit", "audit", "audit"))
-        return ["app": app, "app_base": base, "tabs": tabs]
+        return ["app": app.templateValues, "app_base": base, "tabs": tabs]
     }
 }
 

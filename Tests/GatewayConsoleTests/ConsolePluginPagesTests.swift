@@ -17,19 +17,10 @@ import Testing
 /// no plugin. Over memory stores: no database.
 @Suite struct ConsolePluginPagesTests {
     @Test func aPluginsPageAndTabAppearOnlyOnTheAppsThatUseIt() async throws {
-        let plugins = PluginRegistry([StaticUsersPlugin(), DeskPlugin()])
-        let gateway = MemoryGateway(
-            plugins: plugins,
-            frontEnds: { stores, masterKey in
-                [try Console(settings: ConsoleSettings(), sessions: stores.consoleSessions, masterKey: masterKey, plugins: plugins)]
-            })
+        let gateway = Self.gatewayWithTheDesk()
         let desk = try await gateway.createApp(activeKey: false) { $0.credentialTypes = ["desk"] }
         let plain = try await gateway.createApp(activeKey: false) { _ in }
-        let token = try await gateway.operatorToken()
-        try await gateway.test(over: .router) { client in
-            var browser = ConsoleBrowser(client)
-            try await browser.signIn(token)
-
+        try await Self.signedIn(gateway) { browser in
             let page = try await browser.get("/console/apps/\(desk.appID.uuid.uuidString.lowercased())/desk")
             #expect(page.status == .ok)
             let html = text(page)
@@ -40,6 +31,41 @@ import Testing
             let settings = text(try await browser.get("/console/apps/\(plain.appID.uuid.uuidString.lowercased())"))
             #expect(settings.contains(">Keys</a>"))
             #expect(!settings.contains("Front desk"), "an app that does not use the plugin shows no tab")
+        }
+    }
+
+    /// A page reads the API's answers as types: an answer without a field
+    /// its type needs is a 500 page saying so, not a page with blanks.
+    @Test func anAnswerOfTheWrongShapeIsA500PageNotABlankOne() async throws {
+        let gateway = Self.gatewayWithTheDesk()
+        let desk = try await gateway.createApp(activeKey: false) { $0.credentialTypes = ["desk"] }
+        try await Self.signedIn(gateway) { browser in
+            let page = try await browser.get("/console/apps/\(desk.appID.uuid.uuidString.lowercased())/desk/misread")
+            #expect(page.status == .internalServerError)
+            #expect(text(page).contains("The console could not read the admin API&#39;s answer."), "\(text(page))")
+            #expect(!text(page).contains("misread:"), "the page that misread renders nothing of its own")
+        }
+    }
+
+    /// A gateway over memory stores with the console and the desk plugin installed.
+    static func gatewayWithTheDesk() -> MemoryGateway {
+        let plugins = PluginRegistry([StaticUsersPlugin(), DeskPlugin()])
+        return MemoryGateway(
+            plugins: plugins,
+            frontEnds: { stores, masterKey in
+                [try Console(settings: ConsoleSettings(), sessions: stores.consoleSessions, masterKey: masterKey, plugins: plugins)]
+            })
+    }
+
+    /// Runs `body` with a browser signed in to the console with an operator token.
+    static func signedIn(_ gateway: MemoryGateway, _ body: @escaping @Sendable (inout ConsoleBrowser) async throws -> Void)
+        async throws
+    {
+        let token = try await gateway.operatorToken()
+        try await gateway.test(over: .router) { client in
+            var browser = ConsoleBrowser(client)
+            try await browser.signIn(token)
+            try await body(&browser)
         }
     }
 }
@@ -67,5 +93,16 @@ private struct DeskPlugin: CredentialPlugin, ConsolePageProvider {
             let header = try await AppHeader.load(visit.parameter("app_id"), visit, pages)
             return pages.page("desk", title: "Desk", visit: visit, data: header.values(current: "desk"))
         }
+        // Reads the app as if it were a key: `key_id` is missing.
+        routes.get("apps/{app_id}/desk/misread") { visit in
+            let answer = await visit.call(.get, ConsolePaths.adminApp(visit.parameter("app_id")))
+            let misread = try answer.read(Misread.self, visit, pages)
+            return pages.page("message", title: "Desk", visit: visit, data: ["message": "misread: \(misread.keyID)"])
+        }
+    }
+
+    struct Misread: Decodable {
+        let keyID: String
+        enum CodingKeys: String, CodingKey { case keyID = "key_id" }
     }
 }

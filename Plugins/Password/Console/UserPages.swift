@@ -53,7 +53,7 @@ struct UserPages: Sendable {
     }
 
     private func list(
-        _ visit: ConsoleVisit, form: FormInput?, errors: [String: Any], report: [String: Any]? = nil,
+        _ visit: ConsoleVisit, form: FormInput?, errors: [String: Any], report: ImportReportAnswer? = nil,
         status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         let appID = visit.parameter("app_id")
@@ -63,18 +63,18 @@ struct UserPages: Sendable {
         let answer = await visit.call(
             .get, "\(ConsolePaths.adminApp(appID))/users",
             query: [("limit", "\(Self.pageSize)"), ("prefix", prefix), ("cursor", query["cursor"].map(String.init))])
-        guard answer.succeeded else { return pages.apiFailure(answer, visit: visit) }
-        let users = answer.items.map { user -> [String: Any] in
-            var user = user
-            user["href"] = Self.pagePath(appID, user["user_id"] as? String ?? "")
-            return user
+        let list = try answer.read(ListAnswer<UserAnswer>.self, visit, pages)
+        let users = list.items.map { user -> [String: Any] in
+            var values = user.templateValues
+            values["href"] = Self.pagePath(appID, user.userID)
+            return values
         }
         var data = header.values(current: "users").merging(errors) { $1 }
         data["users"] = users
         data["none"] = users.isEmpty
         data["prefix"] = prefix ?? ""
         data["users_base"] = "\(ConsolePaths.app(appID))/users"
-        if let next = answer.nextCursor {
+        if let next = list.nextCursor {
             data["next_href"] = ConsoleVisit.pathAndQuery("\(ConsolePaths.app(appID))/users", [("prefix", prefix), ("cursor", next)])
         }
         // What was typed comes back after a refusal, except the password.
@@ -82,7 +82,7 @@ struct UserPages: Sendable {
         for field in UserProfile.fieldNames { new[field] = form?[field] ?? "" }
         data["new"] = new
         data["profile_fields"] = ProfileForm.fields(values: new, errors: errors)
-        if let report { data["report"] = report }
+        if let report { data["report"] = report.templateValues }
         data["notice"] = query["notice"].flatMap { Self.notices[String($0)] }
         return pages.page("users", title: "Users", visit: visit, data: data, status: status)
     }
@@ -112,12 +112,10 @@ struct UserPages: Sendable {
             return try await list(visit, form: nil, errors: FormErrors.local("ndjson", "Choose a file or paste its lines."), status: .badRequest)
         }
         let answer = await visit.call(.post, "\(ConsolePaths.adminApp(appID))/users:import", body: text, contentType: "application/x-ndjson")
-        guard answer.succeeded, let report = answer.value as? [String: Any] else {
+        guard answer.succeeded else {
             return try await list(visit, form: nil, errors: FormErrors.place(answer.errorMessage, fields: ["ndjson"]), status: answer.status)
         }
-        var shown = report
-        shown["has_errors"] = !((report["errors"] as? [Any])?.isEmpty ?? true)
-        return try await list(visit, form: nil, errors: [:], report: shown)
+        return try await list(visit, form: nil, errors: [:], report: try answer.read(ImportReportAnswer.self, visit, pages))
     }
 
     private func change(_ visit: ConsoleVisit, _ body: [String: JSONValue], notice: String, fields: [String] = []) async throws
@@ -137,12 +135,12 @@ struct UserPages: Sendable {
         let userID = visit.parameter("user_id")
         let header = try await AppHeader.load(appID, visit, pages)
         let answer = await visit.call(.get, Self.apiPath(appID, userID))
-        guard answer.succeeded, let user = answer.value as? [String: Any] else { return pages.apiFailure(answer, visit: visit) }
+        let user = try answer.read(UserAnswer.self, visit, pages)
         var data = header.values(current: "users").merging(errors) { $1 }
-        data["user"] = user
-        data["profile_fields"] = ProfileForm.fields(values: user, errors: errors)
+        data["user"] = user.templateValues
+        data["profile_fields"] = ProfileForm.fields(values: user.profile.values, errors: errors)
         data["user_base"] = Self.pagePath(appID, userID)
-        data["disabled"] = user["disabled"] as? Bool ?? false
+        data["disabled"] = user.disabled
         data["notice"] = visit.request.uri.queryParameters["notice"].flatMap { Self.notices[String($0)] }
         return pages.page("user", title: "User \(userID)", visit: visit, data: data, status: status)
     }

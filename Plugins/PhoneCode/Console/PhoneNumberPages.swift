@@ -53,21 +53,21 @@ struct PhoneNumberPages: Sendable {
         let answer = await visit.call(
             .get, "\(ConsolePaths.adminApp(appID))/phone_numbers",
             query: [("limit", "\(Self.pageSize)"), ("cursor", query["cursor"].map(String.init))])
-        guard answer.succeeded else { return pages.apiFailure(answer, visit: visit) }
+        let list = try answer.read(ListAnswer<PhoneBindingAnswer>.self, visit, pages)
         let base = "\(ConsolePaths.app(appID))/phone-numbers"
-        let bindings = answer.items.map { binding -> [String: Any] in
-            var binding = binding
-            binding["unbind_action"] = "\(base)/\(ConsolePaths.segment(binding["phone_number"] as? String ?? ""))/unbind"
-            return binding
+        let bindings = list.items.map { binding -> [String: Any] in
+            var values = binding.templateValues
+            values["unbind_action"] = "\(base)/\(ConsolePaths.segment(binding.phoneNumber))/unbind"
+            return values
         }
         var data = header.values(current: "phone-numbers").merging(errors) { $1 }
         data["bindings"] = bindings
         data["none"] = bindings.isEmpty
         data["numbers_base"] = base
-        if let next = answer.nextCursor { data["next_href"] = ConsoleVisit.pathAndQuery(base, [("cursor", next)]) }
-        let options = (header.app["plugins"] as? [String: Any])?["phone_code"] as? [String: Any]
-        let tests = options?["test_numbers"] as? [[String: Any]] ?? []
-        data["test_numbers"] = tests
+        if let next = list.nextCursor { data["next_href"] = ConsoleVisit.pathAndQuery(base, [("cursor", next)]) }
+        let options = header.app.plugins[PhoneCodePlugin.type]?.decoded(TestNumbersAnswer.self)
+        let tests = options?.testNumbers ?? []
+        data["test_numbers"] = tests.map(\.templateValues)
         data["no_test_numbers"] = tests.isEmpty
         var new: [String: Any] = ["phone_number": form?["phone_number"] ?? "", "user_id": form?["user_id"] ?? ""]
         for field in UserProfile.fieldNames { new[field] = form?[field] ?? "" }

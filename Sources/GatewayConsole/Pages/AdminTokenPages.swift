@@ -22,11 +22,12 @@ struct AdminTokenPages: Sendable {
             ]
             if let expires = form.text("expires_at") { body["expires_at"] = .string(AuditPages.utcTime(expires)) }
             let answer = await visit.call(.post, "/admin/v1/admin_tokens", json: body)
-            guard answer.succeeded, let created = answer.value as? [String: Any] else {
+            guard answer.succeeded else {
                 return try await list(
                     visit, form: form,
                     errors: FormErrors.place(answer.errorMessage, fields: ["name", "scope", "expires_at"]), status: answer.status)
             }
+            let created = try answer.read(AdminTokenAnswer.self, visit, pages)
             return try await list(visit, form: nil, errors: [:], created: created)
         }
         routes.post("admin-tokens/{token_id}/revoke") { visit, _ in
@@ -37,28 +38,26 @@ struct AdminTokenPages: Sendable {
     }
 
     private func list(
-        _ visit: ConsoleVisit, form: FormInput?, errors: [String: Any], created: [String: Any]? = nil,
+        _ visit: ConsoleVisit, form: FormInput?, errors: [String: Any], created: AdminTokenAnswer? = nil,
         status: HTTPResponse.Status = .ok
     ) async throws -> Response {
         let query = visit.request.uri.queryParameters
         let answer = await visit.call(
             .get, "/admin/v1/admin_tokens", query: [("limit", "\(Self.pageSize)"), ("cursor", query["cursor"].map(String.init))])
-        guard answer.succeeded else { return pages.apiFailure(answer, visit: visit) }
-        let myID = visit.me.id
-        let tokens = answer.items.map { token -> [String: Any] in
-            var token = token
-            let id = token["id"] as? String ?? ""
-            token["live"] = token["revoked_at"] == nil
-            token["mine"] = id == myID
-            token["revoke_action"] = "\(ConsolePaths.root)/admin-tokens/\(ConsolePaths.segment(id))/revoke"
-            return token
+        let list = try answer.read(ListAnswer<AdminTokenAnswer>.self, visit, pages)
+        let tokens = list.items.map { token -> [String: Any] in
+            var values = token.templateValues
+            values["live"] = token.revokedAt == nil
+            values["mine"] = token.id == visit.me.id
+            values["revoke_action"] = "\(ConsolePaths.root)/admin-tokens/\(ConsolePaths.segment(token.id))/revoke"
+            return values
         }
         var data = errors
         data["tokens"] = tokens
-        if let next = answer.nextCursor {
+        if let next = list.nextCursor {
             data["next_href"] = ConsoleVisit.pathAndQuery("\(ConsolePaths.root)/admin-tokens", [("cursor", next)])
         }
-        if let created { data["created"] = created }
+        if let created { data["created"] = created.templateValues }
         data["new"] = [
             "name": form?["name"] ?? "", "app_id": form?["app_id"] ?? "", "app_scope": form?["scope"] == "app",
             "expires_at": form?["expires_at"] ?? "",

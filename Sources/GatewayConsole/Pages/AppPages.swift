@@ -53,19 +53,19 @@ struct AppPages: Sendable {
         let answer = await visit.call(
             .get, "/admin/v1/apps",
             query: [("limit", "\(Self.pageSize)"), ("search", search), ("cursor", query["cursor"].map(String.init))])
-        guard answer.succeeded else { return pages.apiFailure(answer, visit: visit) }
-        let apps = answer.items.map { app -> [String: Any] in
-            var app = app
-            app["href"] = ConsolePaths.app(app["app_id"] as? String ?? "")
-            app["types"] = (app["credential_types"] as? [String] ?? []).joined(separator: ", ")
-            return app
+        let list = try answer.read(ListAnswer<AppAnswer>.self, visit, pages)
+        let apps = list.items.map { app -> [String: Any] in
+            var values = app.templateValues
+            values["href"] = ConsolePaths.app(app.appID)
+            values["types"] = app.credentialTypes.joined(separator: ", ")
+            return values
         }
         var data: [String: Any] = errors
         data["apps"] = apps
         data["none"] = apps.isEmpty
         data["search"] = search ?? ""
         data["searched"] = search != nil
-        if let next = answer.nextCursor {
+        if let next = list.nextCursor {
             data["next_href"] = ConsoleVisit.pathAndQuery("\(ConsolePaths.root)/apps", [("search", search), ("cursor", next)])
         }
         data["notice"] = query["notice"].flatMap { Self.notices[String($0)] }
@@ -103,14 +103,14 @@ struct AppPages: Sendable {
         let header = try await AppHeader.load(appID, visit, pages)
         var data = header.values(current: "settings").merging(errors) { $1 }
         let app = header.app
-        let plugins = JSONText.pretty(header.json["plugins"] ?? .object([:]))
-        let limits = JSONText.pretty(header.json["rate_limits"] ?? .object([:]))
-        let profiles = JSONText.pretty(header.json["token_profiles"] ?? .array([]))
+        let plugins = JSONText.pretty(.object(app.plugins))
+        let limits = JSONText.pretty(app.rateLimits)
+        let profiles = JSONText.pretty(app.tokenProfiles)
         let chosen = form.map { $0.all("credential_types") } ?? header.types
         data["form"] = [
-            "name": form?["name"] ?? app["name"] as? String ?? "",
-            "ttl": form?["token_ttl_seconds"] ?? "\(app["token_ttl_seconds"] as? Int ?? 120)",
-            "production": (form?["environment"] ?? app["environment"] as? String) == "production",
+            "name": form?["name"] ?? app.name,
+            "ttl": form?["token_ttl_seconds"] ?? "\(app.tokenTTLSeconds)",
+            "production": (form?["environment"] ?? app.environment) == "production",
             // Never what was typed: plugin options hold secrets. A refused edit shows the stored options again.
             "plugins": plugins,
             "plugins_shown": plugins,
@@ -121,10 +121,10 @@ struct AppPages: Sendable {
             "token_profiles_shown": profiles,
         ]
         data["types"] = Set(credentialTypes + header.types).sorted().map { ["type": $0, "checked": chosen.contains($0)] }
-        data["enabled"] = app["enabled"] as? Bool ?? false
+        data["enabled"] = app.enabled
         data["jwks_href"] = "/v1/apps/\(ConsolePaths.segment(appID))/jwks.json"
         data["notice"] = visit.request.uri.queryParameters["notice"].flatMap { Self.notices[String($0)] }
-        return pages.page("app", title: app["name"] as? String ?? "App", visit: visit, data: data, status: status)
+        return pages.page("app", title: app.name, visit: visit, data: data, status: status)
     }
 
     /// A PATCH of what the form changed; the plugin, limit and profile JSON

@@ -78,15 +78,12 @@ struct AuditPages: Sendable {
             data["chart"] = ""
             return render(visit, data: data, base: base, status: answer.status)
         }
-        data["events"] = answer.items.map { event -> [String: Any] in
-            var event = event
-            event["failed"] = (event["outcome"] as? String) == "failure"
-            return event
-        }
-        data["none"] = answer.items.isEmpty
+        let list = try answer.read(ListAnswer<AuditEventAnswer>.self, visit, pages)
+        data["events"] = list.items.map(\.templateValues)
+        data["none"] = list.items.isEmpty
         let pageFilters: [(String, String?)] = [("app_id", appQuery)]
             + Self.filters.map { ($0, query[$0[...]].map(String.init).flatMap { $0.isEmpty ? nil : $0 }) }
-        if let next = answer.nextCursor {
+        if let next = list.nextCursor {
             data["next_href"] = ConsoleVisit.pathAndQuery(base, pageFilters + [("cursor", next)])
         }
         data["export_href"] = ConsoleVisit.pathAndQuery("\(base)/export", pageFilters)

@@ -52,16 +52,14 @@ struct KeyPages: Sendable {
         let appID = visit.parameter("app_id")
         let header = try await AppHeader.load(appID, visit, pages)
         let answer = await visit.call(.get, "\(ConsolePaths.adminApp(appID))/keys")
-        guard answer.succeeded else { return pages.apiFailure(answer, visit: visit) }
+        let list = try answer.read(ListAnswer<KeyAnswer>.self, visit, pages)
         let base = "\(ConsolePaths.app(appID))/keys"
-        let keys = answer.items.map { key -> [String: Any] in
-            var key = key
-            let keyID = key["key_id"] as? String ?? ""
-            let status = key["status"] as? String ?? ""
-            key["action_base"] = "\(base)/\(ConsolePaths.segment(keyID))"
-            key["is_active"] = status == "active"
-            key["can_activate"] = status != "active"
-            return key
+        let keys = list.items.map { key -> [String: Any] in
+            var values = key.templateValues
+            values["action_base"] = "\(base)/\(ConsolePaths.segment(key.keyID))"
+            values["is_active"] = key.isActive
+            values["can_activate"] = !key.isActive
+            return values
         }
         var data = header.values(current: "keys").merging(errors) { $1 }
         data["keys"] = keys

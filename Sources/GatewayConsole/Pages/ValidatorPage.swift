@@ -37,18 +37,17 @@ struct ValidatorPage: Sendable {
                     data: FormErrors.place(answer.errorMessage, fields: ["identity_token", "app_id", "token_profile"]).merging(typed) { $1 },
                     status: answer.status)
             }
+            let report = try answer.read(TokenValidationAnswer.self, visit, pages)
             var result: [String: Any] = [
-                "valid": answer.json["valid"] == .bool(true),
-                "header": JSONText.pretty(answer.json["header"] ?? .object([:])),
-                "claims": JSONText.pretty(answer.json["claims"] ?? .object([:])),
+                "valid": report.valid,
+                "header": JSONText.pretty(report.header),
+                "claims": JSONText.pretty(report.claims),
+                "problems": report.problems.map { ["code": $0.code, "message": $0.message] },
+                "has_problems": !report.problems.isEmpty,
             ]
-            if let appID = answer.string("app_id") {
+            if let appID = report.appID {
                 result["app_id"] = appID
                 result["app_href"] = ConsolePaths.app(appID)
-            }
-            if case .array(let problems)? = answer.json["problems"] {
-                result["problems"] = problems.compactMap(APIAnswer.templateValue)
-                result["has_problems"] = !problems.isEmpty
             }
             return pages.page("validator", title: "Token validator", visit: visit, data: typed.merging(["result": result]) { $1 })
         }
