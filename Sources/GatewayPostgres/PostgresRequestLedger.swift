@@ -254,8 +254,8 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         }
         var counts: [CounterReading] = []
         counts.reserveCapacity(statement.touches.count)
-        for try await (current, previous, allowed) in try await client.execute(statement, logger: logger) {
-            counts.append(CounterReading(current: Int(current), previous: Int(previous), allowed: allowed))
+        for try await (current, previous, allowed, granted) in try await client.execute(statement, logger: logger) {
+            counts.append(CounterReading(current: Int(current), previous: Int(previous), allowed: allowed, granted: Int(granted)))
         }
         // A row stream cut short (a cancelled wait, a connection lost mid-answer) fails the batch; it must
         // never be read as verdicts.
@@ -290,6 +290,6 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
             appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject,
             windowStart: touch.window.windowStart, periodSeconds: Int64(touch.window.policy.periodSeconds),
             mode: touch.mode, request: request, previousWeight: touch.window.previousWeight,
-            limit: Double(touch.window.policy.limit))
+            limit: Double(touch.window.policy.limit), units: Int64(touch.units))
     }
 }

@@ -15,15 +15,23 @@ import Testing
     struct Step: Sendable, CustomStringConvertible {
         let at: Double
         let mode: CounterTouch.Mode
+        let units: Int
         let expected: CounterReading
 
-        init(_ at: Double, _ mode: CounterTouch.Mode, current: Int, previous: Int, _ allowed: Bool) {
+        /// `granted` is a reservation's grant, when it is not its one unit (or none, refused).
+        init(
+            _ at: Double, _ mode: CounterTouch.Mode, units: Int = 1, current: Int, previous: Int, _ allowed: Bool,
+            granted: Int? = nil
+        ) {
             self.at = at
             self.mode = mode
-            self.expected = CounterReading(current: current, previous: previous, allowed: allowed)
+            self.units = units
+            self.expected = CounterReading(
+                current: current, previous: previous, allowed: allowed,
+                granted: granted ?? (mode == .reserve && allowed ? 1 : 0))
         }
 
-        var description: String { "\(mode) at +\(at) s" }
+        var description: String { "\(mode) of \(units) at +\(at) s" }
     }
 
     struct Case: Sendable, CustomStringConvertible {
@@ -82,6 +90,27 @@ import Testing
                 Step(4, .release, current: 0, previous: 0, true),
             ]),
         Case(
+            name: "a lease takes what room is left, and a release of several makes room", limit: 10,
+            steps: [
+                Step(1, .reserve, units: 4, current: 4, previous: 0, true, granted: 4),
+                Step(2, .reserve, units: 4, current: 8, previous: 0, true, granted: 4),
+                Step(3, .reserve, units: 4, current: 10, previous: 0, true, granted: 2),
+                Step(4, .reserve, units: 4, current: 10, previous: 0, false, granted: 0),
+                Step(5, .count, current: 11, previous: 0, false),
+                Step(6, .release, units: 3, current: 8, previous: 0, true),
+                Step(7, .read, current: 8, previous: 0, true),
+                Step(8, .reserve, units: 5, current: 10, previous: 0, true, granted: 2),
+                Step(9, .release, units: 50, current: 0, previous: 0, true),
+            ]),
+        Case(
+            name: "a lease meets the previous window's weight", limit: 10,
+            steps: [
+                Step(1, .reserve, units: 10, current: 10, previous: 0, true, granted: 10),
+                // Half into the next window the ten weigh five: five fit.
+                Step(90, .reserve, units: 8, current: 5, previous: 10, true, granted: 5),
+                Step(91, .reserve, units: 8, current: 5, previous: 10, false, granted: 0),
+            ]),
+        Case(
             name: "two windows on, the old counts are gone", limit: 1,
             steps: [
                 Step(1, .count, current: 1, previous: 0, true),
@@ -103,7 +132,7 @@ import Testing
                 let touch = CounterTouch(
                     appID: AppID(uuid: AuditEvent.noApp),
                     window: SlidingWindow(policy: policy, now: start + step.at),
-                    subject: subject, mode: step.mode)
+                    subject: subject, mode: step.mode, units: step.units)
                 #expect(model.apply(touch) == step.expected, "Swift: \(testCase), \(step)")
                 let sql = try await ledger.count([touch]).first
                 #expect(sql == step.expected, "SQL: \(testCase), \(step)")
@@ -121,7 +150,7 @@ import Testing
             for sequence in 0..<20 {
                 var model = MemoryCounters()
                 let policy = RateLimitPolicy(
-                    name: "agreement", limit: Int(random.next() % 6) + 1, periodSeconds: Self.period,
+                    name: "agreement", limit: Int(random.next() % 12) + 1, periodSeconds: Self.period,
                     counting: .everyRequest)
                 var now = Self.windowStart() + Double(random.next() % 60)
                 let subject = UUID().uuidString
@@ -130,15 +159,17 @@ import Testing
                     now +=
                         random.next() % 8 == 0
                         ? Double(random.next() % 90) : Double(random.next() % 1000) / 1000
+                    let mode = modes[Int(random.next() % UInt64(modes.count))]
+                    // Reservations and releases of several units too (a lease, its return).
+                    let units = mode == .reserve || mode == .release ? Int(random.next() % 4) + 1 : 1
                     let touch = CounterTouch(
                         appID: AppID(uuid: AuditEvent.noApp), window: SlidingWindow(policy: policy, now: now),
-                        subject: subject,
-                        mode: modes[Int(random.next() % UInt64(modes.count))])
+                        subject: subject, mode: mode, units: units)
                     let swift = model.apply(touch)
                     let sql = try await ledger.count([touch]).first
                     #expect(
                         sql == swift,
-                        "seed \(seed), sequence \(sequence), step \(step): \(touch.mode), limit \(policy.limit)"
+                        "seed \(seed), sequence \(sequence), step \(step): \(touch.mode) of \(units), limit \(policy.limit)"
                     )
                     if sql != swift { return }
                 }

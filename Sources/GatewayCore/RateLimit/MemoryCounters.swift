@@ -22,7 +22,7 @@ public struct MemoryCounters: Sendable {
         }
         let current = key(touch.window.windowStart)
         let reading = touch.window.touch(
-            touch.mode, current: counts[current, default: 0],
+            touch.mode, units: touch.units, current: counts[current, default: 0],
             previous: counts[key(touch.window.previousWindowStart), default: 0])
         counts[current] = reading.current
         return reading

@@ -47,24 +47,33 @@ public struct SlidingWindow: Sendable, Equatable {
         estimate(current: current, previous: previous) <= Double(policy.limit)
     }
 
-    /// What one touch does to a counter whose current window holds
-    /// `current` and whose previous window held `previous`, and its verdict:
+    /// What one touch of `units` (``CounterTouch/units``) does to a counter
+    /// whose current window holds `current` and whose previous window held
+    /// `previous`, and its verdict:
     /// the semantics of each ``CounterTouch/Mode``. PostgreSQL applies the
     /// same in ``SlidingWindowSQL``, beside this file, and
     /// `RateLimitAgreementTests` holds the two to one table and to random
     /// sequences; ``MemoryCounters`` keeps counters with this.
-    public func touch(_ mode: CounterTouch.Mode, current: Int, previous: Int) -> CounterReading {
+    public func touch(_ mode: CounterTouch.Mode, units: Int = 1, current: Int, previous: Int) -> CounterReading {
         switch mode {
         case .count:
             return CounterReading(current: current + 1, previous: previous, allowed: allows(current: current + 1, previous: previous))
         case .reserve:
-            let granted = allows(current: current + 1, previous: previous)
-            return CounterReading(current: granted ? current + 1 : current, previous: previous, allowed: granted)
+            let granted = min(units, room(current: current, previous: previous))
+            return CounterReading(current: current + granted, previous: previous, allowed: granted > 0, granted: granted)
         case .release:
-            return CounterReading(current: max(0, current - 1), previous: previous, allowed: true)
+            return CounterReading(current: max(0, current - units), previous: previous, allowed: true)
         case .read:
             return CounterReading(current: current, previous: previous, allowed: allows(current: current + 1, previous: previous))
         }
+    }
+
+    /// How many more events fit now: the largest `k` for which
+    /// previous × weight + current + k is at most the limit, computed as
+    /// PostgreSQL computes it (``SlidingWindowSQL``: the limit less the
+    /// weighted previous window, rounded down, less the current).
+    public func room(current: Int, previous: Int) -> Int {
+        max(Int((Double(policy.limit) - Double(previous) * previousWeight).rounded(.down)) - current, 0)
     }
 
     /// The verdict on an event that `current` already includes.

@@ -4,39 +4,41 @@
 /// holds this and the Swift to one table of sequences and to random ones:
 /// a change to either that the other lacks fails there.
 ///
-/// A touch counts (+1 whatever the verdict), reserves (+1 only while the
-/// limit has room: the add and its test happen under the counter row's lock,
-/// so any number of statements on any number of gateways grant at most the
-/// limit), releases (−1, never below 0) or only reads. Within a batch,
+/// A touch counts (+1 whatever the verdict), reserves (as many of its units
+/// as the limit has room for: the add and its test happen under the counter
+/// row's lock, so any number of statements on any number of gateways grant
+/// at most the limit), releases (its units back, never below 0) or only
+/// reads. Within a batch,
 /// releases come first, then touches in their order, so touches batched
 /// together read as if their requests had run one after another.
 ///
 /// Each touch also gets its verdict: a reservation is allowed when it was
-/// granted, a count when previous × weight + current is at most the limit, a
+/// granted a unit at least, a count when previous × weight + current is at most the limit, a
 /// read when one more would be, a release always.
 public enum SlidingWindowSQL {
-    /// The touches' parameters, `$1` to `$9`, one array each, in the order
+    /// The touches' parameters, `$1` to `$10`, one array each, in the order
     /// of their binding: app id (uuid), policy, subject, window start (int8),
     /// period in seconds (int8), mode (a ``CounterTouch/Mode`` raw value),
     /// request (int8: the touch's request, its place in the batch from 1),
-    /// previous window's weight (float8), limit (float8).
-    public static let parameterCount = 9
+    /// previous window's weight (float8), limit (float8), units (int8).
+    public static let parameterCount = 10
 
     /// The common table expressions, for after `WITH`; the last, `verdicts`,
     /// has a row a touch: `position` (its place in the arrays, from 1),
-    /// `request`, `current`, `previous` and `allowed`.
+    /// `request`, `current`, `previous`, `units_granted` (a reservation's;
+    /// 0 for the other modes) and `allowed`.
     public static let verdicts = """
         input AS (
             SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::int8[],
-                                 $8::float8[], $9::float8[])
+                                 $8::float8[], $9::float8[], $10::int8[])
                 WITH ORDINALITY AS i(app_id, policy, subject, window_start, period, mode, request,
-                                     previous_weight, lim, position)
+                                     previous_weight, lim, units, position)
         ),
         totals AS (
             SELECT i.app_id, i.policy, i.subject, i.window_start, max(i.period) AS period,
                    (count(*) FILTER (WHERE i.mode = 'count'))::int4 AS counted,
-                   (count(*) FILTER (WHERE i.mode = 'reserve'))::int4 AS wanted,
-                   (count(*) FILTER (WHERE i.mode = 'release'))::int4 AS released,
+                   coalesce(sum(i.units) FILTER (WHERE i.mode = 'reserve'), 0)::int4 AS wanted,
+                   coalesce(sum(i.units) FILTER (WHERE i.mode = 'release'), 0)::int4 AS released,
                    floor(min(i.lim - coalesce(before.count, 0) * i.previous_weight))::int4 AS cap
             FROM input i
             LEFT JOIN rate_limit_counters before ON before.app_id = i.app_id AND before.policy = i.policy
@@ -59,12 +61,12 @@ public enum SlidingWindowSQL {
         running AS (
             SELECT i.*,
                    count(*) FILTER (WHERE i.mode = 'count') OVER w AS counted_so_far,
-                   count(*) FILTER (WHERE i.mode = 'reserve') OVER w AS reserved_so_far
+                   coalesce(sum(i.units) FILTER (WHERE i.mode = 'reserve') OVER w, 0) AS reserved_so_far
             FROM input i
             WINDOW w AS (PARTITION BY i.app_id, i.policy, i.subject, i.window_start ORDER BY i.position)
         ),
         counted AS (
-            SELECT r.position, r.request, r.mode, r.previous_weight, r.lim, r.reserved_so_far,
+            SELECT r.position, r.request, r.mode, r.previous_weight, r.lim, r.units, r.reserved_so_far,
                    coalesce(w.granted, 0) AS granted,
                    (coalesce(w.count - w.granted - t.counted, stored.count, 0) + r.counted_so_far
                        + least(r.reserved_so_far, coalesce(w.granted, 0)))::int8 AS current,
@@ -78,14 +80,17 @@ public enum SlidingWindowSQL {
                 AND before.subject = r.subject AND before.window_start = r.window_start - r.period
         ),
         verdicts AS (
-            SELECT position, request, current, previous,
+            SELECT position, request, current, previous, g.units_granted,
                    CASE mode
                        WHEN 'release' THEN true
-                       WHEN 'reserve' THEN reserved_so_far <= granted
+                       WHEN 'reserve' THEN g.units_granted > 0
                        WHEN 'count' THEN previous::float8 * previous_weight + current::float8 <= lim
                        ELSE previous::float8 * previous_weight + current::float8 + 1 <= lim
                    END AS allowed
-            FROM counted
+            FROM counted,
+                LATERAL (SELECT CASE WHEN mode = 'reserve'
+                                     THEN least(units, greatest(granted - (reserved_so_far - units), 0))::int8
+                                     ELSE 0::int8 END AS units_granted) g
         )
         """
 }

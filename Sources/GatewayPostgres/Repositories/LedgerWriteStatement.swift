@@ -30,8 +30,9 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         return types.enumerated().map { "$\(first + $0.offset)::\($0.element)[]" }.joined(separator: ", ")
     }
 
-    /// A touch's current and previous window counts, and whether its verdict allows.
-    typealias Row = (Int64, Int64, Bool)
+    /// A touch's current and previous window counts, whether its verdict
+    /// allows, and the units a reservation was granted.
+    typealias Row = (Int64, Int64, Bool, Int64)
 
     /// The prepared statement's name on each connection. Spelled out: the
     /// protocol's default builds it by reflection on every execution.
@@ -42,11 +43,12 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         audit AS (
             INSERT INTO audit_events (\(eventColumns))
             SELECT \(eventValues)
-            FROM unnest(\(eventArrays(from: SlidingWindowSQL.parameterCount + 1)), $22::int8[]) AS e(\(eventColumns), admitted_by)
+            FROM unnest(\(eventArrays(from: SlidingWindowSQL.parameterCount + 1)), $\(SlidingWindowSQL.parameterCount + 13)::int8[])
+                AS e(\(eventColumns), admitted_by)
             WHERE e.admitted_by = 0
                 OR NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.request = e.admitted_by AND NOT v.allowed)
         )
-        SELECT current, previous, allowed FROM verdicts ORDER BY position
+        SELECT current, previous, allowed, units_granted FROM verdicts ORDER BY position
         """
 
     /// One counter touch (see ``GatewayCore/CounterTouch``), with what its verdict needs.
@@ -61,6 +63,7 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         let request: Int64
         let previousWeight: Double
         let limit: Double
+        let units: Int64
     }
 
     /// An audit row, and the request whose touches must all allow it (0: written whatever they say).
@@ -80,7 +83,7 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 22)
+        var bindings = PostgresBindings(capacity: SlidingWindowSQL.parameterCount + 13)
         bindings.append(touches.map(\.appID.uuid))
         bindings.append(touches.map(\.policy))
         bindings.append(touches.map(\.subject))
@@ -90,6 +93,7 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         bindings.append(touches.map(\.request))
         bindings.append(touches.map(\.previousWeight))
         bindings.append(touches.map(\.limit))
+        bindings.append(touches.map(\.units))
         Self.appendEventColumns(rows.map(\.event), to: &bindings)
         bindings.append(rows.map(\.admittedBy))
         return bindings
