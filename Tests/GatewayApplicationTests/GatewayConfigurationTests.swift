@@ -34,7 +34,7 @@ import Testing
         do {
             _ = try await Self.load([
                 "mode": "staging", "http.port": "-1", "rate_limits.ip.limit": "none", "tracing.sample_ratio": "2",
-                "password.hash_concurrency": "many",
+                "password.hash_concurrency": "many", "rate_limits.lease_minimum_limit": "-5",
             ])
             Issue.record("a bad configuration loaded")
         } catch let error as ConfigurationProblems {
@@ -43,6 +43,7 @@ import Testing
                     "mode (GATEWAY_MODE): 'staging' is not production or development",
                     "http.port (GATEWAY_HTTP_PORT): '-1' is not a whole number in 0...65535",
                     "rate_limits.ip.limit (GATEWAY_RATE_LIMITS_IP_LIMIT): 'none' is not a whole number in 1...1000000",
+                    "rate_limits.lease_minimum_limit (GATEWAY_RATE_LIMITS_LEASE_MINIMUM_LIMIT): '-5' is not a whole number in 0...1000000",
                     "tracing.sample_ratio (GATEWAY_TRACING_SAMPLE_RATIO): '2' is not a number in 0...1",
                     "password.hash_concurrency (GATEWAY_PASSWORD_HASH_CONCURRENCY): 'many' is not a whole number in 0...256",
                 ])

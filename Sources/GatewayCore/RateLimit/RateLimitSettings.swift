@@ -10,19 +10,30 @@ public struct RateLimitSettings: Sendable {
     /// one subscriber usually holds a whole /64, so a full /128 would give it
     /// 2^64 fresh budgets.
     public var ipv6PrefixLength: Int
+    /// Policies counting every request whose limit is at least this are
+    /// spent by each replica from blocks it leases (`CounterLeases`, in
+    /// GatewayRuntime); 0 leases none.
+    public var leaseMinimumLimit: Int
 
     public static let ipv6PrefixRange = 32...128
+    public static let leaseMinimumLimitRange = 0...1_000_000
 
     /// - Parameter policies: the gateway's own by default; the plugins'
     ///   join them where the router is built (``adding(_:)``).
     public init(
         isEnabled: Bool = true, policies: [RateLimitPolicy] = RateLimitPolicy.gatewayPolicies,
-        trustedProxies: [CIDR] = [], ipv6PrefixLength: Int = 64
+        trustedProxies: [CIDR] = [], ipv6PrefixLength: Int = 64, leaseMinimumLimit: Int = 1_000
     ) {
         self.isEnabled = isEnabled
         self.policies = Dictionary(policies.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.trustedProxies = trustedProxies
         self.ipv6PrefixLength = ipv6PrefixLength
+        self.leaseMinimumLimit = leaseMinimumLimit
+    }
+
+    /// Whether `policy`'s counters are spent from leased blocks.
+    public func leases(_ policy: RateLimitPolicy) -> Bool {
+        leaseMinimumLimit > 0 && policy.counting == .everyRequest && policy.limit >= leaseMinimumLimit
     }
 
     /// These settings with `defaults` added where no policy of that name is

@@ -30,14 +30,18 @@ public struct RateLimiter: RequestLimits {
 
     private let ledger: any RequestLedger
     private let settings: RateLimitSettings
+    private let leases: CounterLeases
     private let now: @Sendable () -> Double
 
+    /// - Parameter leases: this replica's blocks of the high limits
+    ///   (``RateLimitSettings/leaseMinimumLimit``); one per replica.
     public init(
-        ledger: any RequestLedger, settings: RateLimitSettings,
+        ledger: any RequestLedger, settings: RateLimitSettings, leases: CounterLeases = CounterLeases(),
         now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }
     ) {
         self.ledger = ledger
         self.settings = settings
+        self.leases = leases
         self.now = now
     }
 
@@ -49,8 +53,7 @@ public struct RateLimiter: RequestLimits {
     /// ``check(_:app:clientCounted:)`` of the same request.
     public func countClient(_ clientIP: String) async throws -> LimitOutcome {
         guard settings.isEnabled, let touch = deploymentTouch(clientIP, now: now()) else { return .unlimited }
-        let counts = try await ledger.count([touch])
-        return LimitOutcome(touches: [touch], counts: counts)
+        return LimitOutcome(touches: [touch], counts: try await apply([touch], recording: nil).counts)
     }
 
     /// Applies the policies to the given subjects (policy name → subject).
@@ -60,7 +63,7 @@ public struct RateLimiter: RequestLimits {
     ) async throws -> LimitOutcome {
         guard settings.isEnabled else { return .unlimited }
         let touches = touches(for: subjects, app: app, phase: .beforeVerifying, clientCounted: clientCounted)
-        let outcome = LimitOutcome(touches: touches, counts: try await ledger.count(touches))
+        let outcome = LimitOutcome(touches: touches, counts: try await apply(touches, recording: nil).counts)
         // Should the release fail, the units stay taken until their window
         // passes: a limit may refuse early, never let more through.
         if outcome.refusal != nil { try? await release(outcome) }
@@ -80,8 +83,7 @@ public struct RateLimiter: RequestLimits {
             return .unlimited
         }
         let touches = touches(for: subjects, app: app, phase: .verified, clientCounted: clientCounted)
-        let admission = try await ledger.countAndRecord(touches, ifAllowed: event)
-        return LimitOutcome(touches: touches, counts: admission.counts)
+        return LimitOutcome(touches: touches, counts: try await apply(touches, recording: event).counts)
     }
 
     /// Gives back the outcome's reservations and records `event` in the same
@@ -143,6 +145,84 @@ public struct RateLimiter: RequestLimits {
             touches.append(.init(appID: app.appID, window: SlidingWindow(policy: policy, now: now), subject: subject, mode: mode))
         }
         return touches
+    }
+
+    /// What a sent touch stands for in the request's own list.
+    private enum Sent {
+        /// The request's touch at this index, as it is.
+        case asIs(Int)
+        /// The request's touch at this index, of a leased counter, touched exactly.
+        case exact(Int)
+        /// A block asked for in place of the request's touch at this index.
+        case lease(Int)
+        /// A past window's unspent units, given back.
+        case giveBack
+    }
+
+    /// Applies `touches`, those of leased counters from this replica's
+    /// blocks where it can (``CounterLeases``), and records `event` in the
+    /// same statement if every touch allows; no statement at all when every
+    /// touch was served from a block and there is no event. The readings
+    /// are in the order of `touches`, each as its mode reads.
+    private func apply(_ touches: [CounterTouch], recording event: AuditEvent?) async throws -> Admission {
+        var readings = [CounterReading?](repeating: nil, count: touches.count)
+        var sent: [CounterTouch] = []
+        var roles: [Sent] = []
+        for (index, touch) in touches.enumerated() {
+            guard touch.mode == .count, settings.leases(touch.window.policy) else {
+                sent.append(touch)
+                roles.append(.asIs(index))
+                continue
+            }
+            let (plan, giveBack) = leases.plan(touch)
+            if let giveBack {
+                sent.append(giveBack)
+                roles.append(.giveBack)
+            }
+            switch plan {
+            case .served(let reading):
+                readings[index] = reading
+            case .lease(let units):
+                sent.append(
+                    CounterTouch(appID: touch.appID, window: touch.window, subject: touch.subject, mode: .reserve, units: units))
+                roles.append(.lease(index))
+            case .exact:
+                sent.append(touch)
+                roles.append(.exact(index))
+            }
+        }
+        let admission: Admission
+        do {
+            if let event {
+                admission = try await ledger.countAndRecord(sent, ifAllowed: event)
+            } else if sent.isEmpty {
+                admission = Admission(counts: [], admitted: true)
+            } else {
+                let counts = try await ledger.count(sent)
+                admission = Admission(counts: counts, admitted: counts.allSatisfy(\.allowed))
+            }
+        } catch {
+            for case .lease(let index) in roles { leases.abandon(touches[index]) }
+            throw error
+        }
+        for (role, reading) in zip(roles, admission.counts) {
+            switch role {
+            case .asIs(let index):
+                readings[index] = reading
+            case .exact(let index):
+                leases.record(touches[index], reading: reading, leased: false)
+                readings[index] = reading
+            case .lease(let index):
+                leases.record(touches[index], reading: reading, leased: true)
+                // As a count reads: this request's unit in, the block's others not.
+                readings[index] = CounterReading(
+                    current: reading.current - max(reading.granted - 1, 0), previous: reading.previous,
+                    allowed: reading.granted > 0)
+            case .giveBack:
+                break
+            }
+        }
+        return Admission(counts: readings.map { $0! }, admitted: admission.admitted)
     }
 
     /// The deployment's `ip` counter for a client, shared by every app.

@@ -17,6 +17,8 @@ extension RateLimitSettings {
         }
         ipv6PrefixLength = settings.integer(
             "rate_limits.ipv6_prefix_length", in: RateLimitSettings.ipv6PrefixRange, default: ipv6PrefixLength)
+        leaseMinimumLimit = settings.integer(
+            "rate_limits.lease_minimum_limit", in: RateLimitSettings.leaseMinimumLimitRange, default: leaseMinimumLimit)
         if let list = settings.string("http.trusted_proxies") {
             for entry in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !entry.isEmpty {
                 if let range = CIDR(entry) { trustedProxies.append(range) } else {

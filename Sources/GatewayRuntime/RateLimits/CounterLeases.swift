@@ -1,0 +1,157 @@
+import GatewayCore
+import Synchronization
+
+/// Blocks of a high limit that this replica has taken from the shared
+/// counters and spends in memory, so a busy counter (an app's `app` budget,
+/// a client's `ip` where it is set high) is not a row every request locks.
+///
+/// Only policies that count every request and whose limit is at least
+/// ``RateLimitSettings/leaseMinimumLimit`` are leased; attempt limits
+/// (failures, code sends) and low limits stay exact in the database. A lease
+/// is a reservation of several units (``CounterTouch/units``) in the current
+/// window: PostgreSQL grants only what the limit has room for, under the
+/// counter row's lock, so the blocks of every replica never sum past the
+/// limit, and a request served from a block is one the limit let through.
+///
+/// What a block costs the limit's exactness, and for how long:
+/// - Units leased and not spent are counted as spent: a limit may refuse
+///   early, never let more through. A replica's unspent units of a past
+///   window go back with its next touch of that counter; a replica that
+///   stops (or dies) strands at most its last block, counted in that
+///   window and weighing on the next by the sliding window's overlap: two
+///   periods at most.
+/// - A block is at most 1/64 of the limit, and a subject's first block of
+///   a window is 8 units, doubling with each block it takes, so a client
+///   seen once strands at most 7 units of its own counter. A replica asks
+///   for one block of a counter at a time (requests meanwhile touch it
+///   exactly), so it holds at most one block's unspent units.
+/// - Near the limit (less room than two blocks, as this replica last read
+///   it) the counter is touched exactly, one request a touch, so refused
+///   requests are counted as the policy says. A block asked for where no
+///   room was left refuses its request without counting it: at most one
+///   request a window, replica and counter.
+public final class CounterLeases: Sendable {
+    /// The first block of a window for one counter.
+    static let firstBlock = 8
+    /// A block is at most this share of the limit.
+    static let largestShare = 64
+    /// Counters held at most; past it, a counter not held is touched exactly.
+    public static let capacity = 10_000
+
+    struct Key: Hashable {
+        let appID: AppID
+        let policy: String
+        let subject: String
+    }
+
+    /// One counter's block in one window.
+    struct Lease {
+        var windowStart: Int64
+        /// Units granted and not spent yet.
+        var unused = 0
+        /// The window's count and the previous window's, as last read (granted units included).
+        var current = 0
+        var previous = 0
+        /// What the next block asks for.
+        var nextBlock = CounterLeases.firstBlock
+        /// The last reading left less room than two blocks: touch exactly.
+        var exact = false
+        /// A block has been asked for and not answered yet: one at a time,
+        /// so a replica holds at most one block's unspent units.
+        var asking = false
+    }
+
+    /// What to do for one request's touch of a leased counter.
+    enum Plan {
+        /// Served from the block: the reading as a count would have read it.
+        case served(CounterReading)
+        /// Ask for a block: a reservation of this many units.
+        case lease(units: Int)
+        /// Touch the counter as the policy says, one request.
+        case exact
+    }
+
+    private let leases = Mutex<[Key: Lease]>([:])
+
+    public init() {}
+
+    /// How `touch` (a `.count` touch of a leased policy) is applied, and the
+    /// unspent units of a past window of its counter to give back first, if any.
+    func plan(_ touch: CounterTouch) -> (Plan, giveBack: CounterTouch?) {
+        let key = Key(appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject)
+        let window = touch.window
+        return leases.withLock { leases -> (Plan, giveBack: CounterTouch?) in
+            var giveBack: CounterTouch?
+            var lease: Lease
+            if let held = leases[key], held.windowStart == window.windowStart {
+                lease = held
+            } else {
+                guard leases[key] != nil || leases.count < Self.capacity else { return (.exact, nil) }
+                if let held = leases[key], held.unused > 0 {
+                    giveBack = CounterTouch(
+                        appID: touch.appID, window: SlidingWindow(policy: window.policy, now: Double(held.windowStart)),
+                        subject: touch.subject, mode: .release, units: held.unused)
+                }
+                lease = Lease(windowStart: window.windowStart)
+            }
+            defer { leases[key] = lease }
+            if lease.unused > 0 {
+                lease.unused -= 1
+                // As a count reads: this request included, the block's unspent units not.
+                let reading = CounterReading(current: lease.current - lease.unused, previous: lease.previous, allowed: true)
+                return (.served(reading), giveBack)
+            }
+            if lease.exact || lease.asking { return (.exact, giveBack) }
+            lease.asking = true
+            return (.lease(units: min(lease.nextBlock, Self.largestBlock(of: window.policy))), giveBack)
+        }
+    }
+
+    /// Notes what the database read for `touch`'s counter: a block's grant
+    /// (`leased`), or an exact touch's count.
+    func record(_ touch: CounterTouch, reading: CounterReading, leased: Bool) {
+        let key = Key(appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject)
+        let window = touch.window
+        leases.withLock { leases in
+            // A reading of a window this replica has left behind changes nothing (a block granted
+            // there is stranded: at most one).
+            if let held = leases[key], held.windowStart > window.windowStart { return }
+            var lease = leases[key].flatMap { $0.windowStart == window.windowStart ? $0 : nil }
+                ?? Lease(windowStart: window.windowStart)
+            if leased {
+                lease.asking = false
+                // This request spends one granted unit; the rest wait in the block.
+                lease.unused += max(reading.granted - 1, 0)
+                lease.nextBlock = min(lease.nextBlock * 2, Self.largestBlock(of: window.policy))
+            }
+            lease.current = reading.current
+            lease.previous = reading.previous
+            let room = window.room(current: reading.current, previous: reading.previous)
+            lease.exact = room < 2 * lease.nextBlock || (leased && reading.granted == 0)
+            leases[key] = lease
+            Self.sweep(&leases, now: window)
+        }
+    }
+
+    /// The largest block of `policy`'s counters: 1/64 of its limit.
+    static func largestBlock(of policy: RateLimitPolicy) -> Int {
+        max(policy.limit / largestShare, 1)
+    }
+
+    /// Forgets the block `touch` asked for, whose statement failed: should
+    /// it have been granted, its units are stranded (one block at most).
+    func abandon(_ touch: CounterTouch) {
+        let key = Key(appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject)
+        leases.withLock { leases in
+            if leases[key]?.windowStart == touch.window.windowStart { leases[key]?.asking = false }
+        }
+    }
+
+    /// Drops counters whose window is two periods past (their units weigh
+    /// on no window any more), once the map is at capacity.
+    private static func sweep(_ leases: inout [Key: Lease], now window: SlidingWindow) {
+        guard leases.count >= capacity else { return }
+        let horizon = window.windowStart - 2 * Int64(window.policy.periodSeconds)
+        leases = leases.filter { $0.value.windowStart > horizon }
+    }
+}
