@@ -20,7 +20,7 @@ public enum SlidingWindowSQL {
     /// of their binding: app id (uuid), policy, subject, window start (int8),
     /// period in seconds (int8), mode (a ``CounterTouch/Mode`` raw value),
     /// request (int8: the touch's request, its place in the batch from 1),
-    /// previous window's weight (float8), limit (float8), units (int8).
+    /// previous window's weight (float8), limit (float8), units (int4).
     public static let parameterCount = 10
 
     /// The common table expressions, for after `WITH`; the last, `verdicts`,
@@ -30,7 +30,7 @@ public enum SlidingWindowSQL {
     public static let verdicts = """
         input AS (
             SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::int8[],
-                                 $8::float8[], $9::float8[], $10::int8[])
+                                 $8::float8[], $9::float8[], $10::int4[])
                 WITH ORDINALITY AS i(app_id, policy, subject, window_start, period, mode, request,
                                      previous_weight, lim, units, position)
         ),
@@ -66,8 +66,10 @@ public enum SlidingWindowSQL {
             WINDOW w AS (PARTITION BY i.app_id, i.policy, i.subject, i.window_start ORDER BY i.position)
         ),
         counted AS (
-            SELECT r.position, r.request, r.mode, r.previous_weight, r.lim, r.units, r.reserved_so_far,
-                   coalesce(w.granted, 0) AS granted,
+            SELECT r.position, r.request, r.mode, r.previous_weight, r.lim,
+                   CASE WHEN r.mode = 'reserve'
+                        THEN least(r.units, greatest(coalesce(w.granted, 0) - (r.reserved_so_far - r.units), 0))
+                        ELSE 0 END::int8 AS units_granted,
                    (coalesce(w.count - w.granted - t.counted, stored.count, 0) + r.counted_so_far
                        + least(r.reserved_so_far, coalesce(w.granted, 0)))::int8 AS current,
                    coalesce(before.count, 0)::int8 AS previous
@@ -80,17 +82,14 @@ public enum SlidingWindowSQL {
                 AND before.subject = r.subject AND before.window_start = r.window_start - r.period
         ),
         verdicts AS (
-            SELECT position, request, current, previous, g.units_granted,
+            SELECT position, request, current, previous, units_granted,
                    CASE mode
                        WHEN 'release' THEN true
-                       WHEN 'reserve' THEN g.units_granted > 0
+                       WHEN 'reserve' THEN units_granted > 0
                        WHEN 'count' THEN previous::float8 * previous_weight + current::float8 <= lim
                        ELSE previous::float8 * previous_weight + current::float8 + 1 <= lim
                    END AS allowed
-            FROM counted,
-                LATERAL (SELECT CASE WHEN mode = 'reserve'
-                                     THEN least(units, greatest(granted - (reserved_so_far - units), 0))::int8
-                                     ELSE 0::int8 END AS units_granted) g
+            FROM counted
         )
         """
 }

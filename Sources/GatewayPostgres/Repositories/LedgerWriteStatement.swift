@@ -63,7 +63,7 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         let request: Int64
         let previousWeight: Double
         let limit: Double
-        let units: Int64
+        let units: Int32
     }
 
     /// An audit row, and the request whose touches must all allow it (0: written whatever they say).
