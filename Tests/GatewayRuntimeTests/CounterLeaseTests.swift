@@ -1,7 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
-import GatewayRuntime
+@testable import GatewayRuntime
 import Synchronization
 import Testing
 
@@ -105,6 +105,23 @@ import Testing
         #expect(try await Self.send(100, over: [replica], app: app) == 100)
         // Blocks again, not one touch a request: the failed ask did not leave the counter waiting on it.
         #expect(counters.touchesSent < 10, "\(counters.touchesSent)")
+    }
+
+    @Test func aFloodOfNewSubjectsHoldsAtMostTheCapacityAndIsSweptOncePast() async throws {
+        let counters = SharedCounters()
+        let clock = TestClock(now: 1_000_000 * 60)
+        let leases = CounterLeases()
+        let replica = RateLimiter(ledger: counters, settings: RateLimitSettings(), leases: leases, now: { clock.now })
+        let app = Self.settings(appLimit: 1_000_000, period: 60)
+        for index in 0..<(CounterLeases.capacity + 50) {
+            let outcome = try await replica.check(["app": "subject-\(index)"], app: app, clientCounted: true)
+            #expect(outcome.refusal == nil)
+        }
+        #expect(leases.count == CounterLeases.capacity, "the 50 past the capacity were touched exactly, not held")
+        // Two periods on, the old counters weigh on nothing: a new subject sweeps them.
+        clock.now += 180
+        _ = try await replica.check(["app": "late"], app: app, clientCounted: true)
+        #expect(leases.count == 1)
     }
 
     @Test func aReplicaThatStopsStrandsAtMostItsBlock() async throws {

@@ -71,7 +71,13 @@ public final class CounterLeases: Sendable {
         case exact
     }
 
-    private let leases = Mutex<[Key: Lease]>([:])
+    /// The counters held, and when the expired ones were last swept.
+    private struct Held {
+        var leases: [Key: Lease] = [:]
+        var lastSweep = 0.0
+    }
+
+    private let held = Mutex(Held())
 
     public init() {}
 
@@ -80,21 +86,24 @@ public final class CounterLeases: Sendable {
     func plan(_ touch: CounterTouch) -> (Plan, giveBack: CounterTouch?) {
         let key = Key(appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject)
         let window = touch.window
-        return leases.withLock { leases -> (Plan, giveBack: CounterTouch?) in
+        return held.withLock { state -> (Plan, giveBack: CounterTouch?) in
             var giveBack: CounterTouch?
             var lease: Lease
-            if let held = leases[key], held.windowStart == window.windowStart {
+            if let held = state.leases[key], held.windowStart == window.windowStart {
                 lease = held
             } else {
-                guard leases[key] != nil || leases.count < Self.capacity else { return (.exact, nil) }
-                if let held = leases[key], held.unused > 0 {
+                if state.leases[key] == nil && state.leases.count >= Self.capacity {
+                    Self.sweep(&state, at: window)
+                    guard state.leases.count < Self.capacity else { return (.exact, nil) }
+                }
+                if let held = state.leases[key], held.unused > 0 {
                     giveBack = CounterTouch(
                         appID: touch.appID, window: SlidingWindow(policy: window.policy, now: Double(held.windowStart)),
                         subject: touch.subject, mode: .release, units: held.unused)
                 }
                 lease = Lease(windowStart: window.windowStart)
             }
-            defer { leases[key] = lease }
+            defer { state.leases[key] = lease }
             if lease.unused > 0 {
                 lease.unused -= 1
                 // As a count reads: this request included, the block's unspent units not.
@@ -112,11 +121,12 @@ public final class CounterLeases: Sendable {
     func record(_ touch: CounterTouch, reading: CounterReading, leased: Bool) {
         let key = Key(appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject)
         let window = touch.window
-        leases.withLock { leases in
+        held.withLock { state in
             // A reading of a window this replica has left behind changes nothing (a block granted
-            // there is stranded: at most one).
-            if let held = leases[key], held.windowStart > window.windowStart { return }
-            var lease = leases[key].flatMap { $0.windowStart == window.windowStart ? $0 : nil }
+            // there is stranded: at most one); nor does one of a counter not held when the map is full.
+            if let held = state.leases[key], held.windowStart > window.windowStart { return }
+            if state.leases[key] == nil && state.leases.count >= Self.capacity { return }
+            var lease = state.leases[key].flatMap { $0.windowStart == window.windowStart ? $0 : nil }
                 ?? Lease(windowStart: window.windowStart)
             if leased {
                 lease.asking = false
@@ -128,8 +138,7 @@ public final class CounterLeases: Sendable {
             lease.previous = reading.previous
             let room = window.room(current: reading.current, previous: reading.previous)
             lease.exact = room < 2 * lease.nextBlock || (leased && reading.granted == 0)
-            leases[key] = lease
-            Self.sweep(&leases, now: window)
+            state.leases[key] = lease
         }
     }
 
@@ -142,16 +151,24 @@ public final class CounterLeases: Sendable {
     /// it have been granted, its units are stranded (one block at most).
     func abandon(_ touch: CounterTouch) {
         let key = Key(appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject)
-        leases.withLock { leases in
-            if leases[key]?.windowStart == touch.window.windowStart { leases[key]?.asking = false }
+        held.withLock { state in
+            if state.leases[key]?.windowStart == touch.window.windowStart { state.leases[key]?.asking = false }
         }
     }
 
-    /// Drops counters whose window is two periods past (their units weigh
-    /// on no window any more), once the map is at capacity.
-    private static func sweep(_ leases: inout [Key: Lease], now window: SlidingWindow) {
-        guard leases.count >= capacity else { return }
+    /// Counters held.
+    var count: Int { held.withLock { $0.leases.count } }
+
+    /// Drops the counters whose window is two periods past (their units
+    /// weigh on no window any more): when the map is full and a new counter
+    /// comes, at most once a second, so a flood of new subjects does not
+    /// make every request walk the map.
+    private static func sweep(_ state: inout Held, at window: SlidingWindow) {
+        let period = Double(window.policy.periodSeconds)
+        let now = Double(window.windowStart) + window.elapsedFraction * period
+        guard now - state.lastSweep >= 1 else { return }
+        state.lastSweep = now
         let horizon = window.windowStart - 2 * Int64(window.policy.periodSeconds)
-        leases = leases.filter { $0.value.windowStart > horizon }
+        state.leases = state.leases.filter { $0.value.windowStart > horizon }
     }
 }
