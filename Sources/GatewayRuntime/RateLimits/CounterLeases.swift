@@ -89,17 +89,17 @@ public final class CounterLeases: Sendable {
         return held.withLock { state -> (Plan, giveBack: CounterTouch?) in
             var giveBack: CounterTouch?
             var lease: Lease
-            if let held = state.leases[key], held.windowStart == window.windowStart {
-                lease = held
+            if let kept = state.leases[key], kept.windowStart == window.windowStart {
+                lease = kept
             } else {
                 if state.leases[key] == nil && state.leases.count >= Self.capacity {
                     Self.sweep(&state, at: window)
                     guard state.leases.count < Self.capacity else { return (.exact, nil) }
                 }
-                if let held = state.leases[key], held.unused > 0 {
+                if let kept = state.leases[key], kept.unused > 0 {
                     giveBack = CounterTouch(
-                        appID: touch.appID, window: SlidingWindow(policy: window.policy, now: Double(held.windowStart)),
-                        subject: touch.subject, mode: .release, units: held.unused)
+                        appID: touch.appID, window: SlidingWindow(policy: window.policy, now: Double(kept.windowStart)),
+                        subject: touch.subject, mode: .release, units: kept.unused)
                 }
                 lease = Lease(windowStart: window.windowStart)
             }
@@ -124,7 +124,7 @@ public final class CounterLeases: Sendable {
         held.withLock { state in
             // A reading of a window this replica has left behind changes nothing (a block granted
             // there is stranded: at most one); nor does one of a counter not held when the map is full.
-            if let held = state.leases[key], held.windowStart > window.windowStart { return }
+            if let kept = state.leases[key], kept.windowStart > window.windowStart { return }
             if state.leases[key] == nil && state.leases.count >= Self.capacity { return }
             var lease = state.leases[key].flatMap { $0.windowStart == window.windowStart ? $0 : nil }
                 ?? Lease(windowStart: window.windowStart)
