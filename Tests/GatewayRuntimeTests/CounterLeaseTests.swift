@@ -10,6 +10,8 @@ import Testing
 /// each test counts what the limit let through and what reached the counters.
 @Suite struct CounterLeaseTests {
     static let app = AppID(uuid: UUID())
+    /// Leases from limits of 1 000 (off unless set).
+    static let leasing = RateLimitSettings(leaseMinimumLimit: 1_000)
 
     static func settings(appLimit: Int, period: Int = 86_400) -> AppSettings {
         AppSettings(
@@ -19,7 +21,7 @@ import Testing
 
     /// A replica: its own blocks, the shared counters, a clock the test moves.
     static func replica(_ counters: SharedCounters, clock: TestClock) -> RateLimiter {
-        RateLimiter(ledger: counters, settings: RateLimitSettings(), leases: CounterLeases(), now: { clock.now })
+        RateLimiter(ledger: counters, settings: Self.leasing, leases: CounterLeases(), now: { clock.now })
     }
 
     /// Sends `count` requests, alternating over `replicas`; returns how many were let through.
@@ -111,7 +113,7 @@ import Testing
         let counters = SharedCounters()
         let clock = TestClock(now: 1_000_000 * 60)
         let leases = CounterLeases()
-        let replica = RateLimiter(ledger: counters, settings: RateLimitSettings(), leases: leases, now: { clock.now })
+        let replica = RateLimiter(ledger: counters, settings: Self.leasing, leases: leases, now: { clock.now })
         let app = Self.settings(appLimit: 1_000_000, period: 60)
         for index in 0..<(CounterLeases.capacity + 50) {
             let outcome = try await replica.check(["app": "subject-\(index)"], app: app, clientCounted: true)
