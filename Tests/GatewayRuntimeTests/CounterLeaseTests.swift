@@ -109,6 +109,35 @@ import Testing
         #expect(counters.touchesSent < 10, "\(counters.touchesSent)")
     }
 
+    @Test func aFaultThatLosesAnswersAfterTheirCommitStrandsOneBlockNotOneARequest() async throws {
+        let counters = SharedCounters()
+        let clock = TestClock(now: 1_000_000)
+        let replica = Self.replica(counters, clock: clock)
+        let app = Self.settings(appLimit: 64_000)
+        // The blocks grow to 1 000 units (1/64 of the limit): 2 016 units taken, 16 left in the block.
+        var allowed = try await Self.send(2_000, over: [replica], app: app)
+        #expect(allowed == 2_000)
+        // Every statement commits and its answer is lost, as when a connection is cut while
+        // synchronous replication holds the commit: the replica cannot know what it was granted.
+        counters.loseAnswers(true)
+        var failed = 0
+        for _ in 0..<100 {
+            do {
+                if try await replica.check(["app": "app"], app: app, clientCounted: true).refusal == nil { allowed += 1 }
+            } catch is SharedCounters.Failure {
+                failed += 1
+            }
+        }
+        #expect(failed == 84, "the 16 units left in the block serve 16 requests")
+        counters.loseAnswers(false)
+        let asksBefore = counters.unitsAskedFor.count
+        allowed += try await Self.send(70_000, over: [replica], app: app)
+        #expect(allowed <= 64_000)
+        // The block in flight when the fault began, and one unit for each failed request after it.
+        #expect(allowed >= 64_000 - 1_000 - (failed - 1) - 1, "\(allowed) let through")
+        #expect(Array(counters.unitsAskedFor.dropFirst(asksBefore).prefix(3)) == [8, 16, 32], "blocks start again from the first")
+    }
+
     @Test func aFloodOfNewSubjectsHoldsAtMostTheCapacityAndIsSweptOncePast() async throws {
         let counters = SharedCounters()
         let clock = TestClock(now: 1_000_000 * 60)
@@ -162,11 +191,15 @@ final class SharedCounters: RequestLedger {
 
     private let state = Mutex(State())
     private let failing = Mutex(false)
+    private let losingAnswers = Mutex(false)
 
     struct Failure: Error {}
 
     /// The next statement fails, as a lost connection would.
     func failNext() { failing.withLock { $0 = true } }
+
+    /// While on, every statement is applied and then fails: a commit whose answer was lost.
+    func loseAnswers(_ on: Bool) { losingAnswers.withLock { $0 = on } }
 
     var touchesSent: Int { state.withLock { $0.touchesSent } }
     /// The units of every reservation of more than one unit (a block), in order.
@@ -180,7 +213,7 @@ final class SharedCounters: RequestLedger {
 
     func count(_ touches: [CounterTouch]) async throws -> [CounterReading] {
         if failing.withLock({ failing in defer { failing = false }; return failing }) { throw Failure() }
-        return state.withLock { state in
+        let readings = state.withLock { state in
             touches.map { touch in
                 state.touchesSent += 1
                 if touch.mode == .reserve && touch.units > 1 { state.unitsAskedFor.append(touch.units) }
@@ -189,6 +222,8 @@ final class SharedCounters: RequestLedger {
                 return reading
             }
         }
+        if losingAnswers.withLock({ $0 }) { throw Failure() }
+        return readings
     }
 
     func countAndRecord(_ touches: [CounterTouch], ifAllowed event: AuditEvent) async throws -> Admission {

@@ -25,6 +25,9 @@ import Synchronization
 ///   seen once strands at most 7 units of its own counter. A replica asks
 ///   for one block of a counter at a time (requests meanwhile touch it
 ///   exactly), so it holds at most one block's unspent units.
+/// - A block whose statement failed may have been granted all the same
+///   (``abandon(_:)``): the counter is then touched exactly until the
+///   database answers again, so a fault strands one block, not one a request.
 /// - Near the limit (less room than two blocks, as this replica last read
 ///   it) the counter is touched exactly, one request a touch, so refused
 ///   requests are counted as the policy says. A block asked for where no
@@ -147,12 +150,20 @@ public final class CounterLeases: Sendable {
         max(policy.limit / largestShare, 1)
     }
 
-    /// Forgets the block `touch` asked for, whose statement failed: should
-    /// it have been granted, its units are stranded (one block at most).
+    /// Forgets the block `touch` asked for, whose statement failed. Its
+    /// outcome is in doubt: a commit can succeed after its answer is lost
+    /// (a connection cut while synchronous replication held the commit), so
+    /// its units may be stranded. Until the database answers a touch of this
+    /// counter again, it is touched exactly, and blocks start again from the
+    /// first: a fault strands at most the block in flight when it began and
+    /// one unit for each request it failed, as exact counting would.
     func abandon(_ touch: CounterTouch) {
         let key = Key(appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject)
         held.withLock { state in
-            if state.leases[key]?.windowStart == touch.window.windowStart { state.leases[key]?.asking = false }
+            guard state.leases[key]?.windowStart == touch.window.windowStart else { return }
+            state.leases[key]?.asking = false
+            state.leases[key]?.exact = true
+            state.leases[key]?.nextBlock = Self.firstBlock
         }
     }
 
