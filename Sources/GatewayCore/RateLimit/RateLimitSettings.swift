@@ -12,7 +12,7 @@ public struct RateLimitSettings: Sendable {
     public var ipv6PrefixLength: Int
     /// Policies counting every request whose limit is at least this are
     /// spent by each replica from blocks it leases (`CounterLeases`, in
-    /// GatewayRuntime); 0, the default, leases none.
+    /// GatewayRuntime); 0 leases none.
     public var leaseMinimumLimit: Int
 
     public static let ipv6PrefixRange = 32...128
@@ -22,7 +22,7 @@ public struct RateLimitSettings: Sendable {
     ///   join them where the router is built (``adding(_:)``).
     public init(
         isEnabled: Bool = true, policies: [RateLimitPolicy] = RateLimitPolicy.gatewayPolicies,
-        trustedProxies: [CIDR] = [], ipv6PrefixLength: Int = 64, leaseMinimumLimit: Int = 0
+        trustedProxies: [CIDR] = [], ipv6PrefixLength: Int = 64, leaseMinimumLimit: Int = 1_000
     ) {
         self.isEnabled = isEnabled
         self.policies = Dictionary(policies.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
