@@ -10,7 +10,7 @@ import Testing
 /// each test counts what the limit let through and what reached the counters.
 @Suite struct CounterLeaseTests {
     static let app = AppID(uuid: UUID())
-    /// Leases from limits of 1 000 (off unless set).
+    /// Leases from limits of 1 000 (the default, spelled out).
     static let leasing = RateLimitSettings(leaseMinimumLimit: 1_000)
 
     static func settings(appLimit: Int, period: Int = 86_400) -> AppSettings {
