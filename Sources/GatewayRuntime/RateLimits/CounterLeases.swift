@@ -45,6 +45,13 @@ public final class CounterLeases: Sendable {
         let appID: AppID
         let policy: String
         let subject: String
+
+        /// The counter `touch` touches.
+        init(_ touch: CounterTouch) {
+            appID = touch.appID
+            policy = touch.window.policy.name
+            subject = touch.subject
+        }
     }
 
     /// One counter's block in one window.
@@ -78,6 +85,11 @@ public final class CounterLeases: Sendable {
     private struct Held {
         var leases: [Key: Lease] = [:]
         var lastSweep = 0.0
+
+        /// Whether `key` is not held and the map has no room for it.
+        func isFull(without key: Key) -> Bool {
+            leases[key] == nil && leases.count >= CounterLeases.capacity
+        }
     }
 
     private let held = Mutex(Held())
@@ -87,7 +99,7 @@ public final class CounterLeases: Sendable {
     /// How `touch` (a `.count` touch of a leased policy) is applied, and the
     /// unspent units of a past window of its counter to give back first, if any.
     func plan(_ touch: CounterTouch) -> (Plan, giveBack: CounterTouch?) {
-        let key = Key(appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject)
+        let key = Key(touch)
         let window = touch.window
         return held.withLock { state -> (Plan, giveBack: CounterTouch?) in
             var giveBack: CounterTouch?
@@ -95,7 +107,7 @@ public final class CounterLeases: Sendable {
             if let kept = state.leases[key], kept.windowStart == window.windowStart {
                 lease = kept
             } else {
-                if state.leases[key] == nil && state.leases.count >= Self.capacity {
+                if state.isFull(without: key) {
                     Self.sweep(&state, at: window)
                     guard state.leases.count < Self.capacity else { return (.exact, nil) }
                 }
@@ -122,13 +134,13 @@ public final class CounterLeases: Sendable {
     /// Notes what the database read for `touch`'s counter: a block's grant
     /// (`leased`), or an exact touch's count.
     func record(_ touch: CounterTouch, reading: CounterReading, leased: Bool) {
-        let key = Key(appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject)
+        let key = Key(touch)
         let window = touch.window
         held.withLock { state in
             // A reading of a window this replica has left behind changes nothing (a block granted
             // there is stranded: at most one); nor does one of a counter not held when the map is full.
             if let kept = state.leases[key], kept.windowStart > window.windowStart { return }
-            if state.leases[key] == nil && state.leases.count >= Self.capacity { return }
+            if state.isFull(without: key) { return }
             var lease = state.leases[key].flatMap { $0.windowStart == window.windowStart ? $0 : nil }
                 ?? Lease(windowStart: window.windowStart)
             if leased {
@@ -158,12 +170,13 @@ public final class CounterLeases: Sendable {
     /// first: a fault strands at most the block in flight when it began and
     /// one unit for each request it failed, as exact counting would.
     func abandon(_ touch: CounterTouch) {
-        let key = Key(appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject)
+        let key = Key(touch)
         held.withLock { state in
-            guard state.leases[key]?.windowStart == touch.window.windowStart else { return }
-            state.leases[key]?.asking = false
-            state.leases[key]?.exact = true
-            state.leases[key]?.nextBlock = Self.firstBlock
+            guard var lease = state.leases[key], lease.windowStart == touch.window.windowStart else { return }
+            lease.asking = false
+            lease.exact = true
+            lease.nextBlock = Self.firstBlock
+            state.leases[key] = lease
         }
     }
 
