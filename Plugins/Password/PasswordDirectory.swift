@@ -57,10 +57,15 @@ extension PasswordPlugin: PasswordDirectoryProvider {
     }
 
     func userDirectory(for app: AppSettings, services: PluginServices) throws(GatewayError) -> PasswordUserDirectory {
+        let users = services.passwordUsers
         let verifier = PasswordVerifier(
             options: try PasswordOptions(app.plugins[credentialType] ?? .null, hashLimits: hasher.limits),
-            users: services.passwordUsers,
-            hasher: hasher, databaseTimeout: services.databaseTimeout, logger: services.logger)
+            users: users, hasher: hasher,
+            lastLogins: LastLoginWriter(
+                appID: app.appID, users: users, pending: pendingLastLogins, delay: lastLoginDelay,
+                databaseTimeout: services.databaseTimeout,
+                logger: services.logger),
+            databaseTimeout: services.databaseTimeout, logger: services.logger)
         return PasswordUserDirectory(verifier: verifier)
     }
 }

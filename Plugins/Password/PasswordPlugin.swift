@@ -14,9 +14,15 @@ public struct PasswordPlugin: CredentialPlugin {
     public let credentialType = "password"
     /// Where hashing runs; shared by logins and admin writes.
     public let hasher: PasswordHasher
+    /// How long a login's `last_login_at` waits in memory to share one write
+    /// with the app's other logins (``LastLoginWriter``).
+    public let lastLoginDelay: Duration
+    /// Every app's `last_login_at` notes not yet written.
+    let pendingLastLogins = PendingLastLogins()
 
-    public init(hasher: PasswordHasher = PasswordHasher()) {
+    public init(hasher: PasswordHasher = PasswordHasher(), lastLoginDelay: Duration = .seconds(1)) {
         self.hasher = hasher
+        self.lastLoginDelay = lastLoginDelay
     }
 
     /// The hasher's limits come from the `password.*` settings (README, "Configuration").
@@ -34,7 +40,8 @@ public struct PasswordPlugin: CredentialPlugin {
             memoryBudgetKiB: memoryMiB == 0 ? nil : memoryMiB * 1024,
             maximumBcryptCost: settings.integer(
                 "password.max_bcrypt_cost", in: 4...15, default: PasswordHasher.Limits.defaultMaximumBcryptCost))
-        return PasswordPlugin(hasher: PasswordHasher(limits: limits))
+        let lastLoginDelay = Duration.milliseconds(settings.integer("password.last_login_delay_ms", in: 10...60_000, default: 1_000))
+        return PasswordPlugin(hasher: PasswordHasher(limits: limits), lastLoginDelay: lastLoginDelay)
     }
 
     public var migrations: [Migration] {
@@ -45,6 +52,11 @@ public struct PasswordPlugin: CredentialPlugin {
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
         try userDirectory(for: app, services: services).verifier
+    }
+
+    /// Writes the logins noted in the last second, which would otherwise wait for their writer's delay.
+    public func finish() async {
+        await pendingLastLogins.flushAll()
     }
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {

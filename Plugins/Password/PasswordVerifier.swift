@@ -15,6 +15,7 @@ struct PasswordVerifier: CredentialVerifier {
     let options: PasswordOptions
     let users: any PasswordUserStore
     let hasher: PasswordHasher
+    let lastLogins: LastLoginWriter
     let databaseTimeout: Duration
     let logger: Logger
 
@@ -48,12 +49,14 @@ struct PasswordVerifier: CredentialVerifier {
                 logger.notice("password rehash skipped", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             }
         }
-        if upgraded != nil || !(user.lastLoginAt.map { Date().timeIntervalSince($0) < Self.lastLoginResolution } ?? false) {
+        if upgraded != nil {
             do {
                 try await users.recordLogin(userID, in: appID, replacing: user.hash, with: upgraded)
             } catch {
                 logger.warning("recording a login failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             }
+        } else if !(user.lastLoginAt.map { Date().timeIntervalSince($0) < Self.lastLoginResolution } ?? false) {
+            lastLogins.note(userID)
         }
         return .verified(user.identity)
     }

@@ -7,15 +7,17 @@ import Testing
 /// Limits and the audit trail as replicas share them, and what happens when
 /// PostgreSQL goes away and comes back.
 @Suite struct ResilienceTests {
-    /// Creates a development app with one static user and a key through the admin API.
-    static func createApp(base: String, token: String, rateLimits: [String: any Sendable] = [:]) async throws -> String {
+    /// Creates a development app and its key through the admin API; by default with one static user.
+    static func createApp(
+        base: String, token: String, rateLimits: [String: any Sendable] = [:], credentialTypes: [String] = ["static"],
+        plugins: [String: any Sendable] = ["static": ["users": [["user_id": "frank", "password": "right"]]]]
+    ) async throws -> String {
         let appID = UUID().lowercasedText
         let created = try await HTTPCall.send(
             "POST", "\(base)/admin/v1/apps", token: token,
             json: [
                 "app_id": appID, "name": "resilience", "environment": "development", "provider_id": UUID().uuidString,
-                "credential_types": ["static"], "rate_limits": rateLimits,
-                "plugins": ["static": ["users": [["user_id": "frank", "password": "right"]]]],
+                "credential_types": credentialTypes, "rate_limits": rateLimits, "plugins": plugins,
             ])
         #expect(created.status == 201, "\(created.text)")
         let key = try await HTTPCall.send("POST", "\(base)/admin/v1/apps/\(appID)/keys", token: token, json: ["generate": ["bits": 2048]])
@@ -252,6 +254,48 @@ import Testing
             }
             #expect(rows == issued, "\(statuses)\n\(server.printed.split(separator: "\n").filter { !$0.contains("\"request\"") }.suffix(40).joined(separator: "\n"))")
             #expect(server.printed.contains("group-commit writer stopped"))
+        }
+    }
+    /// `last_login_at` waits in memory to share a write (`password.last_login_delay_ms`, here a minute, so
+    /// only the stop can write it): SIGTERM right after 20 logins still leaves each user's time stored.
+    @Test func sigtermWritesTheLastLoginsHeldInMemory() async throws {
+        try await TestDatabase.with(migrations: []) { _, url in
+            let bootstrap = AdminTokenSecret.generate().text
+            var environment = serveEnvironment(url, bootstrap: bootstrap)
+            environment["GATEWAY_PASSWORD_LAST_LOGIN_DELAY_MS"] = "60000"
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            let base = "http://127.0.0.1:\(server.port)"
+            let appID = try await Self.createApp(
+                base: base, token: bootstrap, credentialTypes: ["password"],
+                plugins: ["password": ["argon2": ["memory_kib": 8192, "iterations": 1]]])
+            let users = (0..<20).map { "user-\($0)" }
+            for user in users {
+                let put = try await HTTPCall.send(
+                    "PUT", "\(base)/admin/v1/apps/\(appID)/users/\(user)", token: bootstrap, json: ["password": "correct horse"])
+                #expect(put.status == 201, "\(put.text)")
+            }
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for user in users {
+                    group.addTask {
+                        try await HTTPCall.send(
+                            "POST", "\(base)/v1/identity_tokens",
+                            json: ["app_id": appID, "user_id": user, "nonce": "n", "credentials": ["type": "password", "password": "correct horse"]]
+                        ).status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(statuses == Array(repeating: 200, count: 20))
+            #expect(await server.stop() == 0, "\(server.printed)")
+            let stored = try await TestDatabase.withClient(url) { client in
+                let rows = try await client.query(
+                    "SELECT count(*) FROM password_users WHERE app_id = \(UUID(uuidString: appID)!) AND last_login_at IS NOT NULL",
+                    logger: TestDatabase.logger)
+                var total = 0
+                for try await count in rows.decode(Int.self) { total = count }
+                return total
+            }
+            #expect(stored == 20, "\(server.printed.split(separator: "\n").suffix(20).joined(separator: "\n"))")
         }
     }
 }

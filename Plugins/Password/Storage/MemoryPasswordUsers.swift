@@ -37,6 +37,16 @@ struct MemoryPasswordUsers: PasswordUserStore {
         }
     }
 
+    func recordLogins(_ times: [String: Date], in appID: AppID) async throws {
+        table.change { rows in
+            for (userID, time) in times {
+                guard var user = rows.users[appID]?[userID] else { continue }
+                user.lastLoginAt = max(user.lastLoginAt ?? time, time)
+                rows.users[appID]?[userID] = user
+            }
+        }
+    }
+
     func whileImporting<Result: Sendable>(into appID: AppID, _ body: () async throws -> Result) async throws -> Result? {
         guard table.change({ $0.importing.insert(appID).inserted }) else { return nil }
         defer { table.change { _ = $0.importing.remove(appID) } }

@@ -1,3 +1,4 @@
+import Foundation
 import GatewayCore
 import GatewayPluginKit
 import Logging
@@ -15,6 +16,10 @@ protocol PasswordUserStore: Sendable {
     /// Notes a successful login and, when given, stores the upgraded hash,
     /// unless the hash changed meanwhile (an admin set a new password).
     func recordLogin(_ userID: String, in appID: AppID, replacing old: PasswordHash, with new: PasswordHash?) async throws
+
+    /// Sets each user's `last_login_at` to their time, unless it is later
+    /// already (another replica wrote a later login); users no longer there are skipped.
+    func recordLogins(_ times: [String: Date], in appID: AppID) async throws
 
     /// Runs `body` holding the app's import lock, which every replica sees;
     /// `nil`, without running `body`, when another import of the app holds it.

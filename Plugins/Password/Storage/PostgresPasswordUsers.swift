@@ -198,6 +198,40 @@ struct PostgresPasswordUsers: PasswordUserStore {
         func decodeRow(_ row: PostgresRow) throws {}
     }
 
+    func recordLogins(_ times: [String: Date], in appID: AppID) async throws {
+        let logins = times.sorted { $0.key < $1.key }
+        let statement = RecordLogins(appID: appID, userIDs: logins.map(\.key), times: logins.map(\.value))
+        for try await _ in try await client.tracedExecute(statement, logger: logger) {}
+    }
+
+    /// The rows are locked in user-id order first, so two replicas writing
+    /// overlapping users wait for each other instead of deadlocking.
+    private struct RecordLogins: PostgresPreparedStatement {
+        static let name = "password_user_record_logins"
+        static let sql = """
+            UPDATE password_users u SET last_login_at = greatest(u.last_login_at, l.at)
+            FROM (
+                SELECT p.user_id, n.at FROM unnest($2::text[], $3::timestamptz[]) AS n(user_id, at)
+                JOIN password_users p ON p.app_id = $1 AND p.user_id = n.user_id
+                ORDER BY p.user_id FOR UPDATE OF p
+            ) AS l
+            WHERE u.app_id = $1 AND u.user_id = l.user_id
+            """
+        let appID: AppID
+        let userIDs: [String]
+        let times: [Date]
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(appID.uuid)
+            bindings.append(userIDs)
+            bindings.append(times)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws {}
+    }
+
     fileprivate static func user(_ row: PostgresRow) throws -> PasswordUser {
         let columns = row.makeRandomAccess()
         let userID = try columns["user_id"].decode(String.self)

@@ -83,6 +83,21 @@ import Testing
         try await users.recordLogin("c", in: app, replacing: newHash, with: oldHash)
         #expect(try await users.find("c", in: app)?.hash == oldHash, "c's hash was never newHash")
 
+        // Logins written behind them: a later time wins, an earlier one (another replica's) never moves it
+        // back, and a user who is gone is skipped.
+        let later = Date().addingTimeInterval(60)
+        func isLater(_ userID: String) async throws -> Bool {
+            // PostgreSQL keeps whole microseconds.
+            guard let time = try await users.find(userID, in: app)?.lastLoginAt else { return false }
+            return abs(time.timeIntervalSince(later)) < 0.000_002
+        }
+        try await users.recordLogins(["a": later, "nobody": later], in: app)
+        #expect(try await isLater("a"))
+        try await users.recordLogins(["a": later.addingTimeInterval(-30), "c": later], in: app)
+        #expect(try await isLater("a"))
+        #expect(try await isLater("c"))
+        #expect(try await users.find("nobody", in: app) == nil)
+
         // Deleted once.
         #expect(try await users.delete("d", in: app, recording: event("deleted d", app)))
         #expect(try await !users.delete("d", in: app, recording: event("deleted d again", app)))
@@ -99,3 +114,4 @@ import Testing
         #expect(rows == ["upserted [true, true, true, true]", "upserted [false, true]", "upserted [true]", "updated", "added d", "deleted d"])
     }
 }
+

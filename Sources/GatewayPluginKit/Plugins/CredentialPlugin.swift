@@ -47,6 +47,12 @@ public protocol CredentialPlugin: Sendable {
     func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue
+
+    /// Called once as the gateway stops, after the HTTP server has answered
+    /// its last request and before the database connections close: writes
+    /// what the plugin holds in memory for later (the password plugin's
+    /// `last_login_at` notes).
+    func finish() async
 }
 
 /// How the admin API shows a plugin's secrets: write-only, so a write must
@@ -67,4 +73,6 @@ extension CredentialPlugin {
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue { options }
+
+    public func finish() async {}
 }

@@ -22,6 +22,11 @@ public struct PluginRegistry: Sendable {
 
     public var credentialTypes: [String] { order }
 
+    /// Each plugin's ``CredentialPlugin/finish()``, in registration order.
+    public func finishAll() async {
+        for type in order { await plugins[type]?.finish() }
+    }
+
     /// An app's plugin options with every plugin's secrets replaced by
     /// ``RedactedSecret/marker``, for answers.
     public func redacted(_ options: [String: JSONValue]) -> [String: JSONValue] {
