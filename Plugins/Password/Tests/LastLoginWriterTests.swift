@@ -109,8 +109,8 @@ import Testing
             let (written, writtenSignal) = AsyncStream.makeStream(of: Void.self)
             let pending = PendingLastLogins()
             let writer = LastLoginWriter(appID: appID, pending: pending, delay: .milliseconds(10), logger: Logger(label: "test")) {
+                defer { writtenSignal.yield() }  // a failed write too, so the test fails instead of waiting
                 try await users.recordLogins($0, in: appID)
-                writtenSignal.yield()
             }
             writer.note(ids[0])
             for await _ in written { break }
