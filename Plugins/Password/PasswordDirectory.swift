@@ -63,8 +63,7 @@ extension PasswordPlugin: PasswordDirectoryProvider {
             users: users, hasher: hasher,
             lastLogins: LastLoginWriter(
                 appID: app.appID, users: users, pending: pendingLastLogins, delay: lastLoginDelay,
-                databaseTimeout: services.databaseTimeout,
-                logger: services.logger),
+                databaseTimeout: services.databaseTimeout, logger: services.logger),
             databaseTimeout: services.databaseTimeout, logger: services.logger)
         return PasswordUserDirectory(verifier: verifier)
     }
