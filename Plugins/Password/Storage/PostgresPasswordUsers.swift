@@ -199,7 +199,8 @@ struct PostgresPasswordUsers: PasswordUserStore {
     }
 
     func recordLogins(_ times: [String: Date], in appID: AppID) async throws {
-        let logins = times.sorted { $0.key < $1.key }
+        // The statement orders its locks itself; the arrays need only pair each user with their time.
+        let logins = Array(times)
         let statement = RecordLogins(appID: appID, userIDs: logins.map(\.key), times: logins.map(\.value))
         for try await _ in try await client.tracedExecute(statement, logger: logger) {}
     }
