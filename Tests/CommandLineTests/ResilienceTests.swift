@@ -256,6 +256,7 @@ import Testing
             #expect(server.printed.contains("group-commit writer stopped"))
         }
     }
+
     /// `last_login_at` waits in memory to share a write (`password.last_login_delay_ms`, here a minute, so
     /// only the stop can write it): SIGTERM right after 20 logins still leaves each user's time stored.
     @Test func sigtermWritesTheLastLoginsHeldInMemory() async throws {

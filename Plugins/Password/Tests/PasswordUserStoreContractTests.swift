@@ -114,4 +114,3 @@ import Testing
         #expect(rows == ["upserted [true, true, true, true]", "upserted [false, true]", "upserted [true]", "updated", "added d", "deleted d"])
     }
 }
-

@@ -14,7 +14,7 @@ final class DeadlineWatch: Sendable {
     static let shared = DeadlineWatch()
 
     /// A deadline's handle, to remove it.
-    struct Entry: Hashable, Sendable {
+    struct Entry: Sendable {
         fileprivate let id: UInt64
     }
 

@@ -76,7 +76,8 @@ private final class TimeoutRace<Result: Sendable>: Sendable {
 }
 
 extension Swift.Result where Failure == any Error {
-    fileprivate init(catching body: () async throws -> Success) async {
+    /// The operation's value or the error it threw.
+    init(catching body: () async throws -> Success) async {
         do {
             self = .success(try await body())
         } catch {

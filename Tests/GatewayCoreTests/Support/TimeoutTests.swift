@@ -32,14 +32,7 @@ import Testing
     @Test func aLaterShorterTimeoutCutsTheWatchersSleepShort() async throws {
         let watch = DeadlineWatch()
         let gate = Gate()
-        let (longStarted, started) = AsyncStream.makeStream(of: Void.self)
-        let long = Task {
-            try await withTimeout(.seconds(600), watchedBy: watch) {
-                started.yield()
-                await gate.wait()
-            }
-        }
-        for await _ in longStarted { break }
+        let long = await tenMinuteCall(watchedBy: watch, until: gate)
         // Without the cut, the call would wait ten minutes.
         let short = await outcome(within: .seconds(30)) {
             await Result(catching: { try await withTimeout(.milliseconds(100), watchedBy: watch) { await gate.wait() } })
@@ -54,14 +47,7 @@ import Testing
     @Test func cancellingTheCallerAnswersItAtOnce() async throws {
         let watch = DeadlineWatch()
         let gate = Gate()
-        let (operationStarted, started) = AsyncStream.makeStream(of: Void.self)
-        let call = Task {
-            try await withTimeout(.seconds(600), watchedBy: watch) {
-                started.yield()
-                await gate.wait()
-            }
-        }
-        for await _ in operationStarted { break }
+        let call = await tenMinuteCall(watchedBy: watch, until: gate)
         call.cancel()
         let answer = await outcome(within: .seconds(30)) { await call.result }
         #expect(throws: CancellationError.self) { try #require(answer).get() }
@@ -179,14 +165,17 @@ private func outcome<T: Sendable>(within limit: Duration, _ body: @escaping @Sen
     }
 }
 
-extension Result where Failure == any Error {
-    fileprivate init(catching body: () async throws -> Success) async {
-        do {
-            self = .success(try await body())
-        } catch {
-            self = .failure(error)
+/// A call with ten minutes to run whose operation waits for `gate`, once its operation has started.
+private func tenMinuteCall(watchedBy watch: DeadlineWatch, until gate: Gate) async -> Task<Void, any Error> {
+    let (operationStarted, started) = AsyncStream.makeStream(of: Void.self)
+    let call = Task {
+        try await withTimeout(.seconds(600), watchedBy: watch) {
+            started.yield()
+            await gate.wait()
         }
     }
+    for await _ in operationStarted { break }
+    return call
 }
 
 /// Holds its waiters, whatever their cancellation, until opened.
