@@ -10,37 +10,31 @@ public struct TimeoutError: Error, CustomStringConvertible {
 /// `timeout` has passed, whichever comes first. The caller is answered on
 /// time even if the operation ignores cancellation (a connection-pool wait
 /// may): it is cancelled and left to finish on its own.
-///
-/// ``DeadlineWatch`` keeps the deadline: one task watches every call in
-/// flight, so a call costs its operation's task and no timer of its own.
 public func withTimeout<Result: Sendable>(
     _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
-    try await withTimeout(timeout, watchedBy: .shared, operation)
-}
-
-func withTimeout<Result: Sendable>(
-    _ timeout: Duration, watchedBy watch: DeadlineWatch, _ operation: @escaping @Sendable () async throws -> Result
-) async throws -> Result {
     let race = TimeoutRace<Result>()
-    let deadline = watch.add(ContinuousClock.now.advanced(by: timeout)) { race.finish(.failure(TimeoutError())) }
-    defer { watch.remove(deadline) }
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             race.begin(continuation)
             race.track(Task { race.finish(await Swift.Result(catching: operation)) })
+            race.track(
+                Task {
+                    guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                    race.finish(.failure(TimeoutError()))
+                })
         }
     } onCancel: {
         race.finish(.failure(CancellationError()))
     }
 }
 
-/// The first of the operation, the deadline and cancellation to finish answers the caller.
+/// The first of the operation, the timer and cancellation to finish answers the caller.
 private final class TimeoutRace<Result: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Result, any Error>?
         var finished: Swift.Result<Result, any Error>?
-        var operation: Task<Void, Never>?
+        var tasks: [Task<Void, Never>] = []
     }
 
     private let state = Mutex(State())
@@ -54,30 +48,28 @@ private final class TimeoutRace<Result: Sendable>: Sendable {
         if let early { continuation.resume(with: early) }
     }
 
-    func track(_ operation: Task<Void, Never>) {
+    func track(_ task: Task<Void, Never>) {
         let cancelNow = state.withLock { state -> Bool in
-            state.operation = operation
+            state.tasks.append(task)
             return state.finished != nil
         }
-        if cancelNow { operation.cancel() }
+        if cancelNow { task.cancel() }
     }
 
     func finish(_ result: Swift.Result<Result, any Error>) {
-        let (continuation, operation) = state.withLock {
-            state -> (CheckedContinuation<Result, any Error>?, Task<Void, Never>?) in
-            guard state.finished == nil else { return (nil, nil) }
+        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<Result, any Error>?, [Task<Void, Never>]) in
+            guard state.finished == nil else { return (nil, []) }
             state.finished = result
             defer { state.continuation = nil }
-            return (state.continuation, state.operation)
+            return (state.continuation, state.tasks)
         }
         continuation?.resume(with: result)
-        operation?.cancel()
+        for task in tasks { task.cancel() }
     }
 }
 
 extension Swift.Result where Failure == any Error {
-    /// The operation's value or the error it threw.
-    init(catching body: () async throws -> Success) async {
+    fileprivate init(catching body: () async throws -> Success) async {
         do {
             self = .success(try await body())
         } catch {
