@@ -120,15 +120,17 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "identity-gateway", targets: ["identity-gateway"]),
-        // For the microbenchmarks in Benchmarks/micro and the fuzz targets in
-        // Fuzz/, packages of their own so that their tools and build flags
-        // stay out of this build graph.
+        // For the microbenchmarks in Benchmarks/micro, a package of its own so
+        // that its tools and build flags stay out of this build graph.
         .library(
             name: "GatewayLibraries",
             targets: [
                 "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayRuntime", "GatewayHTTP", "OpenSSLSigner",
                 "Argon2",
             ] + credentialPlugins.map { "\($0.name)Plugin" } + tokenProfiles.map { "\($0.name)Profile" }),
+        // The fuzz targets, for libFuzzer's executable in Fuzz/ (a package of its own, so the sanitizer
+        // and coverage flags stay out of this build graph).
+        .library(name: "GatewayFuzzTargets", targets: ["GatewayFuzzTargets"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -303,6 +305,19 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
 
+        // The fuzz targets: one a parser of outside bytes, each with its invariants. Built here, so a change
+        // that breaks one fails the build; their committed inputs are replayed by FuzzReplayTests; libFuzzer
+        // runs them from Fuzz/ (scripts/fuzz).
+        .target(
+            name: "GatewayFuzzTargets",
+            dependencies: [
+                "GatewayCore", "GatewayPluginKit", "GatewayRuntime", "GatewayHTTP", "Argon2", "CSodium", "PasswordPlugin",
+                "PhoneCodePlugin", "StaticUsersPlugin", "WebhookPlugin", "IDTokenPlugin", Products.crypto, Products.logging,
+            ],
+            path: "Fuzz/Targets",
+            swiftSettings: upcomingFeatures
+        ),
+
         // Build tooling: turns a target's Migrations/*.sql into Swift source,
         // so the binary carries its schema and never looks for the source tree.
         .executableTarget(
@@ -433,6 +448,12 @@ let package = Package(
                 "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
                 Products.httpTypes, Products.nioCore,
             ],
+            swiftSettings: upcomingFeatures
+        ),
+        // Every committed fuzz input (Fuzz/Corpus), run through its target's invariants.
+        .testTarget(
+            name: "FuzzReplayTests",
+            dependencies: ["GatewayFuzzTargets"],
             swiftSettings: upcomingFeatures
         ),
         // The settings as `serve` reads them, without a database.

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayFuzzTargets
 
 /// libFuzzer's entry points. The target is chosen by `FUZZ_TARGET` (one of
 /// ``FuzzTarget``'s names), so one instrumented binary serves every parser.
@@ -16,10 +17,15 @@ public func fuzzerInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeM
     return 0
 }
 
+/// Runs one input; a broken invariant stops the process, so libFuzzer saves the input as a crash.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size))
-    selected!.run(bytes)
+    do {
+        try selected!.run(bytes)
+    } catch {
+        fatalError("invariant failed: \(error)")
+    }
     return 0
 }
 
@@ -38,15 +44,4 @@ public func gatewayFuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMut
     var count = argc
     var arguments = argv
     return runFuzzerDriver(&count, &arguments) { data, size in fuzzerTestOneInput(data, size) }
-}
-
-/// Stops the process with `message` when an invariant fails, so libFuzzer
-/// saves the input as a crash.
-func invariant(_ condition: @autoclosure () -> Bool, _ message: @autoclosure () -> String) {
-    if !condition() { fatalError("invariant failed: \(message())") }
-}
-
-/// The text of `bytes` when they are valid UTF-8, as every parser below receives text.
-func text(_ bytes: [UInt8]) -> String? {
-    String(validating: bytes, as: UTF8.self)
 }

@@ -6,7 +6,7 @@ import GatewayPluginKit
 /// is a 400 or 415; what decodes validates to the same fields or a 400; and
 /// the fields, written again in either format, decode to themselves.
 enum TokenRequestTarget {
-    static func run(_ input: [UInt8]) {
+    static func run(_ input: [UInt8]) throws(InvariantFailure) {
         guard let selector = input.first else { return }
         let body = Array(input.dropFirst())
         let contentType: String
@@ -18,37 +18,38 @@ enum TokenRequestTarget {
             // The body is the Content-Type value: only the two media types are read.
             let value = String(decoding: body, as: UTF8.self)
             let media = TokenRequestFields.mediaType(of: value)
-            do {
-                _ = try TokenRequestFields(body: [], contentType: value)
-                invariant(media == "application/json" || media == "application/x-www-form-urlencoded", "read \(value)")
-            } catch {
-                let readable = media == "application/json" || media == "application/x-www-form-urlencoded"
-                invariant(readable ? error.kind == .invalidRequest : error.kind == .unsupportedMediaType, "\(value): \(error)")
+            let readable = media == "application/json" || media == "application/x-www-form-urlencoded"
+            switch Result(catching: { () throws(GatewayError) in try TokenRequestFields(body: [], contentType: value) }) {
+            case .success:
+                try invariant(readable, "read \(value)")
+            case .failure(let error):
+                try invariant(readable ? error.kind == .invalidRequest : error.kind == .unsupportedMediaType, "\(value): \(error)")
             }
             return
         }
         let fields: TokenRequestFields
-        do {
-            fields = try TokenRequestFields(body: body, contentType: contentType)
-        } catch {
-            invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "decoding threw \(error)")
+        switch Result(catching: { () throws(GatewayError) in try TokenRequestFields(body: body, contentType: contentType) }) {
+        case .success(let read):
+            fields = read
+        case .failure(let error):
+            try invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "decoding threw \(error)")
             return
         }
-        invariant(fields == (try? TokenRequestFields(body: json(fields), contentType: "application/json")),
+        try invariant(fields == (try? TokenRequestFields(body: json(fields), contentType: "application/json")),
             "JSON round trip of \(fields)")
         // A form has no way to send an empty credentials object: it reads as none.
         var formable = fields
         if formable.credentials?.isEmpty == true { formable.credentials = nil }
-        invariant(formable == (try? TokenRequestFields(body: form(fields), contentType: "application/x-www-form-urlencoded")),
+        try invariant(formable == (try? TokenRequestFields(body: form(fields), contentType: "application/x-www-form-urlencoded")),
             "form round trip of \(fields)")
-        do {
-            let request = try fields.validated()
-            invariant(request.appID == AppID(fields.appID ?? ""), "app id changed")
-            invariant(request.userID == fields.userID && request.nonce == fields.nonce, "text changed")
+        switch Result(catching: { () throws(GatewayError) in try fields.validated() }) {
+        case .success(let request):
+            try invariant(request.appID == AppID(fields.appID ?? ""), "app id changed")
+            try invariant(request.userID == fields.userID && request.nonce == fields.nonce, "text changed")
             let credentials = request.credentials.map { ["type": $0.type].merging($0.fields) { type, _ in type } }
-            invariant(credentials == fields.credentials, "credentials changed")
-        } catch {
-            invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "validation threw \(error)")
+            try invariant(credentials == fields.credentials, "credentials changed")
+        case .failure(let error):
+            try invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "validation threw \(error)")
         }
     }
 

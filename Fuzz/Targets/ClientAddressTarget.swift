@@ -10,38 +10,38 @@ import Glibc
 /// a form that reads back the same; a range is read the same way; and the
 /// resolved client is one of the addresses seen.
 enum ClientAddressTarget {
-    static func run(_ bytes: [UInt8]) {
+    static func run(_ bytes: [UInt8]) throws(InvariantFailure) {
         guard let input = text(bytes) else { return }
         let lines = input.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         for line in lines {
-            checkAddress(line)
-            checkRange(line)
+            try checkAddress(line)
+            try checkRange(line)
         }
         // The first line is the peer, the second the trusted ranges, the rest the header's values.
         guard lines.count >= 2 else { return }
         let proxies = lines[1].split(separator: ",").compactMap { CIDR($0.trimmingCharacters(in: .whitespaces)) }
         let forwarded = Array(lines.dropFirst(2))
         guard let client = ClientAddress.resolve(peer: lines[0], forwardedFor: forwarded, trustedProxies: proxies) else {
-            invariant(false, "a peer resolved to no client")
+            try invariant(false, "a peer resolved to no client")
             return
         }
         let seen = [lines[0]] + forwarded.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
-        invariant(
+        try invariant(
             client == lines[0] || seen.contains { IPAddress($0).map { $0.description == client } ?? false },
             "client \(client) is none of the addresses seen")
     }
 
-    static func checkAddress(_ text: String) {
+    static func checkAddress(_ text: String) throws(InvariantFailure) {
         let parsed = IPAddress(text)
         let reference = systemBytes(text)
-        invariant(parsed?.bytes == reference, "\(text.debugDescription): parsed \(String(describing: parsed?.bytes)), inet_pton \(String(describing: reference))")
-        if let parsed { invariant(IPAddress(parsed.description) == parsed, "\(parsed) does not read its own text") }
+        try invariant(parsed?.bytes == reference, "\(text.debugDescription): parsed \(String(describing: parsed?.bytes)), inet_pton \(String(describing: reference))")
+        if let parsed { try invariant(IPAddress(parsed.description) == parsed, "\(parsed) does not read its own text") }
     }
 
-    static func checkRange(_ text: String) {
+    static func checkRange(_ text: String) throws(InvariantFailure) {
         guard let range = CIDR(text) else { return }
-        invariant(CIDR(range.description) == range, "\(range) does not read its own text")
-        invariant(range.contains(range.network), "\(range) does not contain its own network")
+        try invariant(CIDR(range.description) == range, "\(range) does not read its own text")
+        try invariant(range.contains(range.network), "\(range) does not contain its own network")
     }
 
     /// What glibc reads `text` as, in the same shape as ``IPAddress``.

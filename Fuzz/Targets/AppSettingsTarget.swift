@@ -3,30 +3,25 @@ import Foundation
 @testable import GatewayHTTP
 import GatewayPluginKit
 import GatewayRuntime
-import GatewayPostgres
-import Logging
 import PasswordPlugin
 import PhoneCodePlugin
-import PostgresNIO
 import StaticUsersPlugin
+import Logging
 
 /// App settings and every plugin's options, as `POST /admin/v1/apps` and
 /// `PATCH /admin/v1/apps/{id}` read them (the first byte chooses): every
 /// refusal is a 400 naming a field, never a 500 or a crash.
 enum AppSettingsTarget {
     static let input: AppSettingsInput = {
-        // Never run: the settings checks open no connection.
-        let client = PostgresClient(
-            configuration: .init(host: "127.0.0.1", username: "fuzz", password: nil, database: nil, tls: .disable))
         let masterKey = try! MasterKey(base64: MasterKey.generateBase64())
         return AppSettingsInput(
             plugins: PluginRegistry([
                 StaticUsersPlugin(), PasswordPlugin(),
                 PhoneCodePlugin(codeKey: masterKey.derivedSecret(for: PhoneCodePlugin.keyPurpose)),
             ]),
+            // The settings checks read no table: plugins build their verifiers in memory.
             pluginServices: PluginServices(
-                client: client, apps: AppRepository(client: client, logger: Logger(label: "fuzz")),
-                logger: Logger(label: "fuzz")),
+                storage: .memory(PluginMemory { _ in }), apps: NoApps(), logger: Logger(label: "fuzz")),
             rateLimits: RateLimitSettings(), masterKey: masterKey)
     }()
 
@@ -39,18 +34,34 @@ enum AppSettingsTarget {
         return try! input.create(from: JSONInput.parse(Array(body.utf8)))
     }()
 
-    static func run(_ bytes: [UInt8]) {
+    static func run(_ bytes: [UInt8]) throws(InvariantFailure) {
         guard let selector = bytes.first else { return }
-        do {
+        let read = Result { () throws(GatewayError) -> AppSettings? in
             let json = try JSONInput.parse(Array(bytes.dropFirst()))
             if selector % 2 == 0 {
                 _ = try input.create(from: json)
-            } else {
-                let updated = try input.update(current, from: json)
-                invariant(updated.appID == current.appID, "an update changed the app id")
+                return nil
             }
-        } catch {
-            invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "threw \(error)")
+            return try input.update(current, from: json)
         }
+        switch read {
+        case .success(let updated?):
+            try invariant(updated.appID == current.appID, "an update changed the app id")
+        case .success(nil):
+            break
+        case .failure(let error):
+            try invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "threw \(error)")
+        }
+    }
+
+    /// No apps: the settings checks never ask for one.
+    private struct NoApps: AppStore {
+        func find(_ appID: AppID) async throws -> StoredApp? { nil }
+        func list(only appID: AppID?, nameContaining: String?, after cursor: AppID?, limit: Int) async throws -> [StoredApp] { [] }
+        func create(_ app: AppSettings, recording event: AuditEvent) async throws -> Bool { false }
+        func update(
+            _ appID: AppID, recording event: AuditEvent, _ change: @escaping @Sendable (StoredApp) throws -> AppSettings
+        ) async throws -> StoredApp? { nil }
+        func delete(_ appID: AppID, recording event: AuditEvent) async throws -> Bool { false }
     }
 }
