@@ -128,7 +128,8 @@ struct SignedIDToken: Sendable {
             email: claims["email"].flatMap { if case .string(let text) = $0 { text } else { nil } },
             name: claims["name"].flatMap { if case .string(let text) = $0, (1...256).contains(text.utf8.count) { text } else { nil } },
             picture: claims["picture"].flatMap { if case .string(let text) = $0, (1...2048).contains(text.utf8.count), text.hasPrefix("https://") { text } else { nil } },
-            digest: Array(SHA256.hash(data: Array(token.signingInput) + token.signature)))
+            // What the signature covers, not its bytes: an ECDSA signature has a twin, (r, n − s), that verifies too.
+            digest: Array(SHA256.hash(data: Array(token.signingInput))))
     }
 
     /// How far the provider's clock and ours may disagree: a minute.
@@ -156,6 +157,6 @@ struct VerifiedIDToken: Sendable, Equatable {
     let email: String?
     let name: String?
     let picture: String?
-    /// SHA-256 of the signed token: what the replay table keeps, never the token.
+    /// SHA-256 of what the signature covers (header and claims as sent): what the replay table keeps, never the token.
     let digest: [UInt8]
 }

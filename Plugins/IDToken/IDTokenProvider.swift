@@ -78,10 +78,17 @@ struct IDTokenProvider: Sendable, Equatable {
     let userID: UserIDRule
     /// Whether `name` and `picture` fill the token's display name and avatar URL.
     let usesProfileClaims: Bool
+    /// Whether a verified email that is the id of one of the app's password
+    /// users signs in as that user (`link_verified_email: "password"`); off
+    /// by default, and only for this provider: a company's directory may
+    /// vouch for its addresses where a public provider's users may change theirs.
+    let linksVerifiedEmailToPasswords: Bool
 
-    init(_ reader: JSONInput, path: String, environment: AppEnvironment) throws(GatewayError) {
+    /// - Parameter passwordsInstalled: whether this gateway has the password plugin (for linking).
+    init(_ reader: JSONInput, path: String, environment: AppEnvironment, passwordsInstalled: Bool = false) throws(GatewayError) {
         try reader.rejectUnknown(allowed: [
             "name", "preset", "issuer", "audiences", "jwks_url", "discovery_url", "nonce", "user_id", "profile",
+            "link_verified_email",
         ])
         let name = try reader.requiredString("name")
         guard Self.nameBytes.contains(name.utf8.count),
@@ -164,6 +171,17 @@ struct IDTokenProvider: Sendable, Equatable {
             userID = .prefixed
         }
         usesProfileClaims = try reader.bool("profile") ?? false
+        switch try reader.string("link_verified_email") {
+        case nil:
+            linksVerifiedEmailToPasswords = false
+        case "password":
+            guard passwordsInstalled else {
+                throw .invalidRequest("\(path).link_verified_email: the password plugin is not installed on this gateway.")
+            }
+            linksVerifiedEmailToPasswords = true
+        case let other?:
+            throw .invalidRequest("\(path).link_verified_email: '\(other)' is not a plugin users can be linked to (only \"password\").")
+        }
     }
 
     /// The user id a verified `sub` signs in as.
@@ -180,31 +198,25 @@ struct IDTokenOptions: Sendable {
     static let maximumProviders = 8
 
     let providers: [IDTokenProvider]
-    /// Whether a verified email that is the id of one of the app's password
-    /// users signs in as that user (`link_verified_email: "password"`); off by default.
-    let linksVerifiedEmailToPasswords: Bool
+
+    /// Whether any provider links verified emails to password users.
+    var linksVerifiedEmailToPasswords: Bool { providers.contains { $0.linksVerifiedEmailToPasswords } }
 
     /// - Parameter passwordsInstalled: whether this gateway has the password plugin (for linking).
     init(_ options: JSONValue, environment: AppEnvironment, passwordsInstalled: Bool = false) throws(GatewayError) {
         let reader = try JSONInput(options, path: "plugins.id_token")
-        try reader.rejectUnknown(allowed: ["providers", "link_verified_email"])
-        switch try reader.string("link_verified_email") {
-        case nil:
-            linksVerifiedEmailToPasswords = false
-        case "password":
-            guard passwordsInstalled else {
-                throw .invalidRequest("plugins.id_token.link_verified_email: the password plugin is not installed on this gateway.")
-            }
-            linksVerifiedEmailToPasswords = true
-        case let other?:
-            throw .invalidRequest("plugins.id_token.link_verified_email: '\(other)' is not a plugin users can be linked to (only \"password\").")
+        if reader.has("link_verified_email") {
+            throw .invalidRequest(
+                "plugins.id_token.link_verified_email is each provider's own setting now: set it on the providers whose emails may link.")
         }
+        try reader.rejectUnknown(allowed: ["providers"])
         guard let entries = try reader.objects("providers", maximumCount: Self.maximumProviders), !entries.isEmpty else {
             throw .invalidRequest("plugins.id_token.providers must list 1 to \(Self.maximumProviders) providers.")
         }
         var providers: [IDTokenProvider] = []
         for (index, entry) in entries.enumerated() {
-            let provider = try IDTokenProvider(entry, path: "plugins.id_token.providers[\(index)]", environment: environment)
+            let provider = try IDTokenProvider(
+                entry, path: "plugins.id_token.providers[\(index)]", environment: environment, passwordsInstalled: passwordsInstalled)
             guard !providers.contains(where: { $0.name == provider.name }) else {
                 throw .invalidRequest("plugins.id_token.providers: the name '\(provider.name)' is used twice.")
             }

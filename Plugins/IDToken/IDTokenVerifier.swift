@@ -20,11 +20,14 @@ import Logging
 ///
 /// Each failed check is a 401 whose audit reason names it
 /// (``IDTokenRefusal/auditReason``). The gateway's limits apply before this
-/// runs (the verifier is not cheap to ask): per client always, per user when
-/// the request names one; once the signature holds, a failure also counts
-/// against the user `sub` makes (``VerificationResult/rejected(reason:userID:)``),
+/// runs (the verifier is not cheap to ask): per client and app; a `user_id`
+/// the request names counts for nothing (the token proves its user,
+/// ``provesItsUser``). Once the signature holds, a failure counts against
+/// the user `sub` makes (``VerificationResult/rejected(reason:userID:)``),
 /// and a verified token is refused while that user is over the failure limit.
 struct IDTokenVerifier: CredentialVerifier {
+    var provesItsUser: Bool { true }
+
     let options: IDTokenOptions
     let keys: ProviderKeys
     /// The app's password directory, where verified emails are linked to its users.
@@ -89,7 +92,7 @@ struct IDTokenVerifier: CredentialVerifier {
             return .rejected(reason: error.auditReason, userID: signedUser)
         }
         var linked: VerifiedIdentity?
-        if let passwords, verified.emailVerified, let email = verified.email {
+        if let passwords, provider.linksVerifiedEmailToPasswords, verified.emailVerified, let email = verified.email {
             switch try await passwords.identity(of: email, in: appID) {
             case .verified(let user)?: linked = user
             case .rejected(let reason, _)?: return .rejected(reason: reason, userID: signedUser)

@@ -15,13 +15,7 @@ import Testing
     @Test func failuresCountAgainstTheSubjectOnceItsSignatureHolds() async throws {
         try await TestProvider.with { provider in
             try await withTwoInstances(plugins: idTokenPlugins()) { gateways in
-                let audience = try await provider.clientID("ios")
-                let app = try await gateways[0].createIDTokenApp(
-                    [["name": "corp", "issuer": provider.base, "audiences": [audience]]],
-                    rateLimits: [
-                        "user_failures": RateLimitOverride(limit: 3, periodSeconds: 86_400),
-                        "ip": RateLimitOverride(limit: 1000, periodSeconds: 60),
-                    ])
+                let (app, audience) = try await Self.createApp(of: provider, on: gateways[0])
                 let providerKeyID = try await provider.keyID()
 
                 // Ada's genuine tokens, each sent under a nonce it was not issued for, all at once.
@@ -60,6 +54,56 @@ import Testing
                 }
             }
         }
+    }
+
+    /// Issue 56.1: requests that name a user with tokens that prove nothing
+    /// (malformed, forged) spend nothing of that user's failure budget, in
+    /// parallel on two instances: the user's own genuine token still signs
+    /// in, with or without naming them.
+    @Test func namingAUserWithoutProofSpendsNothingOfTheirs() async throws {
+        try await TestProvider.with { provider in
+            try await withTwoInstances(plugins: idTokenPlugins()) { gateways in
+                let (app, audience) = try await Self.createApp(of: provider, on: gateways[0])
+                let providerKeyID = try await provider.keyID()
+                let nonce = "layer-nonce-\(UUID())"
+                var worthless = (0..<6).map { "not.a.token\($0)" }
+                for _ in 0..<6 {
+                    worthless.append(try await provider.signed(
+                        providerClaims(issuer: provider.base, audience: audience, subject: "victim", nonce: nonce),
+                        key: "stranger", header: ["kid": providerKeyID]))
+                }
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for (index, token) in worthless.enumerated() {
+                        let gateway = gateways[index % gateways.count]
+                        group.addTask {
+                            Int(try await gateway.idTokenLogin(app, token: token, nonce: nonce, user: "corp:victim").status.code)
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(count(statuses, 401) == 12, "\(statuses)")
+
+                for (gateway, named) in [(gateways[0], "corp:victim"), (gateways[1], nil)] as [(TestGateway, String?)] {
+                    let fresh = "layer-nonce-\(UUID())"
+                    let signedIn = try await gateway.idTokenLogin(
+                        app, token: try await provider.idToken(subject: "victim", nonce: fresh), nonce: fresh, user: named)
+                    #expect(signedIn.status == .ok, "named \(named ?? "nobody"): \(text(signedIn))")
+                }
+            }
+        }
+    }
+
+    /// An app taking the provider's tokens, with a failure limit of 3 a day
+    /// and room for every request of a test from one address; and the audience its tokens are for.
+    private static func createApp(of provider: TestProvider, on gateway: TestGateway) async throws -> (AppSettings, String) {
+        let audience = try await provider.clientID("ios")
+        let app = try await gateway.createIDTokenApp(
+            [["name": "corp", "issuer": provider.base, "audiences": [audience]]],
+            rateLimits: [
+                "user_failures": RateLimitOverride(limit: 3, periodSeconds: 86_400),
+                "ip": RateLimitOverride(limit: 1000, periodSeconds: 60),
+            ])
+        return (app, audience)
     }
 
     /// Sends each token at once, alternating between the instances; their statuses.

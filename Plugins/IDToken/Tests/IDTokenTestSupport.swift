@@ -87,12 +87,14 @@ func providerClaims(issuer: String, audience: String, subject: String = "attacke
 
 extension GatewayUnderTest {
     /// A development app accepting ID tokens from `providers` (and passwords,
-    /// at the cheapest cost), linking verified emails to password users when `linking`.
+    /// at the cheapest cost), each provider linking verified emails to
+    /// password users when `linking` (a provider may say so itself).
     func createIDTokenApp(
         _ providers: [[String: any Sendable]], linking: Bool = false, rateLimits: [String: RateLimitOverride] = [:]
     ) async throws -> AppSettings {
-        var members: [String: any Sendable] = ["providers": providers]
-        if linking { members["link_verified_email"] = "password" }
+        let members: [String: any Sendable] = [
+            "providers": linking ? providers.map { $0.merging(["link_verified_email": "password"]) { own, _ in own } } : providers
+        ]
         let data = try JSONSerialization.data(withJSONObject: members)
         let options = try JSONDecoder().decode(JSONValue.self, from: data)
         return try await createApp(activeKey: true) { app in

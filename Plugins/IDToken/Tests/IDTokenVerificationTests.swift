@@ -103,6 +103,49 @@ import Testing
         }
     }
 
+    /// Issue 56 (Low): linking is each provider's. With it on for the
+    /// company's directory only, another provider's verified email naming a
+    /// password user signs in as that provider's own user, never the password
+    /// user; and the old app-wide setting is refused, naming where it went.
+    @Test func aVerifiedEmailLinksOnlyThroughTheProvidersThatSaySo() async throws {
+        try await TestProvider.with { provider in
+            try await MemoryGateway.with(plugins: idTokenPlugins()) { gateway in
+                let audience = try await provider.clientID("ios")
+                let app = try await gateway.createIDTokenApp([
+                    ["name": "corp", "issuer": provider.base, "audiences": [audience], "link_verified_email": "password"],
+                    ["name": "social", "issuer": "https://social.example", "audiences": ["social-client"],
+                     "jwks_url": provider.base + "/ec/keys"],
+                ])
+                let token = try await gateway.adminToken(.operator)
+                let put = try await gateway.admin(
+                    .put, "/admin/v1/apps/\(app.appID)/users/ada@example.com", token: token, json: ["password": "analytical engine"])
+                #expect(put.status == .created, "\(text(put))")
+
+                let nonce = "layer-nonce-\(UUID())"
+                var socialClaims = providerClaims(issuer: "https://social.example", audience: "social-client", subject: "s-1", nonce: nonce)
+                socialClaims["email"] = "ada@example.com"
+                socialClaims["email_verified"] = true
+                let social = try await gateway.idTokenLogin(app, token: try await provider.signed(socialClaims, key: "ec"), nonce: nonce)
+                #expect(social.status == .ok, "\(text(social))")
+                #expect(try claims(of: social)["prn"] as? String == "social:s-1")
+
+                let corpNonce = "layer-nonce-\(UUID())"
+                let corp = try await gateway.idTokenLogin(
+                    app, token: try await provider.idToken(
+                        subject: "c-1", nonce: corpNonce, claims: ["email": "ada@example.com", "email_verified": true]),
+                    nonce: corpNonce)
+                #expect(try claims(of: corp)["prn"] as? String == "ada@example.com")
+
+                let corpOnly: [[String: any Sendable]] = [["name": "corp", "issuer": provider.base, "audiences": [audience]]]
+                let idTokenOptions: [String: any Sendable] = ["link_verified_email": "password", "providers": corpOnly]
+                let plugins: [String: any Sendable] = ["id_token": idTokenOptions, "password": [String: String]()]
+                let appWide = try await gateway.admin(.patch, "/admin/v1/apps/\(app.appID)", token: token, json: ["plugins": plugins])
+                #expect(appWide.status == .badRequest)
+                #expect(text(appWide).contains("each provider's own setting"), "\(text(appWide))")
+            }
+        }
+    }
+
     /// Each forged or misused token against the check that must catch it.
     @Test func eachAttackIsRefusedByTheCheckItAims() async throws {
         try await TestProvider.with { provider in
@@ -231,8 +274,11 @@ import Testing
         }
     }
 
-    /// ES256 keys work as RS256 ones, and a token cannot pick RS256 for an EC key.
-    @Test func anES256ProviderAndAlgorithmConfusion() async throws {
+    /// ES256 keys work as RS256 ones, and a token cannot pick RS256 for an EC
+    /// key. Issue 56 (Low): an ECDSA signature has a twin, (r, n − s), that
+    /// verifies as well; a captured token sent again with the twin is the same
+    /// token, refused as replayed: the replay record covers what the signature covers.
+    @Test func anES256ProviderItsTwinSignaturesAndAlgorithmConfusion() async throws {
         try await TestProvider.with { provider in
             try await MemoryGateway.with(plugins: idTokenPlugins()) { gateway in
                 let app = try await gateway.createIDTokenApp([
@@ -240,8 +286,15 @@ import Testing
                 ])
                 let nonce = "layer-nonce-\(UUID())"
                 let claims = providerClaims(issuer: "https://ec.example", audience: "ec-client", subject: "ecu", nonce: nonce)
-                let signedIn = try await gateway.idTokenLogin(app, token: try await provider.signed(claims, key: "ec"), nonce: nonce)
+                let token = try await provider.signed(claims, key: "ec")
+                let signedIn = try await gateway.idTokenLogin(app, token: token, nonce: nonce)
                 #expect(signedIn.status == .ok, "\(text(signedIn))")
+                let twin = try Self.twinSignature(of: token)
+                #expect(twin != token)
+                let replayed = try await gateway.idTokenLogin(app, token: twin, nonce: nonce)
+                #expect(replayed.status == .unauthorized, "\(text(replayed))")
+                #expect(try await gateway.auditReason(of: replayed) == "id_token_replayed")
+
                 let confused = try await provider.signed(claims, key: "stranger", header: ["kid": try await provider.keyID(at: "/ec/keys")])
                 let refused = try await gateway.idTokenLogin(app, token: confused, nonce: nonce)
                 #expect(refused.status == .unauthorized)
@@ -249,6 +302,26 @@ import Testing
                 #expect(reason == "id_token_algorithm", "\(reason ?? "none")")
             }
         }
+    }
+
+    /// `token` with its ES256 signature (r, s) written as (r, n − s), n the order of P-256.
+    static func twinSignature(of token: String) throws -> String {
+        let parts = token.split(separator: ".").map(String.init)
+        let signature = Array(try #require(Base64URL.decode(parts[2])))
+        try #require(signature.count == 64)
+        let order: [UInt8] = [
+            0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+            0xBC, 0xE6, 0xFA, 0xAD, 0xA7, 0x17, 0x9E, 0x84, 0xF3, 0xB9, 0xCA, 0xC2, 0xFC, 0x63, 0x25, 0x51,
+        ]
+        var twin = [UInt8](repeating: 0, count: 32)
+        var borrow = 0
+        for index in stride(from: 31, through: 0, by: -1) {
+            var digit = Int(order[index]) - Int(signature[32 + index]) - borrow
+            borrow = digit < 0 ? 1 : 0
+            if digit < 0 { digit += 256 }
+            twin[index] = UInt8(digit)
+        }
+        return parts[0] + "." + parts[1] + "." + Base64URL.encode(Array(signature[..<32]) + twin)
     }
 }
 

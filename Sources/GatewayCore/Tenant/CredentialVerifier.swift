@@ -22,10 +22,23 @@ public protocol CredentialVerifier: Sendable {
     /// as `phone_failures` → the phone number. The policies are the plugin's
     /// (``RateLimitPolicy``); failures count as for `user_failures`.
     func rateLimitSubjects(for credentials: Credentials) -> [String: String]
+
+    /// `true` when the credential carries its own proof of who the user is
+    /// (a provider's signed ID token, a passkey assertion, a refresh token):
+    /// a `user_id` the request sends is then only a claim, and nothing is
+    /// counted against that user before the proof holds, or anyone who knows
+    /// a user id could spend their failure budget and lock them out. The user
+    /// the proof names (``VerificationResult/verified(_:)``, or the `userID`
+    /// of a ``VerificationResult/rejected(reason:userID:)``) is held to the
+    /// `user_failures` limit from then on. Leave it `false` (the default)
+    /// for secrets checked against the named user (a password, a code).
+    var provesItsUser: Bool { get }
 }
 
 extension CredentialVerifier {
     public var isCheapToAsk: Bool { false }
+
+    public var provesItsUser: Bool { false }
 
     public func rateLimitSubjects(for credentials: Credentials) -> [String: String] { [:] }
 }
@@ -55,9 +68,10 @@ public enum VerificationResult: Sendable, Equatable {
     /// The credentials do not prove the identity. `reason` is a stable code for
     /// the audit trail (`unknown_user`, `bad_password`, ...); it never reaches
     /// the client. `userID` is the user the check learnt the attempt was
-    /// about, when the request named none (a provider's validly signed ID
-    /// token that failed a later check): the failure then counts against that
-    /// user's `user_failures` limit, as it would had the request named them.
+    /// about, when the request named none or the credential proves its own
+    /// user (``CredentialVerifier/provesItsUser``; a provider's validly signed
+    /// ID token that failed a later check): the failure then counts against
+    /// that user's `user_failures` limit.
     case rejected(reason: String, userID: String? = nil)
     /// No verdict: the service that decides (a tenant's webhook) did not
     /// give one. The client is answered 502 `credential_service_unavailable`,

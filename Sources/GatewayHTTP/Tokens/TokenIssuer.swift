@@ -18,10 +18,11 @@ import Tracing
 /// except for verifiers that are cheap to ask
 /// (``CredentialVerifier/isCheapToAsk``): their verdict is known first, and
 /// the issued row's statement is also the limits' check, so it is written
-/// only if every limit allows. A request that names no user is held to the
-/// `user_failures` limit of the user its check found (a provider's ID
-/// token's subject): a failure then counts against them, and a verified
-/// attempt is refused while they are over it.
+/// only if every limit allows. A request that names no user, or whose
+/// credential proves its own user (``CredentialVerifier/provesItsUser``), is
+/// held to the `user_failures` limit of the user its check found (a
+/// provider's ID token's subject): a failure then counts against them, and a
+/// verified attempt is refused while they are over it.
 public struct TokenIssuer: Sendable {
     public static let maximumBodyBytes = 64 * 1024
 
@@ -151,7 +152,9 @@ public struct TokenIssuer: Sendable {
         let (tokenRequest, credentials, verifier) = (asked.tokenRequest, asked.credentials, asked.verifier)
         var subjects = verifier.rateLimitSubjects(for: credentials)
         subjects[RateLimitPolicy.app.name] = "*"
-        if let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
+        // A user the request only names, where the credential proves its own, counts for nothing until the proof holds.
+        let countsNamedUser = tokenRequest.userID != nil && !verifier.provesItsUser
+        if countsNamedUser, let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
         let app = asked.tenant.settings
         let verifiesFirst = verifier.isCheapToAsk
         if !verifiesFirst { try await attempt.passage.check(subjects, app: app) }
@@ -167,10 +170,10 @@ public struct TokenIssuer: Sendable {
             span?.attributes["gateway.credential.verdict"] = verdict.label
             return verdict
         }
-        // The user the check found, when the request named none: their failure limit applies from here on.
+        // The user the check found, when the named one (if any) was not counted: their failure limit applies from here on.
         let userFoundByCheck: String? =
             switch verdict {
-            case _ where tokenRequest.userID != nil: nil
+            case _ where countsNamedUser: nil
             case .verified(let verified): verified.userID
             case .rejected(_, let userID): userID
             case .undecided: nil
