@@ -42,7 +42,7 @@ enum AppSettingsTarget {
                 _ = try input.create(from: json)
                 return nil
             }
-            return try input.update(current, from: json)
+            return try input.update(current, from: json, byOperator: selector % 4 == 1)
         }
         switch read {
         case .success(let updated?):

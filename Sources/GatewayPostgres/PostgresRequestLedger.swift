@@ -290,6 +290,6 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
             appID: touch.appID, policy: touch.window.policy.name, subject: touch.subject,
             windowStart: touch.window.windowStart, periodSeconds: Int64(touch.window.policy.periodSeconds),
             mode: touch.mode, request: request, previousWeight: touch.window.previousWeight,
-            limit: Double(touch.window.policy.limit), units: Int32(touch.units))
+            limit: touch.window.limit, units: Int32(touch.units))
     }
 }

@@ -97,6 +97,34 @@ import Testing
         #expect(counters.current(at: first, period: 60) == 10, "the 14 unspent went back")
     }
 
+    /// Issue 56.2: a change of period neither hands a block back to a window
+    /// of the new period nor starts the counter from empty.
+    @Test func aChangeOfPeriodGivesABlockBackToItsOwnWindowAndStartsFromTheLimitSpent() async throws {
+        let counters = SharedCounters()
+        let clock = TestClock(now: 1_000_000 * 60 + 30)
+        let replica = Self.replica(counters, clock: clock)
+        var app = Self.settings(appLimit: 6_400, period: 60)
+        #expect(try await Self.send(10, over: [replica], app: app) == 10)
+        let first = clock.now
+        #expect(counters.current(at: first, period: 60) == 24)
+
+        clock.now += 1
+        app.rateLimits["app"] = RateLimitOverride(limit: 6_400, periodSeconds: 61)
+        app.rateLimitChanges.periodChangedAt["app"] = Int64(clock.now)
+        #expect(try await Self.send(1, over: [replica], app: app) == 0, "the whole limit counts as spent at the change")
+        #expect(counters.current(at: first, period: 60) == 10, "the 14 unspent went back to the window they came from")
+
+        // Over the new period after the change, at most the limit passes, as it frees (104.9 a second):
+        // 100 requests a second pass once it has freed that much.
+        var allowed = 0
+        for _ in 0..<61 {
+            clock.now += 1
+            allowed += try await Self.send(100, over: [replica], app: app)
+        }
+        #expect(allowed <= 6_400, "\(allowed)")
+        #expect(allowed >= 6_000, "\(allowed)")
+    }
+
     @Test func aBlockWhoseStatementFailedIsAskedForAgain() async throws {
         let counters = SharedCounters()
         let clock = TestClock(now: 1_000_000)

@@ -25,6 +25,11 @@ public struct RateLimitPolicy: Sendable, Hashable {
     /// range (``RateLimitSettings/ipv6PrefixLength``), and a refusal's audit
     /// row says which range.
     public let countsClientAddress: Bool
+    /// When this policy's period last changed for the app, in seconds since
+    /// the epoch (``RateLimitChanges``): for one period after it, its
+    /// windows count as if the whole limit had been spent at that moment
+    /// (``SlidingWindow``).
+    public var periodChangedAt: Int64?
 
     public init(name: String, limit: Int, periodSeconds: Int, counting: Counting, countsClientAddress: Bool = false) {
         self.name = name

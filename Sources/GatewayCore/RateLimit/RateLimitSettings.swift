@@ -58,6 +58,7 @@ public struct RateLimitSettings: Sendable {
             policy.limit = override.limit
             policy.periodSeconds = override.periodSeconds
         }
+        policy.periodChangedAt = app.rateLimitChanges.periodChangedAt[name]
         return policy
     }
 }

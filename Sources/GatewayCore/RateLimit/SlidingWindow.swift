@@ -1,8 +1,18 @@
 /// Sliding-window-counter math. Counts live in fixed windows of the policy's
 /// period; the rate at any moment is the current window's count plus the
 /// previous window's, weighted by how much of it still overlaps the last
-/// period. Unlike fixed windows, a burst at a window edge cannot pass twice
-/// the limit. No I/O: storage only adds to counts and reads them back.
+/// period. What it guarantees: at most `limit` events in each fixed window,
+/// and at most twice `limit` in any span of one period (a full previous
+/// window at its very end, and the current window's share as its weight
+/// fades). No I/O: storage only adds to counts and reads them back.
+///
+/// For one period after the policy's period changed
+/// (``RateLimitPolicy/periodChangedAt``) the windows of the new period hold
+/// only what came after the change, so the test is stricter: the previous
+/// window weighs in full, and the limit is what the old period could no
+/// longer have spent, `limit` × (time since the change) / period, as if the
+/// whole limit had been spent at the change. A change of period refuses early
+/// for a while; it never lets more through.
 public struct SlidingWindow: Sendable, Equatable {
     /// The verdict on one policy for one subject.
     public struct Verdict: Sendable, Equatable {
@@ -21,19 +31,37 @@ public struct SlidingWindow: Sendable, Equatable {
     /// How far into the current window `now` is, 0 ..< 1.
     public let elapsedFraction: Double
 
+    /// How much of the previous window's count weighs now, 0 < w <= 1:
+    /// what still overlaps the last period, or all of it just after a change
+    /// of period.
+    public let previousWeight: Double
+    /// The limit the test holds the weighted count to now: the policy's, or
+    /// less just after a change of period.
+    public let limit: Double
+    /// Seconds since the period changed, while that still weighs (less than a period).
+    let sinceChange: Double?
+
     public init(policy: RateLimitPolicy, now: Double) {
         self.policy = policy
         let period = Double(policy.periodSeconds)
         let start = (now / period).rounded(.down) * period
         self.windowStart = Int64(start)
-        self.elapsedFraction = min(max((now - start) / period, 0), 0.999_999)
+        let elapsedFraction = min(max((now - start) / period, 0), 0.999_999)
+        self.elapsedFraction = elapsedFraction
+        if let changedAt = policy.periodChangedAt.map(Double.init), now - changedAt < period {
+            let sinceChange = max(now - changedAt, 0)
+            self.sinceChange = sinceChange
+            self.previousWeight = 1
+            self.limit = Double(policy.limit) * sinceChange / period
+        } else {
+            self.sinceChange = nil
+            self.previousWeight = 1 - elapsedFraction
+            self.limit = Double(policy.limit)
+        }
     }
 
     /// The start of the window before the current one.
     public var previousWindowStart: Int64 { windowStart - Int64(policy.periodSeconds) }
-
-    /// How much of the previous window's count still weighs, 0 < w <= 1.
-    public var previousWeight: Double { 1 - elapsedFraction }
 
     /// The weighted count of the last period.
     public func estimate(current: Int, previous: Int) -> Double {
@@ -44,7 +72,7 @@ public struct SlidingWindow: Sendable, Equatable {
     /// PostgreSQL makes the same test when it counts (see
     /// ``SlidingWindowSQL``); a reservation it grants fits by construction.
     public func allows(current: Int, previous: Int) -> Bool {
-        estimate(current: current, previous: previous) <= Double(policy.limit)
+        estimate(current: current, previous: previous) <= limit
     }
 
     /// What one touch of `units` (``CounterTouch/units``) does to a counter
@@ -73,7 +101,7 @@ public struct SlidingWindow: Sendable, Equatable {
     /// PostgreSQL computes it (``SlidingWindowSQL``: the limit less the
     /// weighted previous window, rounded down, less the current).
     public func room(current: Int, previous: Int) -> Int {
-        max(Int((Double(policy.limit) - Double(previous) * previousWeight).rounded(.down)) - current, 0)
+        max(Int((limit - Double(previous) * previousWeight).rounded(.down)) - current, 0)
     }
 
     /// The verdict on an event that `current` already includes.
@@ -85,7 +113,7 @@ public struct SlidingWindow: Sendable, Equatable {
     /// event only if it was counted (a granted reservation, a count), not
     /// when it was only read or refused a reservation.
     public func verdict(current: Int, previous: Int, allowed: Bool) -> Verdict {
-        let remaining = allowed ? max(0, Int((Double(policy.limit) - estimate(current: current, previous: previous)).rounded(.down))) : 0
+        let remaining = allowed ? max(0, Int((limit - estimate(current: current, previous: previous)).rounded(.down))) : 0
         return Verdict(
             allowed: allowed, remaining: remaining,
             retryAfterSeconds: remaining > 0 ? 0 : secondsUntilOneMoreFits(current: current, previous: previous))
@@ -94,6 +122,11 @@ public struct SlidingWindow: Sendable, Equatable {
     /// The least time after which one more event fits, if nothing else counts meanwhile.
     func secondsUntilOneMoreFits(current: Int, previous: Int) -> Int {
         let period = Double(policy.periodSeconds)
+        if let sinceChange {
+            // The limit grows by limit / period a second until the change is a period old.
+            let needed = Double(previous + current + 1) * period / Double(policy.limit)
+            return max(1, Int((min(needed, period) - sinceChange).rounded(.up)))
+        }
         let room = Double(policy.limit) - 1  // what the others may weigh when the next one is added
         let current = Double(current)
         let previous = Double(previous)

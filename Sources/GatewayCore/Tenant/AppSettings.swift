@@ -19,6 +19,8 @@ public struct AppSettings: Sendable, Equatable {
     public var plugins: [String: JSONValue]
     /// This app's limits where they differ from the deployment's, by policy name.
     public var rateLimits: [String: RateLimitOverride]
+    /// Who set those overrides, and when a policy's period last changed.
+    public var rateLimitChanges: RateLimitChanges
     /// The tokens this app issues, each with its settings; the first answers
     /// requests that name no `token_profile`.
     public var tokenProfiles: [TokenProfileEntry]
@@ -33,6 +35,7 @@ public struct AppSettings: Sendable, Equatable {
         credentialTypes: [String],
         plugins: [String: JSONValue] = [:],
         rateLimits: [String: RateLimitOverride] = [:],
+        rateLimitChanges: RateLimitChanges = RateLimitChanges(),
         tokenProfiles: [TokenProfileEntry] = [.layer]
     ) {
         self.appID = appID
@@ -44,6 +47,7 @@ public struct AppSettings: Sendable, Equatable {
         self.credentialTypes = credentialTypes
         self.plugins = plugins
         self.rateLimits = rateLimits
+        self.rateLimitChanges = rateLimitChanges
         self.tokenProfiles = tokenProfiles
     }
 }

@@ -15,6 +15,8 @@ enum AdminResources {
         let credential_types: [String]
         let plugins: [String: JSONValue]
         let rate_limits: [String: RateLimitOverride]
+        /// The overrides an operator set: the app's own admin may not change them.
+        let rate_limits_set_by_operator: [String]
         let token_profiles: [TokenProfileEntry]
         let created_at: String
         let updated_at: String
@@ -32,6 +34,7 @@ enum AdminResources {
             credential_types = settings.credentialTypes
             plugins = registry.redacted(settings.plugins)
             rate_limits = settings.rateLimits
+            rate_limits_set_by_operator = settings.rateLimitChanges.setByOperator.sorted()
             token_profiles = registry.redacted(settings.tokenProfiles)
             created_at = timestamp(stored.createdAt)
             updated_at = timestamp(stored.updatedAt)

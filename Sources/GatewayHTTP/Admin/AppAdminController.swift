@@ -61,7 +61,7 @@ struct AppAdminController: Sendable {
         // The check and the write read the same locked row: an app admin's change
         // made at the same moment as an operator's never writes back what the operator changed.
         let stored = try await apps.update(appID, recording: event) { [settingsInput] current in
-            let settings = try settingsInput.update(current.settings, from: input)
+            let settings = try settingsInput.update(current.settings, from: input, byOperator: admin.scope.isOperator)
             if !admin.scope.isOperator { try settingsInput.requireOperatorFor(settings, from: current.settings) }
             return settings
         }

@@ -30,12 +30,18 @@ struct AppSettingsInput {
             throw .invalidRequest("\(required) is required.")
         }
         try apply(input, to: &settings)
+        // Only an operator creates apps: every override it sets is the operator's.
+        settings.rateLimitChanges = RateLimitChanges(setByOperator: Set(settings.rateLimits.keys))
         return try sealed(settings)
     }
 
-    /// The settings after a `PATCH` of `current` (as stored): only the fields
-    /// present change; plugin secrets are sealed for storage.
-    func update(_ current: AppSettings, from input: JSONInput) throws(GatewayError) -> AppSettings {
+    /// The settings after a `PATCH` of `current` (as stored) by an operator
+    /// or the app's own admin: only the fields present change; plugin secrets
+    /// are sealed for storage; a change of `rate_limits` notes who made it and
+    /// which policies' periods changed (``RateLimitChanges``).
+    func update(_ current: AppSettings, from input: JSONInput, byOperator: Bool, now: Date = Date()) throws(GatewayError)
+        -> AppSettings
+    {
         try input.rejectUnknown(allowed: Self.fields)
         if let appID = try input.string("app_id"), AppID(appID) != current.appID {
             throw .invalidRequest("app_id cannot be changed.")
@@ -47,6 +53,11 @@ struct AppSettingsInput {
             throw .internalError
         }
         try apply(input, to: &settings)
+        if input.has("rate_limits") {
+            settings.rateLimitChanges = current.rateLimitChanges.after(
+                settings.rateLimits, replacing: current.rateLimits, byOperator: byOperator,
+                defaultPeriods: rateLimits.policies.mapValues(\.periodSeconds), now: Int64(now.timeIntervalSince1970))
+        }
         return try sealed(settings)
     }
 
@@ -61,10 +72,12 @@ struct AppSettingsInput {
     /// 403 naming the field when an app's own admin (not an operator) makes
     /// a change only an operator may: the app's identity to Layer
     /// (`provider_id`, which the validator finds keys by), its `environment`,
-    /// turning on an app that is off, a rate limit looser than the
-    /// deployment's default for that policy or than the override in place
-    /// (which may be the operator's), or removing an override (tighter
-    /// limits, and leaving a limit as it was, are the app admin's to set).
+    /// turning on an app that is off, changing or removing an override the
+    /// operator set (its limit or its period: counters are kept by windows of
+    /// the period), a rate limit looser than the deployment's default for
+    /// that policy or than the app's own override in place, or removing an
+    /// override (tighter limits of its own, and leaving a limit as it was,
+    /// are the app admin's to set).
     func requireOperatorFor(_ updated: AppSettings, from current: AppSettings) throws(GatewayError) {
         func operatorOnly(_ what: String) -> GatewayError {
             GatewayError(.insufficientScope, .forbidden, "\(what) needs an operator token.")
@@ -72,6 +85,9 @@ struct AppSettingsInput {
         if updated.providerID != current.providerID { throw operatorOnly("Changing provider_id") }
         if updated.environment != current.environment { throw operatorOnly("Changing environment") }
         if updated.isEnabled && !current.isEnabled { throw operatorOnly("Enabling a disabled app") }
+        for name in current.rateLimitChanges.setByOperator.sorted() where updated.rateLimits[name] != current.rateLimits[name] {
+            throw operatorOnly("rate_limits.\(name) was set by an operator; changing or removing it")
+        }
         for (name, override) in updated.rateLimits.sorted(by: { $0.key < $1.key }) where current.rateLimits[name] != override {
             guard let deployment = rateLimits.policies[name] else { continue }
             if Self.isLooser(override, than: deployment.limit, per: deployment.periodSeconds) {

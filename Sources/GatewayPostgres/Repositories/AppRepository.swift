@@ -24,15 +24,16 @@ public struct AppRepository: Sendable {
     public func insert(_ app: AppSettings, on connection: PostgresConnection) async throws -> Bool {
         let plugins = try Self.encode(app.plugins)
         let rateLimits = try Self.encode(app.rateLimits)
+        let changes = try Self.encode(app.rateLimitChanges)
         let profiles = try Self.encode(app.tokenProfiles)
         let rows = try await connection.tracedQuery(
             """
             WITH inserted AS (
                 INSERT INTO apps (app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-                                  credential_types, plugins, rate_limits, token_profiles)
+                                  credential_types, plugins, rate_limits, rate_limit_changes, token_profiles)
                 VALUES (\(app.appID.uuid), \(app.name), \(app.environment.rawValue), \(app.providerID.uuid),
                         \(app.tokenTTLSeconds), \(app.isEnabled), \(app.credentialTypes), \(plugins)::jsonb,
-                        \(rateLimits)::jsonb, \(profiles)::jsonb)
+                        \(rateLimits)::jsonb, \(changes)::jsonb, \(profiles)::jsonb)
                 ON CONFLICT (app_id) DO NOTHING
                 RETURNING app_id
             )
@@ -46,6 +47,7 @@ public struct AppRepository: Sendable {
     public func update(_ app: AppSettings, on connection: PostgresConnection) async throws -> Bool {
         let plugins = try Self.encode(app.plugins)
         let rateLimits = try Self.encode(app.rateLimits)
+        let changes = try Self.encode(app.rateLimitChanges)
         let profiles = try Self.encode(app.tokenProfiles)
         let rows = try await connection.tracedQuery(
             """
@@ -53,7 +55,7 @@ public struct AppRepository: Sendable {
                 UPDATE apps SET name = \(app.name), environment = \(app.environment.rawValue),
                     provider_id = \(app.providerID.uuid), token_ttl_seconds = \(app.tokenTTLSeconds),
                     enabled = \(app.isEnabled), credential_types = \(app.credentialTypes),
-                    plugins = \(plugins)::jsonb, rate_limits = \(rateLimits)::jsonb,
+                    plugins = \(plugins)::jsonb, rate_limits = \(rateLimits)::jsonb, rate_limit_changes = \(changes)::jsonb,
                     token_profiles = \(profiles)::jsonb, updated_at = now()
                 WHERE app_id = \(app.appID.uuid)
                 RETURNING app_id
@@ -116,14 +118,19 @@ public struct AppRepository: Sendable {
 
     private static let columns = """
         app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-        credential_types, plugins::text, rate_limits::text, token_profiles::text, created_at, updated_at
+        credential_types, plugins::text, rate_limits::text, rate_limit_changes::text, token_profiles::text, created_at,
+        updated_at
         """
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> [StoredApp] {
         var apps: [StoredApp] = []
-        for try await row in rows.decode((UUID, String, String, UUID, Int, Bool, [String], String, String, String, Date, Date).self) {
-            let (appID, name, environment, providerID, ttl, enabled, credentialTypes, pluginsJSON, limitsJSON, profilesJSON, created, updated) =
-                row
+        for try await row in rows.decode(
+            (UUID, String, String, UUID, Int, Bool, [String], String, String, String, String, Date, Date).self)
+        {
+            let (
+                appID, name, environment, providerID, ttl, enabled, credentialTypes, pluginsJSON, limitsJSON, changesJSON,
+                profilesJSON, created, updated
+            ) = row
             guard let environment = AppEnvironment(rawValue: environment) else {
                 throw UnreadableRow("app \(appID) has an unknown environment '\(environment)'")
             }
@@ -133,6 +140,7 @@ public struct AppRepository: Sendable {
                 credentialTypes: credentialTypes,
                 plugins: try JSONDecoder().decode([String: JSONValue].self, from: Data(pluginsJSON.utf8)),
                 rateLimits: try JSONDecoder().decode([String: RateLimitOverride].self, from: Data(limitsJSON.utf8)),
+                rateLimitChanges: try JSONDecoder().decode(RateLimitChanges.self, from: Data(changesJSON.utf8)),
                 tokenProfiles: try JSONDecoder().decode([TokenProfileEntry].self, from: Data(profilesJSON.utf8)))
             apps.append(StoredApp(settings: settings, createdAt: created, updatedAt: updated))
         }

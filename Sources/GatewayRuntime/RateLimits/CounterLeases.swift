@@ -56,7 +56,11 @@ public final class CounterLeases: Sendable {
 
     /// One counter's block in one window.
     struct Lease {
+        /// The window the block was granted in: its start, and the policy as
+        /// it stood (its period may change since; a block goes back to the
+        /// window it came from).
         var windowStart: Int64
+        var policy: RateLimitPolicy
         /// Units granted and not spent yet.
         var unused = 0
         /// The window's count and the previous window's, as last read (granted units included).
@@ -69,6 +73,16 @@ public final class CounterLeases: Sendable {
         /// A block has been asked for and not answered yet: one at a time,
         /// so a replica holds at most one block's unspent units.
         var asking = false
+
+        init(_ window: SlidingWindow) {
+            windowStart = window.windowStart
+            policy = window.policy
+        }
+
+        /// Whether `window` is the one this block is of: the same start under the same period.
+        func isOf(_ window: SlidingWindow) -> Bool {
+            windowStart == window.windowStart && policy.periodSeconds == window.policy.periodSeconds
+        }
     }
 
     /// What to do for one request's touch of a leased counter.
@@ -104,7 +118,7 @@ public final class CounterLeases: Sendable {
         return held.withLock { state -> (Plan, giveBack: CounterTouch?) in
             var giveBack: CounterTouch?
             var lease: Lease
-            if let kept = state.leases[key], kept.windowStart == window.windowStart {
+            if let kept = state.leases[key], kept.isOf(window) {
                 lease = kept
             } else {
                 if state.isFull(without: key) {
@@ -112,11 +126,12 @@ public final class CounterLeases: Sendable {
                     guard state.leases.count < Self.capacity else { return (.exact, nil) }
                 }
                 if let kept = state.leases[key], kept.unused > 0 {
+                    // Back to the window the block came from, under the period it was granted with.
                     giveBack = CounterTouch(
-                        appID: touch.appID, window: SlidingWindow(policy: window.policy, now: Double(kept.windowStart)),
+                        appID: touch.appID, window: SlidingWindow(policy: kept.policy, now: Double(kept.windowStart)),
                         subject: touch.subject, mode: .release, units: kept.unused)
                 }
-                lease = Lease(windowStart: window.windowStart)
+                lease = Lease(window)
             }
             defer { state.leases[key] = lease }
             if lease.unused > 0 {
@@ -141,8 +156,8 @@ public final class CounterLeases: Sendable {
             // there is stranded: at most one); nor does one of a counter not held when the map is full.
             if let kept = state.leases[key], kept.windowStart > window.windowStart { return }
             if state.isFull(without: key) { return }
-            var lease = state.leases[key].flatMap { $0.windowStart == window.windowStart ? $0 : nil }
-                ?? Lease(windowStart: window.windowStart)
+            // A block of another window (or period) left here is stranded: counted as spent, never given back elsewhere.
+            var lease = state.leases[key].flatMap { $0.isOf(window) ? $0 : nil } ?? Lease(window)
             if leased {
                 lease.asking = false
                 // This request spends one granted unit; the rest wait in the block.
@@ -172,7 +187,7 @@ public final class CounterLeases: Sendable {
     func abandon(_ touch: CounterTouch) {
         let key = Key(touch)
         held.withLock { state in
-            guard var lease = state.leases[key], lease.windowStart == touch.window.windowStart else { return }
+            guard var lease = state.leases[key], lease.isOf(touch.window) else { return }
             lease.asking = false
             lease.exact = true
             lease.nextBlock = Self.firstBlock

@@ -51,9 +51,10 @@ import Testing
         }
     }
 
-    /// An override in place may be the operator's: the app's admin may
-    /// tighten it, never loosen or remove it.
-    @Test func anAppAdminCannotRemoveNorLoosenAnOverrideInPlace() async throws {
+    /// An override the operator set is the operator's: the app's admin may
+    /// neither change (tighten included) nor remove it. Its own overrides it
+    /// may tighten, never loosen or remove.
+    @Test func anAppAdminCannotRemoveNorChangeAnOperatorsOverrideNorLoosenItsOwn() async throws {
         try await TestGateway.with { gateway in
             let app = try await gateway.createApp()
             let path = "/admin/v1/apps/\(app.appID)"
@@ -62,19 +63,71 @@ import Testing
             let tight = ["user_failures": ["limit": 3, "period_seconds": 900]]
             #expect(try await gateway.admin(.patch, path, token: operatorToken, json: ["rate_limits": tight]).status == .ok)
 
-            let removed = try await gateway.admin(.patch, path, token: appAdmin, json: ["rate_limits": [String: Int]()])
-            #expect(removed.status == .forbidden, "\(text(removed))")
-            #expect((try errorBody(removed)["message"] as? String)?.hasPrefix("Removing rate_limits.user_failures") == true)
-            let loosened = try await gateway.admin(
-                .patch, path, token: appAdmin, json: ["rate_limits": ["user_failures": ["limit": 8, "period_seconds": 900]]])
-            #expect(loosened.status == .forbidden, "\(text(loosened))")
+            for change in [[String: [String: Int]](), ["user_failures": ["limit": 8, "period_seconds": 900]],
+                           ["user_failures": ["limit": 2, "period_seconds": 900]]] {
+                let refused = try await gateway.admin(.patch, path, token: appAdmin, json: ["rate_limits": change])
+                #expect(refused.status == .forbidden, "\(change): \(text(refused))")
+                #expect((try errorBody(refused)["message"] as? String)?.hasPrefix(
+                    "rate_limits.user_failures was set by an operator") == true, "\(text(refused))")
+            }
             let shown = try jsonObject(try await gateway.admin(.get, path, token: appAdmin))
             #expect(((shown["rate_limits"] as? [String: Any])?["user_failures"] as? [String: Any])?["limit"] as? Int == 3)
+            #expect(shown["rate_limits_set_by_operator"] as? [String] == ["user_failures"])
 
-            let tightened = try await gateway.admin(
-                .patch, path, token: appAdmin, json: ["rate_limits": ["user_failures": ["limit": 2, "period_seconds": 900]]])
-            #expect(tightened.status == .ok, "\(text(tightened))")
+            // Its own override, beside the operator's: tightened, never loosened nor removed.
+            let own = ["user_failures": ["limit": 3, "period_seconds": 900], "ip": ["limit": 100, "period_seconds": 60]]
+            #expect(try await gateway.admin(.patch, path, token: appAdmin, json: ["rate_limits": own]).status == .ok)
+            let ownShown = try jsonObject(try await gateway.admin(.get, path, token: appAdmin))
+            #expect(ownShown["rate_limits_set_by_operator"] as? [String] == ["user_failures"])
+            var looser = own
+            looser["ip"] = ["limit": 200, "period_seconds": 60]
+            #expect(try await gateway.admin(.patch, path, token: appAdmin, json: ["rate_limits": looser]).status == .forbidden)
+            let removed = try await gateway.admin(.patch, path, token: appAdmin, json: ["rate_limits": tight])
+            #expect(removed.status == .forbidden)
+            #expect((try errorBody(removed)["message"] as? String)?.hasPrefix("Removing rate_limits.ip") == true, "\(text(removed))")
+            var tighter = own
+            tighter["ip"] = ["limit": 50, "period_seconds": 60]
+            #expect(try await gateway.admin(.patch, path, token: appAdmin, json: ["rate_limits": tighter]).status == .ok)
             #expect(try await gateway.admin(.patch, path, token: operatorToken, json: ["rate_limits": [String: Int]()]).status == .ok)
+        }
+    }
+
+    /// Issue 56.2, as tried live: an operator's 5 tokens an hour, and the
+    /// app's admin changing the period to 3 601, 3 602, 3 603 s between
+    /// bursts to start each from empty. Counted: 5 tokens in all. And a change
+    /// of period by the operator starts from the limit spent, never from empty
+    /// (so does adding or removing an override of another period than the
+    /// deployment's: `SlidingWindowBoundTests` counts the ramp).
+    @Test func nobodyEscapesALimitByChangingItsPeriod() async throws {
+        try await TestGateway.with { gateway in
+            // As an operator's POST makes it: the override is the operator's, and no period changed.
+            let app = try await gateway.createApp {
+                $0.rateLimits = ["app": RateLimitOverride(limit: 5, periodSeconds: 3_600)]
+                $0.rateLimitChanges = RateLimitChanges(setByOperator: ["app"])
+            }
+            let path = "/admin/v1/apps/\(app.appID)"
+            let operatorToken = try await gateway.adminToken(.operator)
+            let appAdmin = try await gateway.adminToken(.app(app.appID))
+            func hourly(_ period: Int) -> [String: any Sendable] { ["rate_limits": ["app": ["limit": 5, "period_seconds": period]]] }
+            func burst() async throws -> Int {
+                var issued = 0
+                for _ in 0..<5 where try await gateway.test({ try await $0.postJSON(aliceRequest(app)) }).status == .ok {
+                    issued += 1
+                }
+                return issued
+            }
+            var issued = try await burst()
+            for period in [3_601, 3_602, 3_603] {
+                let refused = try await gateway.admin(.patch, path, token: appAdmin, json: hourly(period))
+                #expect(refused.status == .forbidden, "\(period): \(text(refused))")
+                issued += try await burst()
+            }
+            #expect(issued == 5)
+
+            for period in [3_601, 3_602] {
+                #expect(try await gateway.admin(.patch, path, token: operatorToken, json: hourly(period)).status == .ok)
+                #expect(try await burst() == 0, "a new period of \(period) s started from empty")
+            }
         }
     }
 
