@@ -212,47 +212,73 @@ import Testing
     }
 
     /// A `traceparent` continues the caller's trace only when a trusted
-    /// proxy sends it; from anyone else the gateway starts a trace of its own.
-    @Test func aTraceparentIsBelievedOnlyFromATrustedProxy() async throws {
+    /// proxy sends it and `tracing.trust_incoming_parent` is on (issue 56.3):
+    /// behind a proxy that passes its clients' headers through, with the
+    /// setting off (the default), a client can neither force its trace id to
+    /// be exported at a sample ratio of 0 nor hide its request with flags `00`.
+    @Test func aTraceparentIsBelievedOnlyFromATrustedProxyWhenTheSettingSaysSo() async throws {
+        struct Setup {
+            let trustedProxy: Bool
+            let trustsParent: Bool
+            let sampleRatio: String
+        }
+        struct Sent {
+            let setup: Setup
+            let sampledFlag: Bool
+            let requestID: String?
+        }
         try await Self.withReceiver { receiver in
-            let callerTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
             let callerSpan = "00f067aa0ba902b7"
+            @Sendable func callerTrace(_ index: Int) -> String { String(format: "4bf92f3577b34da6a3ce929d0e0e%04x", index) }
             try await TestDatabase.with(migrations: []) { _, url in
-                var answers: [(trusted: Bool, requestID: String?)] = []
-                var unsampledRequestID: String?
-                for trusted in [false, true] {
+                let setups = [
+                    Setup(trustedProxy: false, trustsParent: true, sampleRatio: "1"),
+                    Setup(trustedProxy: true, trustsParent: false, sampleRatio: "1"),
+                    Setup(trustedProxy: true, trustsParent: false, sampleRatio: "0"),
+                    Setup(trustedProxy: true, trustsParent: true, sampleRatio: "1"),
+                ]
+                var sent: [Sent] = []
+                for setup in setups {
                     var environment = serveEnvironment(url, bootstrap: AdminTokenSecret.generate().text)
                     environment["GATEWAY_TRACING_ENDPOINT"] = "http://127.0.0.1:\(receiver.port)/v1/traces"
-                    if trusted { environment["GATEWAY_HTTP_TRUSTED_PROXIES"] = "127.0.0.1/32" }
+                    environment["GATEWAY_TRACING_SAMPLE_RATIO"] = setup.sampleRatio
+                    if setup.trustedProxy { environment["GATEWAY_HTTP_TRUSTED_PROXIES"] = "127.0.0.1/32" }
+                    if setup.trustsParent { environment["GATEWAY_TRACING_TRUST_INCOMING_PARENT"] = "true" }
                     let server = try await GatewayProcess.start(["serve"], environment: environment)
-                    let answer = try await HTTPCall.send(
-                        "POST", "http://127.0.0.1:\(server.port)/v1/identity_tokens",
-                        json: ["app_id": UUID().lowercasedText, "user_id": "u", "nonce": "n"],
-                        headers: ["traceparent": "00-\(callerTrace)-\(callerSpan)-01", "tracestate": "vendor=1"])
-                    #expect(answer.status == 404)
-                    answers.append((trusted, answer.requestID))
-                    if trusted {
-                        // The proxy's trace is not sampled (flags 00): the gateway records nothing of it.
-                        let unsampled = try await HTTPCall.send(
+                    for sampled in [true, false] {
+                        let flags = sampled ? "01" : "00"
+                        let answer = try await HTTPCall.send(
                             "POST", "http://127.0.0.1:\(server.port)/v1/identity_tokens",
                             json: ["app_id": UUID().lowercasedText, "user_id": "u", "nonce": "n"],
-                            headers: ["traceparent": "00-\(callerTrace.reversed().map(String.init).joined())-\(callerSpan)-00"])
-                        #expect(unsampled.status == 404)
-                        unsampledRequestID = unsampled.requestID
+                            headers: [
+                                "traceparent": "00-\(callerTrace(sent.count))-\(callerSpan)-\(flags)", "tracestate": "vendor=1",
+                            ])
+                        #expect(answer.status == 404)
+                        sent.append(Sent(setup: setup, sampledFlag: sampled, requestID: answer.requestID))
                     }
                     #expect(await server.stop() == 0)
                 }
                 let spans = try await Self.spans(from: receiver)
-                #expect(unsampledRequestID != nil)
-                #expect(!spans.contains { $0.text("gateway.request_id") == unsampledRequestID }, "an unsampled trace was exported")
-                #expect(!spans.contains { $0.traceID == String(callerTrace.reversed()) })
-                for (trusted, requestID) in answers {
-                    let root = try #require(
-                        spans.first { $0.kind == "SPAN_KIND_SERVER" && $0.text("gateway.request_id") == requestID })
-                    if trusted {
-                        #expect(root.traceID == callerTrace && root.parentSpanID == callerSpan)
+                for (index, request) in sent.enumerated() {
+                    let setup = request.setup
+                    let what = "\(setup), flag \(request.sampledFlag ? "01" : "00")"
+                    let root = spans.first { $0.kind == "SPAN_KIND_SERVER" && $0.text("gateway.request_id") == request.requestID }
+                    let continued = setup.trustedProxy && setup.trustsParent
+                    if continued {
+                        // The proxy's trace and its decision: sampled is continued, unsampled records nothing.
+                        if request.sampledFlag {
+                            #expect(root?.traceID == callerTrace(index) && root?.parentSpanID == callerSpan, "\(what)")
+                        } else {
+                            #expect(root == nil, "\(what): an unsampled trace was exported")
+                        }
                     } else {
-                        #expect(root.traceID != callerTrace && root.parentSpanID.isEmpty)
+                        // A trace of the gateway's own, kept by its own ratio whatever the flags said.
+                        #expect(!spans.contains { $0.traceID == callerTrace(index) }, "\(what): the client's trace id was exported")
+                        if setup.sampleRatio == "1" {
+                            #expect(root != nil && root?.parentSpanID.isEmpty == true, "\(what): the request was hidden from tracing")
+                        } else {
+                            #expect(root == nil, "\(what): the client forced its trace to be exported")
+                        }
                     }
                 }
             }

@@ -41,9 +41,11 @@ enum TraceExport {
             "exporting traces",
             metadata: [
                 "endpoint": "\(endpoint)", "sample_ratio": "\(settings.sampleRatio)",
-                "service_name": "\(settings.serviceName)",
+                "service_name": "\(settings.serviceName)", "trust_incoming_parent": "\(settings.trustsIncomingParent)",
             ])
-        let middleware = ServerSpanMiddleware(trustedProxies: trustedProxies) { $0.otelTraceID }
+        let middleware = ServerSpanMiddleware(parentsFrom: settings.trustsIncomingParent ? trustedProxies : []) {
+            $0.otelTraceID
+        }
         return (service, middleware)
     }
 }

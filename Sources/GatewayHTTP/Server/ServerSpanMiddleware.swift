@@ -13,20 +13,23 @@ import Tracing
 /// `url.query`, which on admin routes carry user ids and phone numbers, and it
 /// believes a `traceparent` from any client. Here the span is named and
 /// attributed by the route's template (`/v1/apps/{app_id}/users/{user_id}`),
-/// and a `traceparent`/`tracestate` is read only from a trusted proxy, the
-/// rule `X-Forwarded-For` follows; anyone else's request starts a trace of its
-/// own, sampled by the gateway's ratio. A request whose trace is not sampled
+/// and a `traceparent`/`tracestate` is read only from the peers given (the
+/// trusted proxies, where `tracing.trust_incoming_parent` is on; none by
+/// default); every other request starts a trace of its own, sampled by the
+/// gateway's ratio. A request whose trace is not sampled
 /// makes no child spans at all (``Spans`` sees no current context), so a low
 /// ratio costs little more than the sampling decision.
 public struct ServerSpanMiddleware: RouterMiddleware {
     public typealias Context = GatewayRequestContext
 
-    private let trustedProxies: [CIDR]
+    private let parentPeers: [CIDR]
     private let traceID: @Sendable (ServiceContext) -> String?
 
-    /// - Parameter traceID: the trace id a span's context carries, for the request's log lines.
-    public init(trustedProxies: [CIDR], traceID: @escaping @Sendable (ServiceContext) -> String?) {
-        self.trustedProxies = trustedProxies
+    /// - Parameters:
+    ///   - parentsFrom: the peers whose `traceparent` continues their trace; empty, none.
+    ///   - traceID: the trace id a span's context carries, for the request's log lines.
+    public init(parentsFrom peers: [CIDR], traceID: @escaping @Sendable (ServiceContext) -> String?) {
+        self.parentPeers = peers
         self.traceID = traceID
     }
 
@@ -34,7 +37,7 @@ public struct ServerSpanMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var parent = ServiceContext.topLevel
-        if ClientAddress.isTrustedProxy(peer: context.peerAddress, trustedProxies: trustedProxies) {
+        if !parentPeers.isEmpty, ClientAddress.isTrustedProxy(peer: context.peerAddress, trustedProxies: parentPeers) {
             InstrumentationSystem.instrument.extract(request.headers, into: &parent, using: HeaderExtractor())
         }
         let method = request.method.rawValue

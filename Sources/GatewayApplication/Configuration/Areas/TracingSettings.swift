@@ -14,6 +14,11 @@ struct TracingSettings: Sendable, Equatable {
     var serviceName = "identity-gateway"
     /// Whether spans may carry the user id (`enduser.id`).
     var recordsUserIDs = false
+    /// Whether a trusted proxy's `traceparent`/`tracestate` continue its
+    /// trace (its sampling decision with it). Off, every request starts a
+    /// trace of its own: a proxy that passes its clients' headers through
+    /// would otherwise let them force, hide or steer traces.
+    var trustsIncomingParent = false
     /// How long one export may take before its spans are given up.
     var exportTimeoutMilliseconds = 5000
 
@@ -50,6 +55,7 @@ struct TracingSettings: Sendable, Equatable {
             }
         }
         recordsUserIDs = settings.boolean("tracing.record_user_ids", default: recordsUserIDs)
+        trustsIncomingParent = settings.boolean("tracing.trust_incoming_parent", default: trustsIncomingParent)
         exportTimeoutMilliseconds = settings.integer(
             "tracing.export_timeout_ms", in: 100...60_000, default: exportTimeoutMilliseconds)
     }
