@@ -108,9 +108,9 @@ public struct FirebaseProfile: TokenProfile {
             var checks = TokenChecks(token)
             checks.signature(token.header["alg"] == .string("RS256") && token.hasValidSignature(publicKeyPEM: account.publicKeyPEM))
             checks.header("alg", is: "RS256")
-            checks.header("kid", is: account.privateKeyID)
-            checks.claim("iss", is: account.clientEmail)
-            checks.claim("sub", is: account.clientEmail)
+            checks.header("kid", matchesSetting: account.privateKeyID)
+            checks.claim("iss", matchesSetting: account.clientEmail)
+            checks.claim("sub", matchesSetting: account.clientEmail)
             checks.claim("aud", is: FirebaseProfile.audience)
             if let uid = checks.nonEmptyClaim("uid", "the user id"), uid.count > FirebaseProfile.maximumUIDCharacters {
                 checks.add("bad_uid", "The uid claim must be at most \(FirebaseProfile.maximumUIDCharacters) characters.")

@@ -88,11 +88,11 @@ public struct TwilioProfile: TokenProfile {
             checks.signature(token.hasValidHS256Signature(secret: secret))
             checks.header("alg", is: "HS256")
             checks.header("cty", is: "twilio-fpa;v=1")
-            checks.claim("iss", is: apiKeySID)
-            checks.claim("sub", is: accountSID)
+            checks.claim("iss", matchesSetting: apiKeySID)
+            checks.claim("sub", matchesSetting: accountSID)
             checks.nonEmptyClaim("jti", "the token's id")
             if !Self.grantsHold(token.claims["grants"], serviceSID: serviceSID) {
-                checks.add("bad_grants", "The grants claim must hold identity (the user id) and chat.service_sid \(serviceSID).")
+                checks.add("bad_grants", "The grants claim must hold identity (the user id) and this app's chat.service_sid.")
             }
             checks.times(start: "nbf", maximumLifetime: Int64(TwilioProfile.lifetimes.upperBound))
             return checks.problems

@@ -61,6 +61,33 @@ import TwilioProfile
         }
     }
 
+    /// Issue 56 (Low): `POST /v1/identity_tokens/validate` answers anyone who
+    /// names an app. What it says of a token that is not the app's names the
+    /// problem, never a value of the app's settings.
+    @Test func aStrangersTokenIsToldWhatIsWrongNeverTheAppsSettings() throws {
+        let app = Self.app(Self.everyProfile)
+        let stranger = try RSAKeyPair.generate(bits: 2048)
+        let garbage = [
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl",
+            try TokenSigningKey(keyID: KeyID(uuid: UUID()), signer: stranger.signer).mint(
+                IdentityTokenClaims(issuer: ProviderID(uuid: UUID()), identity: VerifiedIdentity(userID: "x"), nonce: "n", issuedAt: 1_800_000_000,
+                                    lifetimeSeconds: 120)),
+        ]
+        let configured = [
+            "0a0a0a0a", "1b1b1b1b", "2c2c2c2c", "twilio-secret", "signer@example.iam.gserviceaccount.com", "key-1",
+            "stream-secret", "id.example.com",
+        ]
+        for (name, slot) in Self.registry.minters(for: app, keys: Self.keys) {
+            let minter = try slot.get()
+            for compact in garbage {
+                let token = try #require(ParsedIdentityToken(compact: compact))
+                let said = minter.problems(in: token).map(\.message).joined(separator: " ")
+                #expect(!said.isEmpty, "\(name)")
+                for value in configured { #expect(!said.contains(value), "\(name) quoted \(value): \(said)") }
+            }
+        }
+    }
+
     @Test func layersProfileMintsExactlyWhatTheLayerPathMinted() throws {
         let app = Self.app([.layer])
         let identity = VerifiedIdentity(

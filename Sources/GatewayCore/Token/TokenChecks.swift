@@ -14,12 +14,26 @@ public struct TokenChecks {
         if !verifies { add("bad_signature", "The signature does not verify under this app's key or secret for the profile.") }
     }
 
+    /// A header member that must be `expected`, a constant of the format (`alg`, `cty`): the message says which.
     public mutating func header(_ name: String, is expected: String) {
         if token.header[name] != .string(expected) { add("wrong_\(name)", "The header's \(name) must be \(expected).") }
     }
 
+    /// A header member that must be a value of the app's settings (a key id):
+    /// the message names the problem, never the value, since anyone may ask.
+    public mutating func header(_ name: String, matchesSetting expected: String) {
+        if token.header[name] != .string(expected) { add("wrong_\(name)", "The header's \(name) is not the one this app's settings give.") }
+    }
+
+    /// A claim that must be `expected`, a constant of the format: the message says which.
     public mutating func claim(_ name: String, is expected: String) {
         if token.claims[name] != .string(expected) { add("bad_\(name)", "The \(name) claim must be \(expected).") }
+    }
+
+    /// A claim that must be a value of the app's settings (an account, an
+    /// issuer): the message names the problem, never the value.
+    public mutating func claim(_ name: String, matchesSetting expected: String) {
+        if token.claims[name] != .string(expected) { add("bad_\(name)", "The \(name) claim is not the one this app's settings give.") }
     }
 
     /// A non-empty string claim; returns it.
