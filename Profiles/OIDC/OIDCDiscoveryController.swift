@@ -32,7 +32,7 @@ struct OIDCDiscoveryController: Sendable {
         body.add("response_types_supported", ["id_token"])
         body.add("subject_types_supported", ["public"])
         body.add("id_token_signing_alg_values_supported", ["RS256"])
-        body.add("claims_supported", ["iss", "sub", "aud", "iat", "exp", "auth_time", "nonce", "name", "given_name", "family_name", "picture"])
+        body.add("claims_supported", OIDCProfile.claimsSupported)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         headers[.cacheControl] = "public, max-age=60"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body.finish())))

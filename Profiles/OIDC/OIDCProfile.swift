@@ -28,6 +28,11 @@ public struct OIDCProfile: TokenProfile {
 
     static func claimName(of field: ProfileField) -> String { standardClaims[field] ?? field.name }
 
+    /// Every claim a token of this profile may carry, as the discovery
+    /// document's `claims_supported` lists them: the fixed ones, and one for each profile field.
+    static let claimsSupported = ["iss", "sub", "aud", "iat", "exp", "auth_time", "nonce"]
+        + ProfileField.allCases.map(claimName(of:))
+
     /// Where the apps' issuers live: `oidc.issuer_base_url`, the gateway's public URL.
     let issuerBaseURL: URL?
 
@@ -120,7 +125,7 @@ public struct OIDCProfile: TokenProfile {
             var checks = TokenChecks(token)
             checks.signature(token.header["alg"] == .string("RS256") && keys.signed(token))
             checks.header("alg", is: "RS256")
-            checks.claim("iss", is: issuer)
+            checks.claim("iss", matchesSetting: issuer)
             checks.nonEmptyClaim("sub", "the user id")
             checks.nonEmptyClaim("nonce", "the request's nonce")
             let audience: [String]

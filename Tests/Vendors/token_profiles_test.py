@@ -182,6 +182,9 @@ def check_oidc(app_a, app_b):
     claims = validate_id_token(token, metadata, keys, "client-a", nonce)
     check(claims["sub"] == USER and claims["name"] == "Alice A." and claims["email"] == "alice@example.com"
           and "email_verified" not in claims, f"oidc claims {dict(claims)}")
+    # Discovery lists every claim the token carries (issue 56: it once lacked email).
+    missing = set(claims) - set(metadata["claims_supported"])
+    check(not missing, f"claims_supported lacks {sorted(missing)}")
     header, _ = decoded(token)
     check(header["alg"] == "RS256" and header["kid"].startswith("layer:///keys/"), f"oidc header {header}")
     for wrong, why in ((("client-b", nonce), "another audience"), (("client-a", "other-nonce"), "another nonce")):
