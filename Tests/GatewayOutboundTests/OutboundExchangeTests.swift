@@ -124,4 +124,33 @@ import Testing
         #expect(try await lookups.addresses(of: "fine.example", for: "other") == [IPAddress("203.0.113.9")!])
         for task in hanging { task.cancel() }
     }
+    /// Issue 56 (Low): four apps whose name servers are dead, two hosts each,
+    /// once known as failing hold at most the failing hosts' share of the
+    /// lookups (half the threads), whatever they retry, and the failures
+    /// back off.
+    @Test func failingHostsHoldAtMostTheirShareOfTheLookups() async throws {
+        let hanging = Mutex(0)
+        let firstCalls = Mutex<Set<String>>([])
+        let lookups = HostLookups(
+            resolve: { host in
+                guard host.hasSuffix(".dead.example") else { return [IPAddress("203.0.113.9")!] }
+                // Each dead host's first lookup fails at once; later ones hang, as a dead name server does.
+                if firstCalls.withLock({ $0.insert(host).inserted }) { throw OutboundFailure(.noAnswer, "SERVFAIL") }
+                hanging.withLock { $0 += 1 }
+                try await Task.sleep(for: .seconds(3600))
+                return []
+            }, failureLifetime: .milliseconds(1))
+        let dead = (0..<4).flatMap { app in (0..<2).map { ("app-\(app)", "\(app)-\($0).dead.example") } }
+        for (app, host) in dead {
+            await #expect(throws: OutboundFailure.self) { try await lookups.addresses(of: host, for: app) }
+        }
+        try await Task.sleep(for: .milliseconds(20))  // past the first failures' lifetime of 1 ms
+        let retries = dead.map { app, host in Task { try await lookups.addresses(of: host, for: app) } }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while hanging.withLock({ $0 }) < HostLookups.failingShare, ContinuousClock.now < deadline { await Task.yield() }
+        for _ in 0..<100 { await Task.yield() }
+        #expect(hanging.withLock { $0 } == HostLookups.failingShare, "lookups of failing hosts in flight")
+        #expect(try await lookups.addresses(of: "fine.example", for: "app-9") == [IPAddress("203.0.113.9")!])
+        for retry in retries { retry.cancel() }
+    }
 }
