@@ -21,7 +21,7 @@ enum AppSettingsTarget {
             ]),
             // The settings checks read no table: plugins build their verifiers in memory.
             pluginServices: PluginServices(
-                storage: .memory(PluginMemory { _ in }), apps: NoApps(), logger: Logger(label: "fuzz")),
+                storage: .memory(PluginMemory { _ in }), apps: NoApps(), sessions: NoSessions(), logger: Logger(label: "fuzz")),
             rateLimits: RateLimitSettings(), masterKey: masterKey)
     }()
 
@@ -63,5 +63,12 @@ enum AppSettingsTarget {
             _ appID: AppID, recording event: AuditEvent, _ change: @escaping @Sendable (StoredApp) throws -> AppSettings
         ) async throws -> StoredApp? { nil }
         func delete(_ appID: AppID, recording event: AuditEvent) async throws -> Bool { false }
+    }
+
+    /// No sessions: the settings checks never read one.
+    private struct NoSessions: SessionStore {
+        func find(_ sessionID: UUID, in appID: AppID) async throws -> SessionLookup { SessionLookup(session: nil, now: Date()) }
+        func list(of userID: String, in appID: AppID, includingEnded: Bool, at now: Date) async throws -> [StoredSession] { [] }
+        func revoke(_ scope: SessionScope, reason: String, recording row: AuditEvent) async throws -> Int { 0 }
     }
 }

@@ -15,6 +15,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case identityToken = "identity-token"
     case webhookAnswer = "webhook-answer"
     case idToken = "id-token"
+    case refreshToken = "refresh-token"
 
     /// Parses `bytes` as this target's parser does and checks its invariants.
     public func run(_ bytes: [UInt8]) throws(InvariantFailure) {
@@ -31,6 +32,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .identityToken: try IdentityTokenTarget.run(bytes)
         case .webhookAnswer: try WebhookAnswerTarget.run(bytes)
         case .idToken: try IDTokenTarget.run(bytes)
+        case .refreshToken: try RefreshTokenTarget.run(bytes)
         }
     }
 }

@@ -45,7 +45,9 @@ enum TokenRequestTarget {
         switch Result(catching: { () throws(GatewayError) in try fields.validated() }) {
         case .success(let request):
             try invariant(request.appID == AppID(fields.appID ?? ""), "app id changed")
-            try invariant(request.userID == fields.userID && request.nonce == fields.nonce, "text changed")
+            try invariant(
+                request.userID == fields.userID && request.nonce == fields.nonce && request.deviceLabel == fields.deviceLabel,
+                "text changed")
             let credentials = request.credentials.map { ["type": $0.type].merging($0.fields) { type, _ in type } }
             try invariant(credentials == fields.credentials, "credentials changed")
         case .failure(let error):
@@ -61,6 +63,8 @@ enum TokenRequestTarget {
         add("app_id", fields.appID)
         add("user_id", fields.userID)
         add("nonce", fields.nonce)
+        add("token_profile", fields.tokenProfile)
+        add("device_label", fields.deviceLabel)
         if let credentials = fields.credentials {
             let inner = credentials.map { JSONText.string($0.key) + ":" + JSONText.string($0.value) }
             members.append("\"credentials\":{" + inner.joined(separator: ",") + "}")
@@ -76,6 +80,8 @@ enum TokenRequestTarget {
         add("app_id", fields.appID)
         add("user_id", fields.userID)
         add("nonce", fields.nonce)
+        add("token_profile", fields.tokenProfile)
+        add("device_label", fields.deviceLabel)
         for (name, value) in fields.credentials ?? [:] { add("credentials[\(name)]", value) }
         return Array(pairs.joined(separator: "&").utf8)
     }

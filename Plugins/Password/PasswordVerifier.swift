@@ -8,6 +8,7 @@ import Logging
 /// made with the app's parameters, and a disabled user's password is checked
 /// before the flag is.
 struct PasswordVerifier: CredentialVerifier {
+    let authenticationMethods = ["pwd"]
     /// `last_login_at` is written at most this often per user (seconds), so a
     /// user signing in again and again costs no write each time.
     static let lastLoginResolution: TimeInterval = 60

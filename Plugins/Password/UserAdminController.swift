@@ -4,10 +4,15 @@ import GatewayPluginKit
 import Hummingbird
 
 /// `/admin/v1/apps/{app_id}/users`: the app's password directory. Answers
-/// never contain a hash; writes commit with their audit row.
+/// never contain a hash; writes commit with their audit row. Deleting or
+/// disabling a user ends their sessions, and so does a new password unless
+/// the app's `sessions.revoke_on_password_change` is off: each with a
+/// `session.revoked` row, after the user's change has committed (a failure
+/// there answers 503, and the same request sent again ends them).
 struct UserAdminController: Sendable {
     let apps: any AppStore
     let users: any PasswordUserStore
+    let sessions: any SessionStore
     let hasher: PasswordHasher
     let work: AdminWorkLimit
 
@@ -53,6 +58,11 @@ struct UserAdminController: Sendable {
                 appID: appID, event: created[0] ? "admin.user.created" : "admin.user.replaced", outcome: .success,
                 userID: userID, requestID: requestID, actor: admin.id)
         }[0]
+        // A replaced user has a new password (or an imported hash), and may be disabled now.
+        if !created {
+            let ends = record.disabled ? "user_disabled" : try await endsOnPasswordChange(appID) ? "password_changed" : nil
+            if let ends { try await endSessions(of: userID, in: appID, reason: ends, admin: admin, context) }
+        }
         return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)), status: created ? .created : .ok)
     }
 
@@ -75,6 +85,11 @@ struct UserAdminController: Sendable {
                 disabled: input.disabled ?? user.disabled)
         }
         guard found else { throw Self.userNotFound(userID) }
+        if input.disabled == true {
+            try await endSessions(of: userID, in: appID, reason: "user_disabled", admin: admin, context)
+        } else if input.password != nil, try await endsOnPasswordChange(appID) {
+            try await endSessions(of: userID, in: appID, reason: "password_changed", admin: admin, context)
+        }
         return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)))
     }
 
@@ -93,7 +108,23 @@ struct UserAdminController: Sendable {
             requestID: context.requestID, actor: admin.id)
         let deleted = try await users.delete(userID, in: appID, recording: event)
         guard deleted else { throw Self.userNotFound(userID) }
+        try await endSessions(of: userID, in: appID, reason: "user_deleted", admin: admin, context)
         return AdminResponses.noContent()
+    }
+
+    /// Ends the user's live sessions, with a `session.revoked` row that says why.
+    private func endSessions(
+        of userID: String, in appID: AppID, reason: String, admin: AdminTokenRecord, _ context: GatewayRequestContext
+    ) async throws {
+        let row = AuditEvent(
+            appID: appID, event: "session.revoked", outcome: .success, userID: userID, requestID: context.requestID,
+            actor: admin.id)
+        _ = try await sessions.revoke(.user(userID, in: appID), reason: reason, recording: row)
+    }
+
+    /// Whether a new password ends the user's sessions in this app (`sessions.revoke_on_password_change`).
+    private func endsOnPasswordChange(_ appID: AppID) async throws -> Bool {
+        try await apps.find(appID)?.settings.sessions?.revokeOnPasswordChange ?? false
     }
 
     /// `POST .../users:import`: NDJSON, one user a line, streamed in batches.

@@ -7,6 +7,8 @@ import Logging
 /// number itself when the app allows unbound numbers; a `user_id` in the
 /// request must match it.
 struct PhoneCodeVerifier: CredentialVerifier {
+    /// A code sent by SMS (RFC 8176).
+    let authenticationMethods = ["sms"]
     let options: PhoneCodeOptions
     let codes: PhoneCodes
     let store: any PhoneCodeStore

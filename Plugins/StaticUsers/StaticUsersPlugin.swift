@@ -54,6 +54,8 @@ struct StaticUsersVerifier: CredentialVerifier {
     let options: StaticUsersOptions
     /// A dictionary lookup and a constant-time comparison.
     let isCheapToAsk = true
+    /// A password, as far as the token's reader can tell.
+    let authenticationMethods = ["pwd"]
 
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         guard let userID = attempt.userID else {

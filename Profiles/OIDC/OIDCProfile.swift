@@ -30,7 +30,7 @@ public struct OIDCProfile: TokenProfile {
 
     /// Every claim a token of this profile may carry, as the discovery
     /// document's `claims_supported` lists them: the fixed ones, and one for each profile field.
-    static let claimsSupported = ["iss", "sub", "aud", "iat", "exp", "auth_time", "nonce"]
+    static let claimsSupported = ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "nonce"]
         + ProfileField.allCases.map(claimName(of:))
 
     /// Where the apps' issuers live: `oidc.issuer_base_url`, the gateway's public URL.
@@ -115,7 +115,9 @@ public struct OIDCProfile: TokenProfile {
             if audiences.count == 1 { claims.add("aud", audiences[0]) } else { claims.add("aud", audiences) }
             claims.add("iat", grant.issuedAt)
             claims.add("exp", grant.issuedAt + lifetimeSeconds)
-            claims.add("auth_time", grant.issuedAt)
+            // The sign-in's time, which a refresh keeps, and how the user proved who they are (RFC 8176).
+            claims.add("auth_time", grant.authTime)
+            if !grant.methods.isEmpty { claims.add("amr", grant.methods) }
             claims.add("nonce", grant.nonce)
             for (field, value) in identity.profile.fields { claims.add(OIDCProfile.claimName(of: field), value) }
             return try CompactJWS.encode(headerPrefix: headerPrefix, claims: claims.finish(), sign: signer.sign)

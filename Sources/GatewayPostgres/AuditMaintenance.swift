@@ -2,11 +2,14 @@ public import Logging
 public import PostgresNIO
 public import ServiceLifecycle
 
-/// Keeps the audit trail and the rate-limit counters tidy: monthly audit
-/// partitions exist three months ahead, partitions older than the retention
-/// are dropped whole, and expired counters are deleted.
+/// Keeps the audit trail, the rate-limit counters and the sessions tidy:
+/// monthly audit partitions exist three months ahead, partitions older than
+/// the retention are dropped whole, expired counters are deleted, and so are
+/// sessions ended more than ``endedSessionDays`` ago (kept until then for
+/// the admin API's list of a user's sessions).
 public struct AuditMaintenance: Service {
     public static let monthsAhead = 3
+    public static let endedSessionDays = 30
 
     private let client: PostgresClient
     private let logger: Logger
@@ -50,6 +53,12 @@ public struct AuditMaintenance: Service {
         }
         // Counters whose windows can no longer weigh in any verdict.
         try await client.query("DELETE FROM rate_limit_counters WHERE expires_at < now()", logger: logger)
+        try await client.query(
+            """
+            DELETE FROM sessions
+            WHERE least(coalesce(revoked_at, expires_at), idle_expires_at, expires_at)
+                < now() - make_interval(days => \(Self.endedSessionDays)::int)
+            """, logger: logger)
         return dropped
     }
 }

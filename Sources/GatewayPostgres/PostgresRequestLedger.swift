@@ -11,7 +11,7 @@ import Synchronization
 /// concurrent requests submit while one batch runs goes into the next, and a
 /// batch is one prepared statement (``LedgerWriteStatement``) holding both
 /// kinds. A token whose credential was verified before its limits were
-/// counted costs a share of one batch (``countAndRecord(_:ifAllowed:)``);
+/// counted costs a share of one batch (``countAndRecord(_:ifAllowed:changing:)``);
 /// otherwise a share of two (``count(_:)`` before the credential,
 /// ``record(_:)`` after). Each call returns only once its batch has
 /// committed. Run it as a service.
@@ -42,23 +42,24 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
 
     private enum Work: Sendable, CustomStringConvertible {
         case audit(AuditEvent)
-        /// Touches, and an event recorded only if they all allow (`nil`: only the touches).
-        case touch([CounterTouch], recording: AuditEvent?)
+        /// Touches, and an event recorded only if they all allow (`nil`: only
+        /// the touches), and a session change made with it.
+        case touch([CounterTouch], recording: AuditEvent?, session: SessionChange?)
 
         /// The same work with its audit row made storable; nil when it has no row.
         var storable: Work? {
             switch self {
             case .audit(let event): .audit(event.storable)
-            case .touch(let touches, let event?): .touch(touches, recording: event.storable)
-            case .touch(_, nil): nil
+            case .touch(let touches, let event?, let session): .touch(touches, recording: event.storable, session: session)
+            case .touch(_, nil, _): nil
             }
         }
 
         /// The audit row as one JSON object, for the log.
         var description: String {
             switch self {
-            case .audit(let event), .touch(_, let event?): AuditBacklog.json(.init(event: event, occurredAt: Date()))
-            case .touch(let touches, nil): "\(touches.count) counter touches"
+            case .audit(let event), .touch(_, let event?, _): AuditBacklog.json(.init(event: event, occurredAt: Date()))
+            case .touch(let touches, nil, _): "\(touches.count) counter touches"
             }
         }
     }
@@ -154,14 +155,17 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
 
     public func count(_ touches: [CounterTouch]) async throws -> [CounterReading] {
         guard !touches.isEmpty else { return [] }
-        let counts = try await queue.submit(.touch(touches, recording: nil)).get().counts
+        let counts = try await queue.submit(.touch(touches, recording: nil, session: nil)).get().counts
         committedTouches.add(1, ordering: .relaxed)
         return counts
     }
 
-    /// One statement. Without audit (`writesAudit` false) only the verdicts are made.
-    public func countAndRecord(_ touches: [CounterTouch], ifAllowed event: AuditEvent) async throws -> Admission {
-        let admission = try await queue.submit(.touch(touches, recording: writesAudit ? event : nil)).get()
+    /// One statement. Without audit (`writesAudit` false) only the verdicts
+    /// and the session change are made.
+    public func countAndRecord(
+        _ touches: [CounterTouch], ifAllowed event: AuditEvent, changing session: SessionChange?
+    ) async throws -> Admission {
+        let admission = try await queue.submit(.touch(touches, recording: writesAudit ? event : nil, session: session)).get()
         committedTouches.add(1, ordering: .relaxed)
         committedAdmissions.add(1, ordering: .relaxed)
         if admission.admitted && writesAudit { committedEvents.add(1, ordering: .relaxed) }
@@ -245,17 +249,28 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
             switch item {
             case .audit(let event):
                 statement.rows.append(.init(event: event, admittedBy: 0))
-            case .touch(let touches, let event):
-                // The touches and the event name their request by its place in the batch, from 1.
+            case .touch(let touches, let event, let session):
+                // The touches, the event and the session change name their request by its place in the batch, from 1.
                 let request = Int64(index + 1)
                 statement.touches.append(contentsOf: touches.map { counterTouch($0, request: request) })
-                if let event { statement.rows.append(.init(event: event, admittedBy: request)) }
+                if let session { statement.sessions.append(.init(change: session, request: request)) }
+                if let event {
+                    var row = LedgerWriteStatement.AuditRow(event: event, admittedBy: request)
+                    if case .rotate? = session { row.needsRotation = true }
+                    if case .revoke? = session { row = .init(event: event, admittedBy: 0) }
+                    statement.rows.append(row)
+                }
             }
         }
         var counts: [CounterReading] = []
         counts.reserveCapacity(statement.touches.count)
-        for try await (current, previous, allowed, granted) in try await client.execute(statement, logger: logger) {
-            counts.append(CounterReading(current: Int(current), previous: Int(previous), allowed: allowed, granted: Int(granted)))
+        var changed: Set<Int64> = []
+        for try await (kind, request, current, previous, allowed, granted) in try await client.execute(statement, logger: logger) {
+            if kind == 0 {
+                counts.append(CounterReading(current: Int(current), previous: Int(previous), allowed: allowed, granted: Int(granted)))
+            } else {
+                changed.insert(request)
+            }
         }
         // A row stream cut short (a cancelled wait, a connection lost mid-answer) fails the batch; it must
         // never be read as verdicts.
@@ -265,14 +280,27 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         var answers: [Admission] = []
         answers.reserveCapacity(work.count)
         var offset = 0
-        for item in work {
+        for (index, item) in work.enumerated() {
             switch item {
             case .audit:
                 answers.append(Admission(counts: [], admitted: true))
-            case .touch(let touches, _):
+            case .touch(let touches, _, let session):
                 let range = offset..<(offset + touches.count)
-                answers.append(Admission(counts: Array(counts[range]), admitted: counts[range].allSatisfy(\.allowed)))
+                let allowed = counts[range].allSatisfy(\.allowed)
                 offset += touches.count
+                let sessionChanged: Bool
+                switch session {
+                case nil: sessionChanged = false
+                case .start?: sessionChanged = allowed
+                case .rotate?, .revoke?: sessionChanged = changed.contains(Int64(index + 1))
+                }
+                let admitted: Bool
+                switch session {
+                case .rotate?: admitted = allowed && sessionChanged
+                case .revoke?: admitted = true
+                case .start?, nil: admitted = allowed
+                }
+                answers.append(Admission(counts: Array(counts[range]), admitted: admitted, sessionChanged: sessionChanged))
             }
         }
         return answers

@@ -6,7 +6,7 @@ import PostgresNIO
 import Testing
 
 /// Every flow driven with known secret values (static, password, phone
-/// code and webhook logins, a webhook user's move into the directory, the
+/// code and webhook logins, a session's refresh, reuse and sign-out, a webhook user's move into the directory, the
 /// webhook test route, admin tokens, key import and generation, token
 /// profiles with their vendors' secrets and the tokens they mint, a
 /// master-key reseal, and a failure of each), then everything the gateway wrote is
@@ -85,7 +85,7 @@ import Testing
                         json: [
                             "app_id": appID, "name": "secrets", "environment": "development", "provider_id": UUID().uuidString,
                             "credential_types": ["password", "static", "phone_code", "webhook"], "plugins": plugins,
-                            "token_profiles": profiles,
+                            "token_profiles": profiles, "sessions": ["reuse_grace_seconds": 0],
                         ])
                     #expect(created.status == 201, "\(created.text)")
                     #expect(
@@ -118,6 +118,18 @@ import Testing
                     let issued = try await token(["type": "password", "password": userPassword], user: "ada")
                     #expect(issued.status == 200)
                     let identityToken = try #require(issued.json["identity_token"] as? String)
+                    // Sessions: a refresh, the spent token again (reuse: the session ends), a sign-out, an unknown token.
+                    let spentRefreshToken = try #require(issued.json["refresh_token"] as? String)
+                    let refreshed = try await token(["type": "refresh_token", "refresh_token": spentRefreshToken], user: nil)
+                    #expect(refreshed.status == 200, "\(refreshed.text)")
+                    let liveRefreshToken = try #require(refreshed.json["refresh_token"] as? String)
+                    #expect(try await token(["type": "refresh_token", "refresh_token": spentRefreshToken], user: nil).status == 401)
+                    let signedOut = try await call(
+                        "POST", "/v1/sessions/revoke", json: ["app_id": appID, "refresh_token": liveRefreshToken])
+                    #expect(signedOut.status == 204)
+                    let unknownRefreshToken = RefreshToken.first(of: UUID()).text
+                    #expect(try await token(["type": "refresh_token", "refresh_token": unknownRefreshToken], user: nil).status == 401)
+                    let refreshTokenDigests = [spentRefreshToken, liveRefreshToken].compactMap { RefreshToken(text: $0)?.digest }
                     #expect(try await token(["type": "password", "password": userPassword + "!"], user: "ada").status == 401)
                     #expect(try await token(["type": "static", "password": staticPassword], user: "sam").status == 200)
                     #expect(try await token(["type": "static", "password": staticPassword + "!"], user: "sam").status == 401)
@@ -194,7 +206,11 @@ import Testing
                         ("phone code", phoneCode), ("wrong phone code", wrongCode), ("identity token", identityToken),
                         ("token signature", String(identityToken.split(separator: ".").last ?? "")),
                         ("stream secret", streamSecret), ("twilio secret", twilioSecret), ("service account key", serviceAccountLine),
+                        ("refresh token", spentRefreshToken), ("refreshed token", liveRefreshToken),
+                        ("unknown refresh token", unknownRefreshToken),
                     ] + profileTokens
+                        + refreshTokenDigests.map { ("refresh token digest", $0.map { String(format: "%02x", $0) }.joined()) }
+                        + refreshTokenDigests.map { ("refresh token digest", Data($0).base64EncodedString()) }
                     let written: [(String, String)] = [
                         ("log", server.printed), ("/metrics", metrics.text), ("reseal output", reseal.output), ("exported spans", spans),
                     ]

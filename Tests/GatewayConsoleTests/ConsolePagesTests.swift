@@ -54,6 +54,43 @@ import Testing
         }
     }
 
+    /// A password user's page lists their live sessions (never a token) and ends one, or all.
+    @Test func aUsersPageShowsTheirSessionsAndEndsThem() async throws {
+        try await withConsoleGateway { gateway in
+            let token = try await gateway.adminToken(.operator)
+            let app = try await gateway.createApp {
+                $0.credentialTypes = ["password"]
+                $0.plugins = ["password": .object(["argon2": .object(["memory_kib": .number(8192), "iterations": .number(1)])])]
+                $0.sessions = SessionSettings()
+            }
+            let userPath = "/console/apps/\(app.appID.uuid.lowercasedText)/users/ann"
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(token)
+                _ = try await browser.post("/console/apps/\(app.appID.uuid.lowercasedText)/users", [("user_id", "ann"), ("password", "ann-long-password")])
+                var refreshTokens: [String] = []
+                for device in ["Ann's phone", "Ann's laptop"] {
+                    let login = try jsonObject(try await client.postJSON([
+                        "app_id": app.appID.uuid.lowercasedText, "user_id": "ann", "nonce": "n", "device_label": device,
+                        "credentials": ["type": "password", "password": "ann-long-password"],
+                    ]))
+                    refreshTokens.append(try #require(login["refresh_token"] as? String))
+                }
+                let page = text(try await browser.get(userPath))
+                #expect(page.contains("Ann&#39;s phone") && page.contains("Ann&#39;s laptop"), "\(page)")
+                for refreshToken in refreshTokens { #expect(!page.contains(refreshToken)) }
+                let sessionID = try #require(RefreshToken(text: refreshTokens[0])?.sessionID.lowercasedText)
+                let ended = try await browser.post("\(userPath)/sessions/end", [("session_id", sessionID)])
+                #expect(ended.location == "\(userPath)?notice=session_ended")
+                let after = text(try await browser.get(userPath))
+                #expect(!after.contains("Ann&#39;s phone") && after.contains("Ann&#39;s laptop"))
+                let all = try await browser.post("\(userPath)/sessions/end", [])
+                #expect(all.location == "\(userPath)?notice=sessions_ended")
+                #expect(text(try await browser.get(userPath)).contains("No live session"))
+            }
+        }
+    }
+
     @Test func phoneNumbersAreBoundAndUnbound() async throws {
         try await withConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)

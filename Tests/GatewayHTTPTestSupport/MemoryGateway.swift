@@ -39,7 +39,8 @@ public struct MemoryGateway: GatewayUnderTest {
         // Timeouts as generous as TestGateway's: a loaded machine must not turn slow steps into 503s.
         let timeout = Duration.seconds(10)
         let services = PluginServices(
-            storage: .memory(PluginMemory(recording: { try memory.record($0) })), apps: stores.apps, logger: logger,
+            storage: .memory(PluginMemory(recording: { try memory.record($0) })), apps: stores.apps, sessions: stores.sessions,
+            logger: logger,
             databaseTimeout: timeout)
         pluginServices = services
         tenants = TenantCache(

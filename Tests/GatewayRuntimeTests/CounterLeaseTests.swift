@@ -254,7 +254,9 @@ final class SharedCounters: RequestLedger {
         return readings
     }
 
-    func countAndRecord(_ touches: [CounterTouch], ifAllowed event: AuditEvent) async throws -> Admission {
+    func countAndRecord(_ touches: [CounterTouch], ifAllowed event: AuditEvent, changing session: SessionChange?) async throws
+        -> Admission
+    {
         let counts = try await count(touches)
         return Admission(counts: counts, admitted: counts.allSatisfy(\.allowed))
     }

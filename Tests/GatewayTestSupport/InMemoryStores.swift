@@ -13,7 +13,8 @@ public final class InMemoryStores: Sendable {
         var tokens: [UUID: (record: AdminTokenRecord, digest: Data)] = [:]
         var counters = MemoryCounters()
         var events: [AuditEvent] = []
-        var sessions: [Data: ConsoleSessionRecord] = [:]
+        var consoleSessions: [Data: ConsoleSessionRecord] = [:]
+        var userSessions = MemorySessions()
         var failing = false
     }
 
@@ -40,7 +41,7 @@ public final class InMemoryStores: Sendable {
         GatewayStores(
             apps: Apps(memory: self), keys: Keys(memory: self), adminTokens: AdminTokens(memory: self),
             auditTrail: Trail(), tenants: Tenants(memory: self), ledger: Ledger(memory: self), health: Health(memory: self),
-            consoleSessions: Sessions(memory: self))
+            consoleSessions: ConsoleSessions(memory: self), sessions: UserSessions(memory: self))
     }
 
     /// Runs `body` on the state unless ``failing``.
@@ -192,24 +193,49 @@ public final class InMemoryStores: Sendable {
     }
 
     /// Reading the trail back is PostgreSQL's (its tests are there); here it is empty.
-    struct Sessions: ConsoleSessionStore {
+    struct ConsoleSessions: ConsoleSessionStore {
         let memory: InMemoryStores
 
         func open(_ session: ConsoleSessionRecord) async throws {
-            try memory.change { $0.sessions[session.digest] = session }
+            try memory.change { $0.consoleSessions[session.digest] = session }
         }
 
         func resume(digest: Data, idle: Duration) async throws -> Data? {
             try memory.change { state in
-                guard var session = state.sessions[digest], session.expiresAt > Date() else { return nil }
+                guard var session = state.consoleSessions[digest], session.expiresAt > Date() else { return nil }
                 session.expiresAt = min(Date() + TimeInterval(idle.components.seconds), session.endsAt)
-                state.sessions[digest] = session
+                state.consoleSessions[digest] = session
                 return session.sealedToken
             }
         }
 
         func close(digest: Data) async throws {
-            try memory.change { $0.sessions[digest] = nil }
+            try memory.change { $0.consoleSessions[digest] = nil }
+        }
+    }
+
+    /// Users' sessions in ``MemorySessions``, changed as the SQL changes them.
+    struct UserSessions: SessionStore {
+        let memory: InMemoryStores
+
+        func find(_ sessionID: UUID, in appID: AppID) async throws -> SessionLookup {
+            try memory.change { SessionLookup(session: $0.userSessions.find(sessionID, in: appID), now: Date()) }
+        }
+
+        func list(of userID: String, in appID: AppID, includingEnded: Bool, at now: Date) async throws -> [StoredSession] {
+            try memory.change { $0.userSessions.list(of: userID, in: appID, includingEnded: includingEnded, at: now) }
+        }
+
+        func revoke(_ scope: SessionScope, reason: String, recording row: AuditEvent) async throws -> Int {
+            try memory.change { state in
+                let count = state.userSessions.revoke(scope, reason: reason, at: Date())
+                if case .session = scope, count == 0 { return 0 }
+                var event = row
+                event.detail["revoked"] = "\(count)"
+                event.detail["reason"] = reason
+                state.events.append(event)
+                return count
+            }
         }
     }
 
@@ -236,12 +262,28 @@ public final class InMemoryStores: Sendable {
             try memory.change { state in touches.map { state.counters.apply($0) } }
         }
 
-        func countAndRecord(_ touches: [CounterTouch], ifAllowed event: AuditEvent) async throws -> Admission {
+        func countAndRecord(
+            _ touches: [CounterTouch], ifAllowed event: AuditEvent, changing session: SessionChange?
+        ) async throws -> Admission {
             try memory.change { state in
                 let readings = touches.map { state.counters.apply($0) }
-                let admitted = readings.allSatisfy(\.allowed)
+                let allowed = readings.allSatisfy(\.allowed)
+                var changed = false
+                var admitted = allowed
+                switch session {
+                case nil:
+                    break
+                case .start?:
+                    if allowed { changed = state.userSessions.apply(session!, at: Date()) }
+                case .rotate?:
+                    changed = allowed && state.userSessions.apply(session!, at: Date())
+                    admitted = changed
+                case .revoke?:
+                    changed = state.userSessions.apply(session!, at: Date())
+                    admitted = true
+                }
                 if admitted { state.events.append(event) }
-                return Admission(counts: readings, admitted: admitted)
+                return Admission(counts: readings, admitted: admitted, sessionChanged: changed)
             }
         }
 

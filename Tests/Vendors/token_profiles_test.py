@@ -22,7 +22,8 @@ profile, and hands each to the library the vendor publishes:
   claim structure; twilio.jwt.Jwt.from_jwt accepts ours with the secret and
   refuses it with another.
 
-Then: the secrets never come back from the admin API, an app's own admin
+A refreshed OpenID token is judged the same way, and keeps its sign-in's
+auth_time and amr. Then: the secrets never come back from the admin API, an app's own admin
 cannot read or change another app's profiles, unknown or unlisted profiles
 are 400 unsupported_token_profile, each issued row names its profile, and
 Layer's answer is byte for byte what it was. Prints one decoded token of
@@ -113,14 +114,14 @@ def service_account():
     return account, public
 
 
-def make_app(name, profiles):
+def make_app(name, profiles, sessions=None):
     app_uuid = str(uuid.uuid4())
     status, body = admin("POST", "/admin/v1/apps", body={
         "app_id": app_uuid, "name": name, "environment": "development", "provider_id": str(uuid.uuid4()),
         "credential_types": ["static"],
         "plugins": {"static": {"users": [{"user_id": USER, "password": "pw-" + name, "display_name": "Alice A.",
                                           "email": "alice@example.com"}]}},
-        "token_profiles": profiles})
+        "token_profiles": profiles, "sessions": sessions})
     check(status == 201, f"create {name}: {status} {body}")
     status, key = admin("POST", f"/admin/v1/apps/{app_uuid}/keys", body={"generate": {"bits": 2048}})
     check(status == 201, f"generate key for {name}: {status} {key}")
@@ -202,6 +203,30 @@ def check_oidc(app_a, app_b):
     check(requests.get(f"{BASE}/v1/apps/{uuid.uuid4()}/.well-known/openid-configuration", timeout=30).status_code == 404,
           "discovery of an unknown app")
     return token
+
+
+def check_oidc_session():
+    """A refreshed OpenID token (issue 58), judged by Authlib as any other: it keeps
+    the sign-in's auth_time, and amr says how that sign-in was made."""
+    app_uuid = make_app("c", [{"type": "oidc", "audiences": ["client-c"]}], sessions={"reuse_grace_seconds": 5})
+    nonce = "n-" + uuid.uuid4().hex
+    response = token_request(app_uuid, "c", nonce)
+    check(response.status_code == 200, f"oidc sign-in: {response.status_code} {response.text}")
+    signed_in = response.json()
+    metadata, keys = relying_party(app_uuid, "client-c")
+    first = validate_id_token(signed_in["identity_token"], metadata, keys, "client-c", nonce)
+    check(first["amr"] == ["pwd"] and first["auth_time"] == first["iat"], f"oidc sign-in claims {dict(first)}")
+    time.sleep(1.1)  # so the refreshed token's iat is a later second than the sign-in's
+    nonce = "n-" + uuid.uuid4().hex
+    response = requests.post(BASE + "/v1/identity_tokens", json={
+        "app_id": app_uuid, "nonce": nonce,
+        "credentials": {"type": "refresh_token", "refresh_token": signed_in["refresh_token"]}}, timeout=30)
+    check(response.status_code == 200, f"oidc refresh: {response.status_code} {response.text}")
+    refreshed = validate_id_token(response.json()["identity_token"], metadata, keys, "client-c", nonce)
+    check(refreshed["auth_time"] == first["auth_time"] and refreshed["iat"] > refreshed["auth_time"]
+          and refreshed["amr"] == ["pwd"] and refreshed["sub"] == USER, f"refreshed oidc claims {dict(refreshed)}")
+    check(response.json()["refresh_token"] != signed_in["refresh_token"], "the refresh token was not rotated")
+    return response.json()["identity_token"]
 
 
 def check_firebase(app_uuid, account, certificate_pem):
@@ -380,10 +405,12 @@ issued = {
     "stream": check_stream(app_a_uuid),
     "twilio": check_twilio(app_a_uuid),
 }
+issued_after_refresh = check_oidc_session()
 check_refusals(app_a_uuid)
 check_validation(app_a_uuid, app_b_uuid, issued)
 check_secrets_and_isolation(app_a_uuid, app_b_uuid)
 check_audit(app_a_uuid, issued)
 for profile, token in issued.items():
     shown(profile, token)
+shown("oidc, refreshed", issued_after_refresh)
 print("every profile held")

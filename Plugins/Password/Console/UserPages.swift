@@ -6,8 +6,8 @@ import Hummingbird
 
 /// An app's password users: list and search by prefix, create, import an
 /// NDJSON file with the API's per-line report, and one user's page (reset
-/// the password, edit the profile, turn off or on, delete). A password
-/// typed here is sent to the API and never shown again.
+/// the password, edit the profile, turn off or on, delete, see and end their
+/// sessions). A password typed here is sent to the API and never shown again.
 struct UserPages: Sendable {
     let pages: PageRenderer
 
@@ -15,6 +15,7 @@ struct UserPages: Sendable {
     static let notices = [
         "created": "User saved.", "password": "Password changed.", "saved": "Profile saved.",
         "disabled": "User turned off: their logins are refused.", "enabled": "User turned on.", "deleted": "User deleted.",
+        "session_ended": "Session ended: its refresh token is refused.", "sessions_ended": "Every session of the user ended.",
     ]
 
     func addRoutes(_ routes: ConsoleRoutes) {
@@ -35,6 +36,20 @@ struct UserPages: Sendable {
         routes.post("apps/{app_id}/users/{user_id}/disabled") { visit, form in
             let disabled = form["disabled"] == "true"
             return try await change(visit, ["disabled": .bool(disabled)], notice: disabled ? "disabled" : "enabled")
+        }
+        routes.post("apps/{app_id}/users/{user_id}/sessions/end") { visit, form in
+            let appID = visit.parameter("app_id")
+            let userID = visit.parameter("user_id")
+            let path =
+                if let sessionID = form.text("session_id") {
+                    "\(ConsolePaths.adminApp(appID))/sessions/\(ConsolePaths.segment(sessionID))"
+                } else {
+                    "\(Self.apiPath(appID, userID))/sessions"
+                }
+            let answer = await visit.call(.delete, path)
+            guard answer.succeeded else { return try await user(visit, errors: ["error": answer.errorMessage], status: answer.status) }
+            let notice = form.text("session_id") == nil ? "sessions_ended" : "session_ended"
+            return PageRenderer.redirect("\(Self.pagePath(appID, userID))?notice=\(notice)")
         }
         routes.post("apps/{app_id}/users/{user_id}/delete") { visit, _ in
             let appID = visit.parameter("app_id")
@@ -136,8 +151,12 @@ struct UserPages: Sendable {
         let header = try await AppHeader.load(appID, visit, pages)
         let answer = await visit.call(.get, Self.apiPath(appID, userID))
         let user = try answer.read(UserAnswer.self, visit, pages)
+        let sessions = try await visit.call(.get, "\(Self.apiPath(appID, userID))/sessions")
+            .read(ListAnswer<SessionAnswer>.self, visit, pages).items.map(\.templateValues)
         var data = header.values(current: "users").merging(errors) { $1 }
         data["user"] = user.templateValues
+        data["sessions"] = sessions
+        data["no_sessions"] = sessions.isEmpty
         data["profile_fields"] = ProfileForm.fields(values: user.profile.values, errors: errors)
         data["user_base"] = Self.pagePath(appID, userID)
         data["disabled"] = user.disabled

@@ -56,7 +56,10 @@ import Testing
 
 extension PluginServices {
     /// Services for code that needs no database: every table in memory.
-    static let unconnected = PluginServices(
-        storage: .memory(PluginMemory(recording: { _ in })), apps: InMemoryStores().stores.apps,
-        logger: Logger(label: "unconnected"))
+    static let unconnected: PluginServices = {
+        let stores = InMemoryStores().stores
+        return PluginServices(
+            storage: .memory(PluginMemory(recording: { _ in })), apps: stores.apps, sessions: stores.sessions,
+            logger: Logger(label: "unconnected"))
+    }()
 }

@@ -41,8 +41,9 @@ public func buildApplication(
     let databaseTimeout = Duration.milliseconds(configuration.database.requestTimeoutMilliseconds)
     let ledger = PostgresRequestLedger(
         client: client, logger: logger, timeout: databaseTimeout, writesAudit: configuration.audit.enabled)
-    let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger)
-    let pluginServices = PluginServices(storage: .postgres(client), apps: stores.apps, logger: logger, databaseTimeout: databaseTimeout)
+    let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger, databaseTimeout: databaseTimeout)
+    let pluginServices = PluginServices(
+        storage: .postgres(client), apps: stores.apps, sessions: stores.sessions, logger: logger, databaseTimeout: databaseTimeout)
     let tenants = TenantCache(
         store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
         pluginServices: pluginServices, masterKey: masterKey, logger: logger)

@@ -61,6 +61,12 @@ extension RateLimitPolicy {
     public static let userFailures = RateLimitPolicy(
         name: "user_failures", limit: 10, periodSeconds: 900, counting: .failures)
 
+    /// Refreshes refused (an unknown, spent, ended or malformed refresh
+    /// token) per client address: a client trying many tokens. A refresh
+    /// names no user it could be counted against before its proof holds.
+    public static let refreshFailures = RateLimitPolicy(
+        name: "refresh_failures", limit: 60, periodSeconds: 900, counting: .failures, countsClientAddress: true)
+
     /// Costly admin work (a webhook test call, a password hashed, a key
     /// generated) by one admin token.
     public static let adminWorkPerToken = RateLimitPolicy(
@@ -83,6 +89,6 @@ extension RateLimitPolicy {
 
     /// The gateway's own policies; plugins bring theirs (``CredentialPlugin``).
     public static let gatewayPolicies = [
-        clientIP, app, userFailures, adminWorkPerToken, adminWorkPerApp, adminAuthFailures, validations,
+        clientIP, app, userFailures, refreshFailures, adminWorkPerToken, adminWorkPerApp, adminAuthFailures, validations,
     ]
 }

@@ -14,9 +14,15 @@ public struct TokenRequest: Sendable, Equatable {
     public let credentials: Credentials?
     /// The token profile asked for (`token_profile`); `nil` means the app's first.
     public let tokenProfile: String?
+    /// What the client calls its device (`device_label`), for the session a
+    /// sign-in starts: 1 to 128 bytes, no control characters.
+    public let deviceLabel: String?
+
+    public static let maximumDeviceLabelBytes = 128
 
     public init(
-        appID: String?, userID: String?, nonce: String?, credentials: Credentials?, tokenProfile: String? = nil
+        appID: String?, userID: String?, nonce: String?, credentials: Credentials?, tokenProfile: String? = nil,
+        deviceLabel: String? = nil
     ) throws(GatewayError) {
         self.appID = try Self.validatedAppID(appID)
         self.userID = try userID.map { text throws(GatewayError) in try Self.validatedUserID(text) }
@@ -33,6 +39,14 @@ public struct TokenRequest: Sendable, Equatable {
             }
         }
         self.tokenProfile = tokenProfile
+        if let deviceLabel {
+            guard (1...Self.maximumDeviceLabelBytes).contains(deviceLabel.utf8.count),
+                !deviceLabel.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
+                throw .invalidRequest("device_label must be 1 to \(Self.maximumDeviceLabelBytes) bytes without control characters.")
+            }
+        }
+        self.deviceLabel = deviceLabel
     }
 
     /// Parses an app id in any accepted form.

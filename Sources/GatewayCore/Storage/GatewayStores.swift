@@ -13,11 +13,13 @@ public struct GatewayStores: Sendable {
     public let health: any StorageHealth
     /// The operator console's sign-ins.
     public let consoleSessions: any ConsoleSessionStore
+    /// Users' sessions (their refresh tokens), as read and ended outside the ledger.
+    public let sessions: any SessionStore
 
     public init(
         apps: any AppStore, keys: any KeyStore, adminTokens: any AdminTokenStore, auditTrail: any AuditTrail,
         tenants: any TenantStore, ledger: any RequestLedger, health: any StorageHealth,
-        consoleSessions: any ConsoleSessionStore
+        consoleSessions: any ConsoleSessionStore, sessions: any SessionStore
     ) {
         self.apps = apps
         self.keys = keys
@@ -27,5 +29,6 @@ public struct GatewayStores: Sendable {
         self.ledger = ledger
         self.health = health
         self.consoleSessions = consoleSessions
+        self.sessions = sessions
     }
 }

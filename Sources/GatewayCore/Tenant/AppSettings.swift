@@ -24,6 +24,8 @@ public struct AppSettings: Sendable, Equatable {
     /// The tokens this app issues, each with its settings; the first answers
     /// requests that name no `token_profile`.
     public var tokenProfiles: [TokenProfileEntry]
+    /// Sessions and their refresh tokens; `nil`, off.
+    public var sessions: SessionSettings?
 
     public init(
         appID: AppID,
@@ -36,7 +38,8 @@ public struct AppSettings: Sendable, Equatable {
         plugins: [String: JSONValue] = [:],
         rateLimits: [String: RateLimitOverride] = [:],
         rateLimitChanges: RateLimitChanges = RateLimitChanges(),
-        tokenProfiles: [TokenProfileEntry] = [.layer]
+        tokenProfiles: [TokenProfileEntry] = [.layer],
+        sessions: SessionSettings? = nil
     ) {
         self.appID = appID
         self.name = name
@@ -49,5 +52,6 @@ public struct AppSettings: Sendable, Equatable {
         self.rateLimits = rateLimits
         self.rateLimitChanges = rateLimitChanges
         self.tokenProfiles = tokenProfiles
+        self.sessions = sessions
     }
 }

@@ -33,12 +33,20 @@ public protocol CredentialVerifier: Sendable {
     /// `user_failures` limit from then on. Leave it `false` (the default)
     /// for secrets checked against the named user (a password, a code).
     var provesItsUser: Bool { get }
+
+    /// How a verified attempt proves who the user is, as RFC 8176 `amr`
+    /// values (`pwd`, `sms`, `otp`, `hwk`, ...): what OpenID Connect tokens
+    /// and sessions say of the sign-in. Empty (the default) when not known
+    /// (a tenant's own service decides, say).
+    var authenticationMethods: [String] { get }
 }
 
 extension CredentialVerifier {
     public var isCheapToAsk: Bool { false }
 
     public var provesItsUser: Bool { false }
+
+    public var authenticationMethods: [String] { [] }
 
     public func rateLimitSubjects(for credentials: Credentials) -> [String: String] { [:] }
 }

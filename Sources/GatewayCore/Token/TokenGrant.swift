@@ -8,11 +8,21 @@ public struct TokenGrant: Sendable, Equatable {
     public let nonce: String
     /// Seconds since the Unix epoch (UTC): the moment the credential was accepted.
     public let issuedAt: Int64
+    /// When the user last proved who they are (OpenID Connect's `auth_time`):
+    /// `issuedAt` for a sign-in, the session's sign-in for a refresh.
+    public let authTime: Int64
+    /// How they proved it (RFC 8176 `amr` values); empty when not known.
+    public let methods: [String]
 
-    public init(app: AppSettings, identity: VerifiedIdentity, nonce: String, issuedAt: Int64) {
+    public init(
+        app: AppSettings, identity: VerifiedIdentity, nonce: String, issuedAt: Int64, authTime: Int64? = nil,
+        methods: [String] = []
+    ) {
         self.app = app
         self.identity = identity
         self.nonce = nonce
         self.issuedAt = issuedAt
+        self.authTime = authTime ?? issuedAt
+        self.methods = methods
     }
 }

@@ -18,6 +18,8 @@ enum AdminResources {
         /// The overrides an operator set: the app's own admin may not change them.
         let rate_limits_set_by_operator: [String]
         let token_profiles: [TokenProfileEntry]
+        /// `null` while sessions are off.
+        let sessions: SessionSettings?
         let created_at: String
         let updated_at: String
 
@@ -36,6 +38,7 @@ enum AdminResources {
             rate_limits = settings.rateLimits
             rate_limits_set_by_operator = settings.rateLimitChanges.setByOperator.sorted()
             token_profiles = registry.redacted(settings.tokenProfiles)
+            sessions = settings.sessions
             created_at = timestamp(stored.createdAt)
             updated_at = timestamp(stored.updatedAt)
         }

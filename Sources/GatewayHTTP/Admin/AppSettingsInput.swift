@@ -8,7 +8,7 @@ import GatewayRuntime
 struct AppSettingsInput {
     static let fields: Set<String> = [
         "app_id", "name", "environment", "provider_id", "token_ttl_seconds", "enabled", "credential_types", "plugins",
-        "rate_limits", "token_profiles",
+        "rate_limits", "token_profiles", "sessions",
     ]
 
     let plugins: PluginRegistry
@@ -137,6 +137,7 @@ struct AppSettingsInput {
         if let types = try input.strings("credential_types") { settings.credentialTypes = types }
         if let options = try input.object("plugins") { settings.plugins = options.members }
         if let limits = try input.object("rate_limits") { settings.rateLimits = try rateLimitOverrides(limits) }
+        if input.has("sessions") { settings.sessions = try Self.sessionSettings(input.object("sessions")) }
         if let profiles = try input.objects("token_profiles", maximumCount: TokenProfileRegistry.maximumPerApp) {
             settings.tokenProfiles = try profiles.map { entry throws(GatewayError) in
                 let type = try entry.requiredString("type")
@@ -144,6 +145,35 @@ struct AppSettingsInput {
             }
         }
         try check(settings)
+    }
+
+    /// `sessions`: an object turns sessions on, each setting its default
+    /// unless given (the whole object is the app's settings, as `plugins`
+    /// are); `null` turns them off.
+    static func sessionSettings(_ input: JSONInput?) throws(GatewayError) -> SessionSettings? {
+        guard let input else { return nil }
+        try input.rejectUnknown(allowed: [
+            "idle_timeout_seconds", "absolute_lifetime_seconds", "reuse_grace_seconds", "max_sessions_per_user",
+            "revoke_on_password_change",
+        ])
+        var settings = SessionSettings()
+        if let idle = try input.integer("idle_timeout_seconds", in: SessionSettings.idleTimeoutRange) {
+            settings.idleTimeoutSeconds = idle
+        }
+        if let lifetime = try input.integer("absolute_lifetime_seconds", in: SessionSettings.absoluteLifetimeRange) {
+            settings.absoluteLifetimeSeconds = lifetime
+        }
+        if let grace = try input.integer("reuse_grace_seconds", in: SessionSettings.reuseGraceRange) {
+            settings.reuseGraceSeconds = grace
+        }
+        if let maximum = try input.integer("max_sessions_per_user", in: SessionSettings.maximumPerUserRange) {
+            settings.maximumPerUser = maximum
+        }
+        if let revokes = try input.bool("revoke_on_password_change") { settings.revokeOnPasswordChange = revokes }
+        guard settings.idleTimeoutSeconds <= settings.absoluteLifetimeSeconds else {
+            throw .invalidRequest("sessions.idle_timeout_seconds must be at most sessions.absolute_lifetime_seconds.")
+        }
+        return settings
     }
 
     /// `{policy: {limit, period_seconds}}` for known policies, within bounds.

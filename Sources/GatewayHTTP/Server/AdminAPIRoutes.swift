@@ -14,6 +14,7 @@ struct AdminAPIRoutes {
     let keys: KeyAdminController
     let adminTokens: AdminTokenController
     let audit: AuditEventController
+    let sessions: SessionAdminController
     /// Refused admin tokens per client address, for both routers (the console signs in through the inner one).
     let authFailures: ClientThrottle
 
@@ -35,6 +36,7 @@ struct AdminAPIRoutes {
             work: routeServices.adminWork)
         adminTokens = AdminTokenController(tokens: stores.adminTokens, apps: stores.apps)
         audit = AuditEventController(events: stores.auditTrail)
+        sessions = SessionAdminController(apps: stores.apps, sessions: stores.sessions)
     }
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
@@ -47,6 +49,7 @@ struct AdminAPIRoutes {
         keys.addRoutes(to: admin)
         adminTokens.addRoutes(to: admin)
         audit.addRoutes(to: admin)
+        sessions.addRoutes(to: admin)
         for plugin in dependencies.plugins.all {
             plugin.addAdminRoutes(to: admin, services: routeServices)
         }

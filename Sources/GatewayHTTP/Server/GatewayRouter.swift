@@ -88,7 +88,10 @@ public enum GatewayRouter {
         let gate = PublicRequestGate(
             tenants: dependencies.tenants, limits: rateLimiter, ledger: stores.ledger,
             databaseTimeout: dependencies.databaseTimeout)
-        IdentityTokenController(issuer: TokenIssuer(gate: gate, signers: dependencies.signers)).addRoutes(to: router)
+        let refreshTokens = RefreshTokens(store: stores.sessions, masterKey: dependencies.masterKey)
+        IdentityTokenController(issuer: TokenIssuer(gate: gate, signers: dependencies.signers, sessions: refreshTokens))
+            .addRoutes(to: router)
+        SignOutController(gate: gate, sessions: refreshTokens).addRoutes(to: router)
         let routeServices = RouteServices(
             plugin: pluginServices, tenants: dependencies.tenants, limits: rateLimiter, gate: gate)
         for plugin in dependencies.plugins.all {

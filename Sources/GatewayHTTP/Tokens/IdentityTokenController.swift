@@ -37,8 +37,8 @@ public struct IdentityTokenController: Sendable {
             ]
         ).increment()
         switch outcome.result {
-        case .success(let token):
-            var response = Self.tokenResponse(token, profile: outcome.profileLabel)
+        case .success(let issued):
+            var response = Self.tokenResponse(issued, profile: outcome.profileLabel)
             response.headers.set(outcome.limits.headers)
             return response
         case .failure(let error):
@@ -47,16 +47,28 @@ public struct IdentityTokenController: Sendable {
     }
 
     /// `{"identity_token": ...}` as Layer's SDK reads it; a token of another
-    /// profile also names its profile (`token_profile`).
-    private static func tokenResponse(_ token: String, profile: String) -> Response {
-        var body = ByteBufferAllocator().buffer(capacity: token.utf8.count + 64)
+    /// profile also names its profile (`token_profile`); where a session
+    /// began or went on, its `refresh_token`, `session_id` and
+    /// `refresh_token_expires_in` follow.
+    private static func tokenResponse(_ issued: TokenIssuer.Issued, profile: String) -> Response {
+        var body = ByteBufferAllocator().buffer(capacity: issued.token.utf8.count + 256)
         body.writeString(#"{"identity_token":""#)
-        body.writeString(token)
+        body.writeString(issued.token)
+        body.writeString(#"""#)
         if profile != TokenProfileEntry.layer.type {
-            body.writeString(#"","token_profile":""#)
+            body.writeString(#","token_profile":""#)
             body.writeString(profile)
+            body.writeString(#"""#)
         }
-        body.writeString(#""}"#)
+        if let session = issued.session {
+            body.writeString(#","refresh_token":""#)
+            body.writeString(session.refreshToken.text)
+            body.writeString(#"","session_id":""#)
+            body.writeString(session.sessionID.lowercasedText)
+            body.writeString(#"","refresh_token_expires_in":"#)
+            body.writeString(String(session.expiresInSeconds))
+        }
+        body.writeString("}")
         return Response(status: .ok, headers: tokenHeaders, body: .init(byteBuffer: body))
     }
 

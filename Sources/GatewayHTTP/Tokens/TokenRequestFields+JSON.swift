@@ -13,7 +13,7 @@ extension TokenRequestFields {
     }
 
     /// Reads a JSON body in one pass over its bytes (``StrictJSONReader``): an
-    /// object whose `app_id`, `user_id`, `nonce` and `token_profile` are strings or null and
+    /// object whose `app_id`, `user_id`, `nonce`, `token_profile` and `device_label` are strings or null and
     /// whose `credentials` is an object of strings, or null. Other members may
     /// hold any JSON value; they are checked and skipped.
     ///
@@ -26,11 +26,12 @@ extension TokenRequestFields {
         var nonce: String?
         var credentials: [String: String]?
         var tokenProfile: String?
+        var deviceLabel: String?
         var firstMismatch: JSONFailure?
         do throws(StrictJSONReader.Failure) {
             try reader.readObject { name, reader throws(StrictJSONReader.Failure) in
                 switch name {
-                case "app_id", "user_id", "nonce", "token_profile":
+                case "app_id", "user_id", "nonce", "token_profile", "device_label":
                     let value: String?
                     switch try reader.readOptionalString() {
                     case .string(let text): value = text
@@ -43,6 +44,7 @@ extension TokenRequestFields {
                     case "app_id": appID = value
                     case "user_id": userID = value
                     case "token_profile": tokenProfile = value
+                    case "device_label": deviceLabel = value
                     default: nonce = value
                     }
                 case "credentials":
@@ -72,6 +74,8 @@ extension TokenRequestFields {
             throw .syntax(error)
         }
         if let firstMismatch { throw firstMismatch }
-        self.init(appID: appID, userID: userID, nonce: nonce, credentials: credentials, tokenProfile: tokenProfile)
+        self.init(
+            appID: appID, userID: userID, nonce: nonce, credentials: credentials, tokenProfile: tokenProfile,
+            deviceLabel: deviceLabel)
     }
 }

@@ -17,13 +17,18 @@ public struct TokenRequestFields: Equatable {
     /// The credentials object's members, `type` among them; `nil` when absent or null.
     var credentials: [String: String]?
     var tokenProfile: String?
+    var deviceLabel: String?
 
-    init(appID: String?, userID: String?, nonce: String?, credentials: [String: String]?, tokenProfile: String? = nil) {
+    init(
+        appID: String?, userID: String?, nonce: String?, credentials: [String: String]?, tokenProfile: String? = nil,
+        deviceLabel: String? = nil
+    ) {
         self.appID = appID
         self.userID = userID
         self.nonce = nonce
         self.credentials = credentials
         self.tokenProfile = tokenProfile
+        self.deviceLabel = deviceLabel
     }
 
     /// Decodes `body` according to `contentType` (415 for any other type).
@@ -52,7 +57,9 @@ public struct TokenRequestFields: Equatable {
     /// Validates the fields into a ``TokenRequest``; the credentials' text first.
     public func validated() throws(GatewayError) -> TokenRequest {
         let credentials = try credentials.map { fields throws(GatewayError) in try Self.credentials(from: fields) }
-        return try TokenRequest(appID: appID, userID: userID, nonce: nonce, credentials: credentials, tokenProfile: tokenProfile)
+        return try TokenRequest(
+            appID: appID, userID: userID, nonce: nonce, credentials: credentials, tokenProfile: tokenProfile,
+            deviceLabel: deviceLabel)
     }
 
     // MARK: JSON
@@ -88,7 +95,8 @@ public struct TokenRequestFields: Equatable {
         }
         return TokenRequestFields(
             appID: fields["app_id"], userID: fields["user_id"], nonce: fields["nonce"],
-            credentials: credentialFields.isEmpty ? nil : credentialFields, tokenProfile: fields["token_profile"])
+            credentials: credentialFields.isEmpty ? nil : credentialFields, tokenProfile: fields["token_profile"],
+            deviceLabel: fields["device_label"])
     }
 
     // MARK: Validation

@@ -9,14 +9,21 @@ public struct PluginServices: Sendable {
     /// For the plugin's own tables only; the gateway's are behind ``apps``.
     public let storage: PluginStorage
     public let apps: any AppStore
+    /// Users' sessions, for a plugin whose admin routes end a user's (a
+    /// user disabled, deleted or given a new password).
+    public let sessions: any SessionStore
     public let logger: Logger
     /// How long a token request's database step may take before it is
     /// answered 503 `unavailable`.
     public let databaseTimeout: Duration
 
-    public init(storage: PluginStorage, apps: any AppStore, logger: Logger, databaseTimeout: Duration = .seconds(2)) {
+    public init(
+        storage: PluginStorage, apps: any AppStore, sessions: any SessionStore, logger: Logger,
+        databaseTimeout: Duration = .seconds(2)
+    ) {
         self.storage = storage
         self.apps = apps
+        self.sessions = sessions
         self.logger = logger
         self.databaseTimeout = databaseTimeout
     }

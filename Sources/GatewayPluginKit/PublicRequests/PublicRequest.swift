@@ -76,6 +76,8 @@ public struct PublicRequest: Sendable {
         let limiter = gate.limits
         let subjects = withClient(subjects)
         let counted = clientCounted
+        // Counted once a request: a later check or admission of it does not count the client again.
+        clientCounted = true
         try await apply { try await limiter.check(subjects, app: app, clientCounted: counted) }
     }
 
@@ -88,30 +90,35 @@ public struct PublicRequest: Sendable {
     }
 
     /// For a request whose credential was checked before its limits (a
-    /// cheap verifier): applies them and writes `issued`, its success row,
-    /// in one statement, only if they allow.
-    public mutating func admit(_ subjects: [String: String], app: AppSettings, recording issued: AuditEvent)
-        async throws(GatewayError)
-    {
+    /// cheap verifier, a refresh): applies them and writes `issued`, its
+    /// success row, in one statement, only if they allow, with `session`'s
+    /// change. Returns `false` when the row was not written because a
+    /// rotation asked for was not made (another request spent the token first).
+    @discardableResult
+    public mutating func admit(
+        _ subjects: [String: String], app: AppSettings, recording issued: AuditEvent, changing session: SessionChange? = nil
+    ) async throws(GatewayError) -> Bool {
         let limiter = gate.limits
         let subjects = withClient(subjects)
         let counted = clientCounted
-        try await recording(after: limits) {
-            try await limiter.admit(subjects, app: app, clientCounted: counted, recording: issued)
+        clientCounted = true
+        return try await recording(after: limits) {
+            try await limiter.admit(subjects, app: app, clientCounted: counted, recording: issued, changing: session)
         }
     }
 
     /// For a request whose limits were checked before its credential: gives
-    /// back the units it reserved and writes `issued` in one statement. `user`
-    /// is the user its check found when it named none: their failure limit is
-    /// read in that statement too, and `issued` written only if it allows.
-    public mutating func release(readingFailuresOf user: String?, app: AppSettings, recording issued: AuditEvent)
-        async throws(GatewayError)
-    {
+    /// back the units it reserved and writes `issued` in one statement, with
+    /// `session`'s change. `user` is the user its check found when it named
+    /// none: their failure limit is read in that statement too, and `issued`
+    /// written only if it allows.
+    public mutating func release(
+        readingFailuresOf user: String?, app: AppSettings, recording issued: AuditEvent, changing session: SessionChange? = nil
+    ) async throws(GatewayError) {
         let limiter = gate.limits
         let limits = limits
         try await recording(after: limits.reservationsGivenBack) {
-            try await limiter.release(limits, readingFailuresOf: user, app: app, recording: issued)
+            try await limiter.release(limits, readingFailuresOf: user, app: app, recording: issued, changing: session)
         }
     }
 
@@ -135,6 +142,18 @@ public struct PublicRequest: Sendable {
         if denied.reason == nil { denied.reason = error.code.rawValue }
         if !limits.repeatsRefusal { await gate.ledger.recordEventually(denied) }
         return denied
+    }
+
+    /// Writes `event`, a row of its own beside the request's, with
+    /// `session`'s change in the same statement (a session ended for a
+    /// token's reuse), before the request is answered: 503 when it cannot be.
+    public func record(_ event: AuditEvent, changing session: SessionChange) async throws(GatewayError) {
+        do {
+            _ = try await gate.ledger.countAndRecord([], ifAllowed: event, changing: session)
+        } catch {
+            logger.error("session change failed", metadata: ["error": "\(String(reflecting: error))"])
+            throw .unavailable
+        }
     }
 
     /// Writes the row as it stands, for an answer that does not wait on it
@@ -166,16 +185,21 @@ public struct PublicRequest: Sendable {
     }
 
     /// ``apply(_:)`` for a call that writes the success row, whose verdicts
-    /// follow `earlier`: the token is withheld when the write fails.
+    /// follow `earlier`: the token is withheld when the write fails. Returns
+    /// whether a session change asked for was made.
+    @discardableResult
     private mutating func recording(
-        after earlier: LimitOutcome, _ call: () async throws -> LimitOutcome
-    ) async throws(GatewayError) {
+        after earlier: LimitOutcome, _ call: () async throws -> Recording
+    ) async throws(GatewayError) -> Bool {
+        let recorded: Recording
         do {
-            limits = try await call().following(earlier)
+            recorded = try await call()
         } catch {
             logger.error("audit write failed; token withheld", metadata: ["error": "\(String(reflecting: error))"])
             throw .unavailable
         }
+        limits = recorded.limits.following(earlier)
         if limits.refusal != nil { throw limits.refusalError(noting: &row) }
+        return recorded.sessionChangeMade
     }
 }

@@ -19,23 +19,41 @@ public protocol RequestLimits: Sendable {
 
     /// For an attempt whose credential is already verified: applies the
     /// policies (`.failures` ones only read) and records `event` in the same
-    /// statement only if every policy allows. The outcome refuses exactly
-    /// when the event was not recorded.
+    /// statement only if every policy allows, making `session`'s change
+    /// there too (``RequestLedger/countAndRecord(_:ifAllowed:changing:)``).
+    /// The outcome refuses when a policy refused; the event was recorded
+    /// exactly when nothing refused and ``Recording/sessionChangeMade``.
     func admit(
-        _ subjects: [String: String], app: AppSettings, clientCounted: Bool, recording event: AuditEvent
-    ) async throws -> LimitOutcome
+        _ subjects: [String: String], app: AppSettings, clientCounted: Bool, recording event: AuditEvent,
+        changing session: SessionChange?
+    ) async throws -> Recording
 
     /// Gives back the outcome's reservations and records `event` in the
-    /// same statement. `user` is the verified user when the request named
-    /// none: their failure counter is read there too, and the event recorded
-    /// only if it allows. Refuses exactly when the event was not recorded.
+    /// same statement, with `session`'s change. `user` is the verified user
+    /// when the request named none: their failure counter is read there too,
+    /// and the event recorded only if it allows.
     func release(
-        _ outcome: LimitOutcome, readingFailuresOf user: String?, app: AppSettings, recording event: AuditEvent
-    ) async throws -> LimitOutcome
+        _ outcome: LimitOutcome, readingFailuresOf user: String?, app: AppSettings, recording event: AuditEvent,
+        changing session: SessionChange?
+    ) async throws -> Recording
 
     /// One more failure of `user`, the user a check found when the request named none.
     func countFailure(ofUser user: String, app: AppSettings) async throws -> LimitOutcome
 
     /// Gives back the outcome's reservations.
     func release(_ outcome: LimitOutcome) async throws
+}
+
+/// What a statement that writes a request's row found: the limits' verdicts,
+/// and whether the session change asked for was made (always, without one).
+public struct Recording: Sendable {
+    public let limits: LimitOutcome
+    /// `false` only when a rotation was asked for and the token was no
+    /// longer the live one: the row was then not written.
+    public let sessionChangeMade: Bool
+
+    public init(limits: LimitOutcome, sessionChangeMade: Bool = true) {
+        self.limits = limits
+        self.sessionChangeMade = sessionChangeMade
+    }
 }

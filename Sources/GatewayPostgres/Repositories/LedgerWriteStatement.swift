@@ -4,14 +4,15 @@ import PostgresNIO
 
 /// The one statement behind the token path's writes: touches rate-limit
 /// counters and reads every touched counter back (``SlidingWindowSQL``, in
-/// GatewayCore's `RateLimit/` beside the Swift it agrees with), and inserts
-/// audit rows. Either list may be empty. Prepared once per connection, so
-/// PostgreSQL plans it once rather than on every batch (planning the counter
-/// part took longer than running it).
+/// GatewayCore's `RateLimit/` beside the Swift it agrees with), changes
+/// sessions (``SessionChangesSQL``), and inserts audit rows. Any list may be
+/// empty. Prepared once per connection, so PostgreSQL plans it once rather
+/// than on every batch (planning the counter part took longer than running it).
 ///
 /// An audit row may name a request (`admittedBy`): it is inserted only if
-/// every touch of that request is allowed. That is how an issued token's row
-/// and its counters take one statement.
+/// every touch of that request is allowed, and, when it waits on a rotation
+/// (`needsRotation`), only if that rotation was made. That is how an issued
+/// token's row, its counters and its session take one statement.
 struct LedgerWriteStatement: PostgresPreparedStatement {
     /// The audit columns, in the order of ``appendEventColumns(_:to:)``.
     static let eventColumns =
@@ -30,25 +31,37 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         return types.enumerated().map { "$\(first + $0.offset)::\($0.element)[]" }.joined(separator: ", ")
     }
 
-    /// A touch's current and previous window counts, whether its verdict
-    /// allows, and the units a reservation was granted.
-    typealias Row = (Int64, Int64, Bool, Int64)
+    /// What the statement answers, a row each: kind, request, current,
+    /// previous, allowed, granted. For each touch in order (kind 0, its place
+    /// in the batch as request), its current and previous window counts,
+    /// whether its verdict allows and the units a reservation was granted;
+    /// then the requests whose rotation (kind 1) or revocation (kind 2) was made.
+    typealias Row = (Int32, Int64, Int64, Int64, Bool, Int64)
 
     /// The prepared statement's name on each connection. Spelled out: the
     /// protocol's default builds it by reflection on every execution.
     static let name = "audit_and_counter_write"
 
+    /// Parameters: the touches', the events' twelve columns, each event's
+    /// request and whether it waits on a rotation, then the session changes'.
+    static let eventParameterCount = 14
+
     static let sql = """
         WITH \(SlidingWindowSQL.verdicts),
+        \(SessionChangesSQL.expressions(from: SlidingWindowSQL.parameterCount + eventParameterCount + 1)),
         audit AS (
             INSERT INTO audit_events (\(eventColumns))
             SELECT \(eventValues)
-            FROM unnest(\(eventArrays(from: SlidingWindowSQL.parameterCount + 1)), $\(SlidingWindowSQL.parameterCount + 13)::int8[])
-                AS e(\(eventColumns), admitted_by)
-            WHERE e.admitted_by = 0
-                OR NOT EXISTS (SELECT 1 FROM verdicts v WHERE v.request = e.admitted_by AND NOT v.allowed)
+            FROM unnest(\(eventArrays(from: SlidingWindowSQL.parameterCount + 1)), $\(SlidingWindowSQL.parameterCount + 13)::int8[],
+                        $\(SlidingWindowSQL.parameterCount + 14)::bool[])
+                AS e(\(eventColumns), admitted_by, needs_rotation)
+            WHERE (e.admitted_by = 0 OR e.admitted_by NOT IN (SELECT request FROM refused))
+                AND (NOT e.needs_rotation OR e.admitted_by IN (SELECT request FROM rotated))
         )
-        SELECT current, previous, allowed, units_granted FROM verdicts ORDER BY position
+        SELECT 0::int4 AS kind, position AS request, current, previous, allowed, units_granted FROM verdicts
+        UNION ALL SELECT 1, request, 0, 0, true, 0 FROM rotated
+        UNION ALL SELECT 2, request, 0, 0, true, 0 FROM revoked
+        ORDER BY kind, request
         """
 
     /// One counter touch (see ``GatewayCore/CounterTouch``), with what its verdict needs.
@@ -66,14 +79,23 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         let units: Int32
     }
 
-    /// An audit row, and the request whose touches must all allow it (0: written whatever they say).
+    /// An audit row, and the request whose touches must all allow it (0:
+    /// written whatever they say), and whether it waits on that request's rotation.
     struct AuditRow {
         let event: AuditEvent
         let admittedBy: Int64
+        var needsRotation = false
+    }
+
+    /// A session change, and the request it is of (its place in the batch, from 1).
+    struct SessionRow {
+        let change: SessionChange
+        let request: Int64
     }
 
     var touches: [TouchRow] = []
     var rows: [AuditRow] = []
+    var sessions: [SessionRow] = []
 
     init() {}
 
@@ -83,7 +105,9 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
     }
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: SlidingWindowSQL.parameterCount + 13)
+        var bindings = PostgresBindings(
+            capacity: SlidingWindowSQL.parameterCount + Self.eventParameterCount + SessionChangesSQL.rotationParameterCount
+                + SessionChangesSQL.startParameterCount + SessionChangesSQL.revocationParameterCount)
         bindings.append(touches.map(\.appID.uuid))
         bindings.append(touches.map(\.policy))
         bindings.append(touches.map(\.subject))
@@ -96,7 +120,46 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         bindings.append(touches.map(\.units))
         Self.appendEventColumns(rows.map(\.event), to: &bindings)
         bindings.append(rows.map(\.admittedBy))
+        bindings.append(rows.map(\.needsRotation))
+        appendSessionChanges(to: &bindings)
         return bindings
+    }
+
+    /// The rotations', starts' and revocations' arrays, in ``SessionChangesSQL``'s order.
+    private func appendSessionChanges(to bindings: inout PostgresBindings) {
+        var rotations: [(SessionRotation, Int64)] = []
+        var starts: [(SessionStart, Int64)] = []
+        var revocations: [(AppID, UUID, String, Int64)] = []
+        for row in sessions {
+            switch row.change {
+            case .rotate(let rotation): rotations.append((rotation, row.request))
+            case .start(let start): starts.append((start, row.request))
+            case .revoke(let appID, let sessionID, let reason): revocations.append((appID, sessionID, reason, row.request))
+            }
+        }
+        bindings.append(rotations.map(\.0.appID.uuid))
+        bindings.append(rotations.map(\.0.sessionID))
+        bindings.append(rotations.map { Int64($0.0.generation) })
+        bindings.append(rotations.map { ByteBuffer(bytes: $0.0.tokenDigest) })
+        bindings.append(rotations.map { ByteBuffer(bytes: $0.0.successorDigest) })
+        bindings.append(rotations.map { Int64($0.0.idleTimeoutSeconds) })
+        bindings.append(rotations.map(\.1))
+        bindings.append(starts.map(\.0.appID.uuid))
+        bindings.append(starts.map(\.0.sessionID))
+        bindings.append(starts.map(\.0.userID))
+        bindings.append(starts.map { ProfileJSON.text($0.0.profile) })
+        bindings.append(starts.map(\.0.credentialType))
+        bindings.append(starts.map { $0.0.methods.joined(separator: " ") })
+        bindings.append(starts.map { $0.0.deviceLabel ?? "" })
+        bindings.append(starts.map { ByteBuffer(bytes: $0.0.tokenDigest) })
+        bindings.append(starts.map { Int64($0.0.idleTimeoutSeconds) })
+        bindings.append(starts.map { Int64($0.0.lifetimeSeconds) })
+        bindings.append(starts.map { Int64($0.0.maximumPerUser) })
+        bindings.append(starts.map(\.1))
+        bindings.append(revocations.map(\.0.uuid))
+        bindings.append(revocations.map(\.1))
+        bindings.append(revocations.map(\.2))
+        bindings.append(revocations.map(\.3))
     }
 
     /// The events' twelve columns, app to detail, each as one array.

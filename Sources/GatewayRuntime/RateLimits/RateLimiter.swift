@@ -73,36 +73,53 @@ public struct RateLimiter: RequestLimits {
     /// For an attempt whose credential is already verified: applies the
     /// policies as ``check(_:app:clientCounted:)`` does in the
     /// `.verified` phase and, in the same statement, records `event` (its
-    /// token's audit row) only if every policy allows. The outcome refuses
-    /// exactly when the event was not recorded.
+    /// token's audit row) only if every policy allows, with `session`'s
+    /// change. The event was recorded unless a policy refused or a rotation
+    /// was not made (``Recording``).
     public func admit(
-        _ subjects: [String: String], app: AppSettings, clientCounted: Bool = false, recording event: AuditEvent
-    ) async throws -> LimitOutcome {
+        _ subjects: [String: String], app: AppSettings, clientCounted: Bool = false, recording event: AuditEvent,
+        changing session: SessionChange? = nil
+    ) async throws -> Recording {
         guard settings.isEnabled else {
-            try await ledger.record(event)
-            return .unlimited
+            guard let session else {
+                try await ledger.record(event)
+                return Recording(limits: .unlimited)
+            }
+            return Self.recording([], try await ledger.countAndRecord([], ifAllowed: event, changing: session))
         }
         let touches = touches(for: subjects, app: app, phase: .verified, clientCounted: clientCounted)
-        return LimitOutcome(touches: touches, counts: try await apply(touches, recording: event).counts)
+        return Self.recording(touches, try await apply(touches, recording: event, changing: session))
     }
 
     /// Gives back the outcome's reservations and records `event` in the same
     /// statement: how a verified attempt's token row is written. `user` is
     /// the verified user when the request named none: their `user_failures`
     /// counter is read in that statement too, and the event recorded only if
-    /// it allows. Returns that read's verdict (unlimited without `user`),
-    /// refusing exactly when the event was not recorded.
+    /// it allows; `session`'s change is made there too. Returns that read's
+    /// verdict (unlimited without `user`), and whether a rotation asked for was made.
     public func release(
-        _ outcome: LimitOutcome, readingFailuresOf user: String? = nil, app: AppSettings, recording event: AuditEvent
-    ) async throws -> LimitOutcome {
+        _ outcome: LimitOutcome, readingFailuresOf user: String? = nil, app: AppSettings, recording event: AuditEvent,
+        changing session: SessionChange? = nil
+    ) async throws -> Recording {
         let reads = user.map { failureTouches(of: $0, app: app, phase: .verified) } ?? []
         let touches = outcome.reservations.map(\.release) + reads
-        guard !touches.isEmpty else {
+        guard !touches.isEmpty || session != nil else {
             try await ledger.record(event)
-            return .unlimited
+            return Recording(limits: .unlimited)
         }
-        let admission = try await ledger.countAndRecord(touches, ifAllowed: event)
-        return LimitOutcome(touches: reads, counts: Array(admission.counts.suffix(reads.count)))
+        let admission = try await ledger.countAndRecord(touches, ifAllowed: event, changing: session)
+        let readings = Admission(
+            counts: Array(admission.counts.suffix(reads.count)), admitted: admission.admitted,
+            sessionChanged: admission.sessionChanged)
+        return Self.recording(reads, readings)
+    }
+
+    /// The verdicts of `touches` as `admission` read them, and whether a
+    /// session change asked for was made: the row was written unless a
+    /// verdict refused or a rotation was not made.
+    private static func recording(_ touches: [CounterTouch], _ admission: Admission) -> Recording {
+        let limits = touches.isEmpty ? .unlimited : LimitOutcome(touches: touches, counts: admission.counts)
+        return Recording(limits: limits, sessionChangeMade: admission.admitted || limits.refusal != nil)
     }
 
     /// Counts a failed attempt against the user its check named when the
@@ -164,7 +181,9 @@ public struct RateLimiter: RequestLimits {
     /// same statement if every touch allows; no statement at all when every
     /// touch was served from a block and there is no event. The readings
     /// are in the order of `touches`, each as its mode reads.
-    private func apply(_ touches: [CounterTouch], recording event: AuditEvent?) async throws -> Admission {
+    private func apply(
+        _ touches: [CounterTouch], recording event: AuditEvent?, changing session: SessionChange? = nil
+    ) async throws -> Admission {
         var readings = [CounterReading?](repeating: nil, count: touches.count)
         var sent: [CounterTouch] = []
         var roles: [Sent] = []
@@ -194,7 +213,7 @@ public struct RateLimiter: RequestLimits {
         let admission: Admission
         do {
             if let event {
-                admission = try await ledger.countAndRecord(sent, ifAllowed: event)
+                admission = try await ledger.countAndRecord(sent, ifAllowed: event, changing: session)
             } else if sent.isEmpty {
                 admission = Admission(counts: [], admitted: true)
             } else {
@@ -222,7 +241,7 @@ public struct RateLimiter: RequestLimits {
                 break
             }
         }
-        return Admission(counts: readings.map { $0! }, admitted: admission.admitted)
+        return Admission(counts: readings.map { $0! }, admitted: admission.admitted, sessionChanged: admission.sessionChanged)
     }
 
     /// The deployment's `ip` counter for a client, shared by every app.

@@ -76,6 +76,8 @@ import Yams
         let keyID: String
         let token: String
         let secretName: String
+        /// The static user's session's refresh token.
+        let refreshToken: String
     }
 
     @Test(arguments: [UInt64(1), 2, 3])
@@ -135,6 +137,18 @@ import Yams
                         #expect(response.status.code != 200, "seed \(seed): \(operation) signed for B with A's \(credentials["type"]!) user")
                         #expect(identityToken(in: response) == nil)
                     }
+                } else if operation.operationID == "signOut" {
+                    // A's refresh token, sent as B's: it ends nothing, of B's or of A's.
+                    let request: [String: any Sendable] = ["app_id": b.appID, "refresh_token": a.refreshToken]
+                    #expect(try await gateway.test { try await $0.postJSON(request, to: path) }.status == .noContent)
+                    let refresh: [String: any Sendable] = [
+                        "app_id": a.appID, "nonce": "n-\(seed)",
+                        "credentials": ["type": "refresh_token", "refresh_token": a.refreshToken],
+                    ]
+                    let own = try await gateway.test { try await $0.postJSON(refresh) }
+                    #expect(own.status == .ok, "seed \(seed): B's sign-out ended A's session: \(text(own))")
+                    let asB: [String: any Sendable] = refresh.merging(["app_id": b.appID]) { _, new in new }
+                    #expect(try await gateway.test { try await $0.postJSON(asB) }.status == .unauthorized, "A's refresh token signed for B")
                 } else {
                     #expect(Self.publicByDesign[operation.operationID] != nil, "\(operation) is public: attack it here or say why it needs no attack")
                 }
@@ -158,7 +172,7 @@ import Yams
             .post, "/admin/v1/apps", token: operatorToken,
             json: [
                 "app_id": appID, "name": secretName, "environment": "development", "provider_id": UUID().uuidString,
-                "credential_types": ["static", "password", "phone_code"], "plugins": plugins,
+                "credential_types": ["static", "password", "phone_code"], "plugins": plugins, "sessions": [String: Int](),
                 "token_profiles": [
                     ["type": "layer"], ["type": "stream", "api_key": "k", "api_secret": "stream profile \(secretName)"],
                     [
@@ -180,13 +194,19 @@ import Yams
             .put, "/admin/v1/apps/\(appID)/phone_numbers/%2B15550000001", token: operatorToken, json: ["user_id": "ada"])
         #expect(bound.status == .created)
         let token = try await gateway.adminToken(.app(AppID(appID)!))
-        return Tenant(appID: appID, keyID: keyID, token: token, secretName: secretName)
+        let signIn: [String: any Sendable] = [
+            "app_id": appID, "user_id": "alice-\(secretName)", "nonce": "n",
+            "credentials": ["type": "static", "password": "static \(secretName)"],
+        ]
+        let signedIn = try jsonObject(try await gateway.test { try await $0.postJSON(signIn) })
+        let refreshToken = try #require(signedIn["refresh_token"] as? String, "\(signedIn)")
+        return Tenant(appID: appID, keyID: keyID, token: token, secretName: secretName, refreshToken: refreshToken)
     }
 
     /// What an operator reads of the app: settings, keys, users and bindings.
     static func snapshot(of tenant: Tenant, _ gateway: TestGateway, operatorToken: String) async throws -> [String] {
         var texts: [String] = []
-        for path in ["", "/keys", "/users", "/users/ada", "/phone_numbers"] {
+        for path in ["", "/keys", "/users", "/users/ada", "/phone_numbers", "/users/alice-\(tenant.secretName)/sessions"] {
             let response = try await gateway.admin(.get, "/admin/v1/apps/\(tenant.appID)\(path)", token: operatorToken)
             #expect(response.status == .ok)
             texts.append(text(response))

@@ -1,0 +1,70 @@
+import Foundation
+import GatewayCore
+import GatewayHTTPTestSupport
+import GatewayTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+/// A user's sessions end with what the admin API does to them (issue 58):
+/// deleting or disabling them always, a new password unless the app's
+/// `sessions.revoke_on_password_change` is off; each with its
+/// `session.revoked` row. Over memory and over PostgreSQL.
+@Suite struct UserSessionEndTests {
+    /// Signs `user` in with `password`; their refresh token.
+    static func signIn(_ gateway: some GatewayUnderTest, _ app: AppSettings, _ user: String, _ password: String) async throws -> String {
+        let body = passwordRequest(app, user: user, password: password)
+        let answer = try jsonObject(try await gateway.test(over: .router) { try await $0.postJSON(body) })
+        return try #require(answer["refresh_token"] as? String, "\(answer)")
+    }
+
+    static func refreshes(_ gateway: some GatewayUnderTest, _ app: AppSettings, _ token: String) async throws -> Bool {
+        let body: [String: any Sendable] = [
+            "app_id": app.appID.uuid.uuidString, "nonce": "n-\(UUID())",
+            "credentials": ["type": "refresh_token", "refresh_token": token],
+        ]
+        return try await gateway.test(over: .router) { try await $0.postJSON(body) }.status == .ok
+    }
+
+    static func check(_ gateway: some GatewayUnderTest, revokesOnPasswordChange: Bool) async throws {
+        var app = try await gateway.createPasswordApp()
+        app = try await gateway.createApp(activeKey: true) { settings in
+            settings = app
+            settings.appID = AppID(uuid: UUID())
+            settings.sessions = SessionSettings(revokeOnPasswordChange: revokesOnPasswordChange)
+        }
+        let token = try await gateway.adminToken(.app(app.appID), expiresAt: nil, revoked: false, name: "test")
+        for user in ["ada", "bob", "cy", "di"] {
+            try await gateway.putUser(user, in: app, token: token, ["password": "correct horse \(user)"])
+        }
+        let sessions = try await [
+            signIn(gateway, app, "ada", "correct horse ada"), signIn(gateway, app, "bob", "correct horse bob"),
+            signIn(gateway, app, "cy", "correct horse cy"), signIn(gateway, app, "di", "correct horse di"),
+        ]
+        func path(_ user: String) -> String { "/admin/v1/apps/\(app.appID)/users/\(user)" }
+        #expect(try await gateway.admin(.patch, path("ada"), token: token, json: ["password": "a new horse staple"]).status == .ok)
+        #expect(try await gateway.admin(.patch, path("bob"), token: token, json: ["disabled": true]).status == .ok)
+        #expect(try await gateway.admin(.delete, path("cy"), token: token, json: nil).status == .noContent)
+        #expect(try await gateway.admin(.patch, path("di"), token: token, json: ["display_name": "Di"]).status == .ok)
+
+        #expect(try await refreshes(gateway, app, sessions[0]) == !revokesOnPasswordChange)
+        #expect(try await !refreshes(gateway, app, sessions[1]))
+        #expect(try await !refreshes(gateway, app, sessions[2]))
+        #expect(try await refreshes(gateway, app, sessions[3]), "a profile change ends nothing")
+        let rows = try await gateway.auditRows().filter { $0.event == "session.revoked" }
+        let expected = (revokesOnPasswordChange ? ["ada"] : []) + ["bob", "cy"]
+        #expect(rows.compactMap(\.userID) == expected)
+        for (user, reason) in [("ada", "password_changed"), ("bob", "user_disabled"), ("cy", "user_deleted")] where expected.contains(user) {
+            #expect(rows.first { $0.userID == user }?.text.contains(reason) == true, "\(user)")
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func overMemory(revokesOnPasswordChange: Bool) async throws {
+        try await MemoryGateway.with(plugins: .passwordTests) { try await Self.check($0, revokesOnPasswordChange: revokesOnPasswordChange) }
+    }
+
+    @Test func overPostgreSQL() async throws {
+        try await TestGateway.with(plugins: .passwordTests) { try await Self.check($0, revokesOnPasswordChange: true) }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import GatewayCore
+import GatewayPluginKit
+
+extension TokenIssuer {
+    /// A refresh: `{"type": "refresh_token", "refresh_token": "rt1...."}`
+    /// (``RefreshVerdict`` says what the token means for its session).
+    ///
+    /// The verdict comes before the limits, from one read of the session: a
+    /// refresh then costs one statement, the counters, its row and the
+    /// spending of its token together, which is written only if every limit
+    /// allows and the token is still the live one. When another request
+    /// spent it first (a retry racing its original, another replica), the
+    /// session is read again, and the request is then a retry within the
+    /// grace window, answered with the same successor.
+    ///
+    /// It counts against `ip` and `app`, a refused one also against
+    /// `refresh_failures` (the client's refused refreshes: past it, a client
+    /// gets 429 for every token that would be refused, and learns nothing
+    /// more; a live token still refreshes, since it cannot have been
+    /// guessed). It never counts against a user: it names none before its
+    /// proof holds, and a user's failed passwords do not stop their session.
+    /// An unknown, spent, ended or malformed token is refused alike: 401
+    /// `invalid_credentials`, its row naming why. A spent token past the
+    /// grace window ends its session (its whole family), with a
+    /// `session.reuse_detected` row.
+    func refresh(_ asked: Asked, settings: SessionSettings, _ attempt: inout Attempt) async throws -> Ready {
+        let app = asked.tenant.settings
+        let presented = asked.credentials.fields["refresh_token"]
+        for round in 0..<3 {
+            // Counted once: a request that lost its token to another reads again without counting again.
+            let counted = round == 0 ? [RateLimitPolicy.app.name: "*"] : [:]
+            let failures = counted.merging([RateLimitPolicy.refreshFailures.name: attempt.passage.clientIP]) { own, _ in own }
+            // A storage failure is answered 503 (`ErrorResponder`), never a refusal.
+            let reading = try await sessions.verdict(on: presented, in: app, settings: settings)
+            if let session = reading.session { attempt.passage.row.detail["session_id"] = session.sessionID.lowercasedText }
+            let successor: RefreshToken
+            let rotates: Bool
+            switch reading.verdict {
+            case .refuse(let reason):
+                try await refuse(reason, subjects: failures, app: app, &attempt)
+            case .reuse:
+                try await endForReuse(reading, subjects: failures, app: app, &attempt)
+            case .rotate(let next):
+                (successor, rotates) = (next, true)
+            case .retry(let next):
+                (successor, rotates) = (next, false)
+            }
+            guard let session = reading.session, let spent = reading.token else { throw GatewayError.internalError }
+            attempt.passage.row.userID = session.userID
+            if let named = asked.tokenRequest.userID, named != session.userID {
+                try await refuse(RefreshVerdict.Reason.userID, subjects: failures, app: app, &attempt)
+            }
+            let grant = TokenGrant(
+                app: app, identity: VerifiedIdentity(userID: session.userID, profile: session.profile),
+                nonce: asked.tokenRequest.nonce, issuedAt: issuedAt, authTime: Int64(session.authTime.timeIntervalSince1970),
+                methods: session.methods)
+            let minter = try self.minter(asked, for: grant)
+            var issued = issuedRow(attempt, userID: session.userID, minter: minter, profile: asked.profile)
+            issued.detail["session"] = rotates ? "refreshed" : "retried"
+            let change = rotates ? SessionChange.rotate(
+                SessionRotation(
+                    appID: app.appID, sessionID: session.sessionID, generation: spent.generation,
+                    tokenDigest: spent.digest, successorDigest: successor.digest,
+                    idleTimeoutSeconds: settings.idleTimeoutSeconds)) : nil
+            guard try await attempt.passage.admit(counted, app: app, recording: issued, changing: change) else {
+                continue  // Spent by another request meanwhile: read again.
+            }
+            let left = session.expiresAt.timeIntervalSince(reading.now)
+            let expiresIn = max(0, min(settings.idleTimeoutSeconds, Int(left.rounded(.down))))
+            return Ready(
+                issued: issued, minter: minter, grant: grant,
+                session: IssuedSession(refreshToken: successor, expiresInSeconds: expiresIn))
+        }
+        // Three readings, each spent by another request before this one's statement: not a race a client makes.
+        throw GatewayError.unavailable
+    }
+
+    /// Counts the refused refresh against the client's `refresh_failures`
+    /// (the 429 when it is over) and throws the 401 its row names `reason` for.
+    private func refuse(
+        _ reason: String, subjects: [String: String], app: AppSettings, _ attempt: inout Attempt
+    ) async throws -> Never {
+        try await attempt.passage.check(subjects, app: app)
+        attempt.passage.row.reason = reason
+        throw GatewayError.invalidCredentials
+    }
+
+    /// A spent token presented past the grace window: its session ends, with
+    /// a `session.reuse_detected` row, and the request is refused.
+    private func endForReuse(
+        _ reading: RefreshReading, subjects: [String: String], app: AppSettings, _ attempt: inout Attempt
+    ) async throws -> Never {
+        try await attempt.passage.check(subjects, app: app)
+        if let session = reading.session, let token = reading.token {
+            var detected = attempt.passage.row
+            detected.event = "session.reuse_detected"
+            detected.userID = session.userID
+            detected.detail["session_id"] = session.sessionID.lowercasedText
+            detected.detail["generation"] = "\(token.generation)"
+            detected.detail["live_generation"] = "\(session.generation)"
+            try await attempt.passage.record(
+                detected, changing: .revoke(appID: app.appID, sessionID: session.sessionID, reason: "reuse_detected"))
+        }
+        attempt.passage.row.reason = RefreshVerdict.Reason.reused
+        throw GatewayError.invalidCredentials
+    }
+}

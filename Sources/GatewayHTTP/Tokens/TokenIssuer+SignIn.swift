@@ -1,0 +1,105 @@
+import GatewayCore
+import GatewayPluginKit
+import Tracing
+
+extension TokenIssuer {
+    /// A first factor: the credential plugin's verifier decides.
+    ///
+    /// Limits come before the credential check (failure policies reserve
+    /// their unit then, and the issued row's statement gives it back), except
+    /// for verifiers that are cheap to ask (``CredentialVerifier/isCheapToAsk``):
+    /// their verdict is known first, and the issued row's statement is also
+    /// the limits' check, so it is written only if every limit allows. A
+    /// request that names no user, or whose credential proves its own user
+    /// (``CredentialVerifier/provesItsUser``), is held to the `user_failures`
+    /// limit of the user its check found (a provider's ID token's subject): a
+    /// failure then counts against them, and a verified attempt is refused
+    /// while they are over it. With the app's sessions on, the row's
+    /// statement also starts the user's session.
+    func signIn(_ asked: Asked, verifier: any CredentialVerifier, _ attempt: inout Attempt) async throws -> Ready {
+        let (tokenRequest, credentials) = (asked.tokenRequest, asked.credentials)
+        var subjects = verifier.rateLimitSubjects(for: credentials)
+        subjects[RateLimitPolicy.app.name] = "*"
+        // A user the request only names, where the credential proves its own, counts for nothing until the proof holds.
+        let countsNamedUser = tokenRequest.userID != nil && !verifier.provesItsUser
+        if countsNamedUser, let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
+        let app = asked.tenant.settings
+        let verifiesFirst = verifier.isCheapToAsk
+        if !verifiesFirst { try await attempt.passage.check(subjects, app: app) }
+
+        let attemptToVerify = CredentialAttempt(
+            app: app, userID: tokenRequest.userID, credentials: credentials, requestID: asked.requestID,
+            nonce: tokenRequest.nonce)
+        let verdict = try await Spans.run(
+            "credential check", attributes: Self.credentialAttributes(credentials.type, userID: tokenRequest.userID)
+        ) { span in
+            let verdict = try await verifier.verify(attemptToVerify)
+            span?.attributes["gateway.credential.verdict"] = verdict.label
+            return verdict
+        }
+        // The user the check found, when the named one (if any) was not counted: their failure limit applies from here on.
+        let userFoundByCheck: String? =
+            switch verdict {
+            case _ where countsNamedUser: nil
+            case .verified(let verified): verified.userID
+            case .rejected(_, let userID): userID
+            case .undecided: nil
+            }
+        let identity: VerifiedIdentity
+        switch verdict {
+        case .verified(let verified):
+            identity = verified
+            if let userFoundByCheck { subjects[RateLimitPolicy.userFailures.name] = userFoundByCheck }
+        case .rejected(let reason, _), .undecided(let reason):
+            if verifiesFirst {
+                if let userFoundByCheck { subjects[RateLimitPolicy.userFailures.name] = userFoundByCheck }
+                // The reservation this takes is the failure's count.
+                try await attempt.passage.check(subjects, app: app)
+            } else if let userFoundByCheck {
+                // Beside the reservation taken before, which stays as the failure's count.
+                try await attempt.passage.countFailure(ofUser: userFoundByCheck, app: app)
+            }
+            // Otherwise the reservation taken before stays: it is the failure's count.
+            attempt.passage.row.reason = reason
+            guard case .rejected = verdict else {
+                throw GatewayError(
+                    .credentialServiceUnavailable, .upstreamFailure,
+                    "The service that checks these credentials did not answer; retry in a moment.")
+            }
+            throw GatewayError.invalidCredentials
+        }
+        let grant = TokenGrant(
+            app: app, identity: identity, nonce: tokenRequest.nonce, issuedAt: issuedAt,
+            methods: verifier.authenticationMethods)
+        let minter: any TokenMinter
+        do {
+            minter = try self.minter(asked, for: grant)
+        } catch {
+            // The credential was right: its reservations are no failure (no active key, a uid the vendor refuses).
+            await attempt.passage.giveBackReservations()
+            throw error
+        }
+
+        var issued = issuedRow(attempt, userID: identity.userID, minter: minter, profile: asked.profile)
+        let started = app.sessions.map { settings in
+            sessions.start(
+                for: identity, in: app, credentialType: credentials.type, methods: grant.methods,
+                deviceLabel: tokenRequest.deviceLabel, settings: settings)
+        }
+        if let started { issued.detail["session_id"] = started.issued.sessionID.lowercasedText }
+        let change = started.map { SessionChange.start($0.change) }
+        if verifiesFirst {
+            try await attempt.passage.admit(subjects, app: app, recording: issued, changing: change)
+        } else {
+            try await attempt.passage.release(
+                readingFailuresOf: userFoundByCheck, app: app, recording: issued, changing: change)
+        }
+        return Ready(issued: issued, minter: minter, grant: grant, session: started?.issued)
+    }
+
+    static func credentialAttributes(_ type: String, userID: String?) -> SpanAttributes {
+        var attributes: SpanAttributes = ["gateway.credential.type": .string(type)]
+        if Spans.recordsUserIDs, let userID { attributes["enduser.id"] = userID }
+        return attributes
+    }
+}

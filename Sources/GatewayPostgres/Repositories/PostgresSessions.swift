@@ -1,0 +1,110 @@
+public import Foundation
+public import GatewayCore
+public import Logging
+public import PostgresNIO
+
+/// The `sessions` table, read by the token path and ended by the admin API
+/// and the sign-out route. Sessions start and rotate in the request ledger's
+/// statement (``SessionChangesSQL``); ended ones are deleted by
+/// ``AuditMaintenance`` a while after they end.
+public struct PostgresSessions: SessionStore {
+    let client: PostgresClient
+    let logger: Logger
+    let timeout: Duration
+
+    public init(client: PostgresClient, logger: Logger, timeout: Duration = .seconds(2)) {
+        self.client = client
+        self.logger = logger
+        self.timeout = timeout
+    }
+
+    static let columns = """
+        app_id, session_id, user_id, profile::text, credential_type, methods, auth_time, device_label, created_at,
+        last_used_at, idle_expires_at, expires_at, generation, token_sha256, previous_sha256, rotated_at, revoked_at,
+        revoked_reason
+        """
+
+    public func find(_ sessionID: UUID, in appID: AppID) async throws -> SessionLookup {
+        let (client, logger) = (client, logger)
+        return try await withDatabaseTimeout(timeout) {
+            let rows = try await client.tracedQuery(
+                """
+                SELECT now(), \(unescaped: Self.columns)
+                FROM (SELECT now()) AS clock LEFT JOIN sessions ON app_id = \(appID.uuid) AND session_id = \(sessionID)
+                """, logger: logger)
+            for try await row in rows {
+                let now = try row.makeRandomAccess()[0].decode(Date.self)
+                let present = try row.makeRandomAccess()[1].decode(UUID?.self) != nil
+                return SessionLookup(session: present ? try Self.session(row, skipping: 1) : nil, now: now)
+            }
+            throw UnreadableRow("the session lookup answered no row")
+        }
+    }
+
+    public func list(of userID: String, in appID: AppID, includingEnded: Bool, at now: Date) async throws -> [StoredSession] {
+        let rows = try await client.tracedQuery(
+            """
+            SELECT \(unescaped: Self.columns) FROM sessions
+            WHERE app_id = \(appID.uuid) AND user_id = \(userID)
+              AND (\(includingEnded) OR (revoked_at IS NULL AND expires_at > \(now) AND idle_expires_at > \(now)))
+            ORDER BY created_at DESC, session_id
+            LIMIT 1000
+            """, logger: logger)
+        var sessions: [StoredSession] = []
+        for try await row in rows { sessions.append(try Self.session(row, skipping: 0)) }
+        return sessions
+    }
+
+    public func revoke(_ scope: SessionScope, reason: String, recording row: AuditEvent) async throws -> Int {
+        let (appID, sessionID, userID): (AppID, UUID?, String?) =
+            switch scope {
+            case .session(let sessionID, let appID): (appID, sessionID, nil)
+            case .user(let userID, let appID): (appID, nil, userID)
+            case .app(let appID): (appID, nil, nil)
+            }
+        let logger = logger
+        return try await AuditedTransaction(client: client, logger: logger).run(
+            { connection in
+                let rows = try await connection.tracedQuery(
+                    """
+                    WITH ended AS (
+                        UPDATE sessions SET revoked_at = now(), revoked_reason = \(reason)
+                        WHERE app_id = \(appID.uuid) AND (\(sessionID)::uuid IS NULL OR session_id = \(sessionID))
+                          AND (\(userID)::text IS NULL OR user_id = \(userID))
+                          AND revoked_at IS NULL AND expires_at > now() AND idle_expires_at > now()
+                        RETURNING 1
+                    )
+                    SELECT count(*)::int FROM ended
+                    """, logger: logger)
+                for try await count in rows.decode(Int.self) { return count }
+                return 0
+            },
+            recording: { count in
+                // One session named and none ended is a 404: nothing happened to record.
+                if case .session = scope, count == 0 { return nil }
+                var event = row
+                event.detail["revoked"] = "\(count)"
+                event.detail["reason"] = reason
+                return event
+            })
+    }
+
+    /// The session in `row`'s columns after the first `skipped`.
+    static func session(_ row: PostgresRow, skipping skipped: Int) throws -> StoredSession {
+        let columns = row.makeRandomAccess()
+        func column<Value: PostgresDecodable>(_ index: Int, _ type: Value.Type) throws -> Value {
+            try columns[skipped + index].decode(Value.self)
+        }
+        let generation = try column(12, Int64.self)
+        guard let unsigned = UInt32(exactly: generation) else { throw UnreadableRow("a session's generation is \(generation)") }
+        return StoredSession(
+            appID: AppID(uuid: try column(0, UUID.self)), sessionID: try column(1, UUID.self), userID: try column(2, String.self),
+            profile: try ProfileJSON.profile(try column(3, String.self)), credentialType: try column(4, String.self),
+            methods: try column(5, [String].self), authTime: try column(6, Date.self), deviceLabel: try column(7, String?.self),
+            createdAt: try column(8, Date.self), lastUsedAt: try column(9, Date.self), idleExpiresAt: try column(10, Date.self),
+            expiresAt: try column(11, Date.self), generation: unsigned,
+            tokenDigest: Array(try column(13, ByteBuffer.self).readableBytesView),
+            previousDigest: try column(14, ByteBuffer?.self).map { Array($0.readableBytesView) },
+            rotatedAt: try column(15, Date?.self), revokedAt: try column(16, Date?.self), revokedReason: try column(17, String?.self))
+    }
+}

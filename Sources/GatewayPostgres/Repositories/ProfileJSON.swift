@@ -1,0 +1,21 @@
+import Foundation
+import GatewayCore
+
+/// A profile (``GatewayCore/UserProfile``) kept as one JSON object of its
+/// fields, `{"display_name": "Ada"}`: how a session keeps the profile its
+/// sign-in gave.
+enum ProfileJSON {
+    static func text(_ profile: UserProfile) -> String {
+        var writer = JSONObjectWriter(reservingCapacity: 64)
+        for (field, value) in profile.fields { writer.add(field.name, value) }
+        return String(decoding: writer.finish(), as: UTF8.self)
+    }
+
+    /// The fields of `text` that are profile fields; others are ignored.
+    static func profile(_ text: String) throws -> UserProfile {
+        let members = try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+        var profile = UserProfile()
+        for field in ProfileField.allCases { profile[field] = members[field.name] }
+        return profile
+    }
+}
