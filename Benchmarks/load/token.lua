@@ -4,6 +4,10 @@
 -- PASSWORD_EVERY=n, every n-th request is a password login to that app.
 -- RANDOM_APP_ID=1 names a made-up app id in every request instead.
 -- TOKEN_PROFILE, when set, is the token profile every request asks for.
+-- REFRESH=1 answers each request with a session's refresh token instead: a
+-- thread keeps the refresh tokens its answers carried, each request spends
+-- one (and its answer brings the successor), and a request with none at hand
+-- signs in, which starts a session; so each connection soon refreshes its own.
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 
@@ -14,6 +18,7 @@ local password_every = tonumber(os.getenv("PASSWORD_EVERY") or "0")
 local random_app = os.getenv("RANDOM_APP_ID") == "1"
 local profile = os.getenv("TOKEN_PROFILE")
 local password_credentials = '{"type":"password","password":"load test password"}'
+local refresh = os.getenv("REFRESH") == "1"
 local counter = 0
 
 function setup(thread)
@@ -23,11 +28,18 @@ end
 
 function init(args)
   sequence = 0
+  refresh_tokens = {}
   math.randomseed(os.time() + (thread_id or 0))
 end
 
 request = function()
   sequence = sequence + 1
+  local refresh_token = refresh and table.remove(refresh_tokens)
+  if refresh_token then
+    return wrk.format(nil, nil, nil, string.format(
+      '{"app_id":"%s","nonce":"n%d-%d-%d","credentials":{"type":"refresh_token","refresh_token":"%s"}}',
+      app, thread_id or 0, sequence, math.random(1000000000), refresh_token))
+  end
   local target, creds = app, credentials
   if random_app then
     target = string.format("%08x-%04x-4%03x-8%03x-%012x", math.random(0, 0x7fffffff), math.random(0, 0xffff),
@@ -40,4 +52,11 @@ request = function()
     target, sequence % 1000, thread_id or 0, sequence, math.random(1000000000),
     creds and (',"credentials":' .. creds) or "", profile and (',"token_profile":"' .. profile .. '"') or "")
   return wrk.format(nil, nil, nil, body)
+end
+
+if refresh then
+  response = function(status, headers, body)
+    local token = string.match(body, '"refresh_token":"(rt1%.[%w_%-]+)"')
+    if token then table.insert(refresh_tokens, token) end
+  end
 end
