@@ -127,7 +127,7 @@ import FoundationNetworking
             let environment = ["GATEWAY_DATABASE_URL": url, "GATEWAY_MASTER_KEY": masterKey, "GATEWAY_METRICS_PORT": "0"]
             let stale = try await GatewayProcess.run(["serve"], environment: environment)
             #expect(stale.status != 0)
-            #expect(stale.output.contains("run `identity-gateway migrate`"))
+            #expect(stale.messages.contains("run `identity-gateway migrate`"), "\(stale.output)")
 
             let first = try await GatewayProcess.run(["migrate"], environment: environment)
             #expect(first.status == 0)

@@ -59,7 +59,7 @@ import Testing
             let refused = try await GatewayProcess.run(["serve"], environment: environment)
             #expect(refused.status != 0)
             #expect(
-                refused.output.contains("1 app(s) issue oidc tokens, but oidc.issuer_base_url (GATEWAY_OIDC_ISSUER_BASE_URL)"),
+                refused.messages.contains("1 app(s) issue oidc tokens, but oidc.issuer_base_url (GATEWAY_OIDC_ISSUER_BASE_URL)"),
                 "\(refused.output)")
             environment["GATEWAY_MODE"] = "development"
             // One listener, the main one, which starts after the check (a metrics port would start before it).

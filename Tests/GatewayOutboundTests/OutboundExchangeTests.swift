@@ -130,6 +130,7 @@ import Testing
     /// back off.
     @Test func failingHostsHoldAtMostTheirShareOfTheLookups() async throws {
         let hanging = Mutex(0)
+        let started = AsyncStream.makeStream(of: Void.self)
         let firstCalls = Mutex<Set<String>>([])
         let lookups = HostLookups(
             resolve: { host in
@@ -137,6 +138,7 @@ import Testing
                 // Each dead host's first lookup fails at once; later ones hang, as a dead name server does.
                 if firstCalls.withLock({ $0.insert(host).inserted }) { throw OutboundFailure(.noAnswer, "SERVFAIL") }
                 hanging.withLock { $0 += 1 }
+                started.continuation.yield()
                 try await Task.sleep(for: .seconds(3600))
                 return []
             }, failureLifetime: .milliseconds(1))
@@ -145,11 +147,30 @@ import Testing
             await #expect(throws: OutboundFailure.self) { try await lookups.addresses(of: host, for: app) }
         }
         try await Task.sleep(for: .milliseconds(20))  // past the first failures' lifetime of 1 ms
-        let retries = dead.map { app, host in Task { try await lookups.addresses(of: host, for: app) } }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while hanging.withLock({ $0 }) < HostLookups.failingShare, ContinuousClock.now < deadline { await Task.yield() }
-        for _ in 0..<100 { await Task.yield() }
+        // Every retry either takes one of the failing hosts' lookups (and hangs) or is refused at once.
+        let refused = AsyncStream.makeStream(of: OutboundFailure.self)
+        let retries = dead.map { app, host in
+            Task {
+                do throws(OutboundFailure) {
+                    _ = try await lookups.addresses(of: host, for: app)
+                } catch {
+                    refused.continuation.yield(error)
+                }
+            }
+        }
+        var refusals: [OutboundFailure] = []
+        for await refusal in refused.stream {
+            refusals.append(refusal)
+            if refusals.count == dead.count - HostLookups.failingShare { break }
+        }
+        var lookupsStarted = 0
+        for await _ in started.stream {
+            lookupsStarted += 1
+            if lookupsStarted == HostLookups.failingShare { break }
+        }
+        // All eight retries are accounted for: the share hangs, the rest were refused without a lookup.
         #expect(hanging.withLock { $0 } == HostLookups.failingShare, "lookups of failing hosts in flight")
+        #expect(refusals.allSatisfy { $0.reason.contains("other failing hosts hold the lookups") })
         #expect(try await lookups.addresses(of: "fine.example", for: "app-9") == [IPAddress("203.0.113.9")!])
         for retry in retries { retry.cancel() }
     }

@@ -10,6 +10,14 @@ public final class GatewayProcess: Sendable {
         public let status: Int32
         /// Standard output and standard error together.
         public let output: String
+
+        /// ``output`` without its JSON log lines: what the command said to
+        /// its operator. A server that fails to start still logs from its
+        /// other threads as it stops, and such a line may land in the
+        /// middle of the message.
+        public var messages: String {
+            output.replacing(#/\{"time":"[^"]*","level":.*?\}\n?/#, with: "")
+        }
     }
 
     private let child: SpawnedChild
