@@ -120,17 +120,12 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "identity-gateway", targets: ["identity-gateway"]),
-        // For the microbenchmarks in Benchmarks/micro, a package of its own so
-        // that its tools and build flags stay out of this build graph.
-        .library(
-            name: "GatewayLibraries",
-            targets: [
-                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayRuntime", "GatewayHTTP", "OpenSSLSigner",
-                "Argon2",
-            ] + credentialPlugins.map { "\($0.name)Plugin" } + tokenProfiles.map { "\($0.name)Profile" }),
         // The fuzz targets, for libFuzzer's executable in Fuzz/ (a package of its own, so the sanitizer
         // and coverage flags stay out of this build graph).
         .library(name: "GatewayFuzzTargets", targets: ["GatewayFuzzTargets"]),
+        // The steps Benchmarks/micro times (a package of its own, so that its tools and build flags
+        // stay out of this build graph), built here so that they cannot rot unseen.
+        .library(name: "GatewayBenchmarkWorkloads", targets: ["GatewayBenchmarkWorkloads"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -318,6 +313,18 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
 
+        // The token path's steps, each prepared once and run many times by Benchmarks/micro;
+        // BenchmarkWorkloadTests runs each once.
+        .target(
+            name: "GatewayBenchmarkWorkloads",
+            dependencies: [
+                "GatewayCore", "GatewayHTTP", "GatewayPluginKit", "GatewayRuntime", "GatewayTestSupport", "OpenSSLSigner",
+                "Argon2", Products.logging,
+            ],
+            path: "Benchmarks/Workloads",
+            swiftSettings: upcomingFeatures
+        ),
+
         // Build tooling: turns a target's Migrations/*.sql into Swift source,
         // so the binary carries its schema and never looks for the source tree.
         .executableTarget(
@@ -448,6 +455,11 @@ let package = Package(
                 "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
                 Products.httpTypes, Products.nioCore,
             ],
+            swiftSettings: upcomingFeatures
+        ),
+        .testTarget(
+            name: "BenchmarkWorkloadTests",
+            dependencies: ["GatewayBenchmarkWorkloads"],
             swiftSettings: upcomingFeatures
         ),
         // Every committed fuzz input (Fuzz/Corpus), run through its target's invariants.

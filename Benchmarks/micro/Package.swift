@@ -15,17 +15,13 @@ let package = Package(
     dependencies: [
         .package(path: "../.."),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .executableTarget(
             name: "GatewayBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "GatewayLibraries", package: gatewayPackage),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GatewayBenchmarkWorkloads", package: gatewayPackage),
             ],
             path: "Benchmarks/GatewayBenchmarks",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")],
