@@ -28,8 +28,12 @@ GATEWAY = os.environ["GATEWAY_BINARY"]
 WORK = os.environ["DRILL_WORK"]
 LOAD_THREADS = int(os.environ.get("DRILL_THREADS", "8"))
 PASSWORD_EVERY = 20  # one request in 20 is a password login
+REFRESH_THREADS = 2  # besides the load: clients that signed in once and answer every request with their session
+# Longer than a failover: a refresh whose answer a fault lost is sent again after it, and must be a retry, not reuse.
+REUSE_GRACE_SECONDS = 60
 TTL = 10  # Patroni's leader TTL (seconds)
 REQUEST_TIMEOUT_MS = 2000  # the gateways' database.request_timeout_ms
+RETRY_WINDOW_MS = int(os.environ.get("DRILL_RETRY_WINDOW_MS", "10000"))  # the gateways' database.retry_window_ms
 RECOVERY_TARGET = TTL + REQUEST_TIMEOUT_MS / 1000
 PG_BIN = "/usr/lib/postgresql/15/bin"
 ETCD_PORT = 23790
@@ -243,6 +247,7 @@ def gateway_environment(port):
         GATEWAY_ADMIN_BOOTSTRAP_TOKEN=ADMIN_TOKEN, GATEWAY_LOG_LEVEL="info", GATEWAY_LOG_FORMAT="text",
         GATEWAY_LOG_REQUESTS="false", GATEWAY_MODE="development", GATEWAY_HTTP_TRUSTED_PROXIES="127.0.0.1",
         GATEWAY_DATABASE_REQUEST_TIMEOUT_MS=str(REQUEST_TIMEOUT_MS),
+        GATEWAY_DATABASE_RETRY_WINDOW_MS=str(RETRY_WINDOW_MS),
     )
 
 
@@ -266,9 +271,17 @@ class Load:
         self.static_users = static_users
         self.password_users = password_users
         self.results = []  # (end time, status, request id, kind)
+        self.took = {}  # request id -> seconds from the request's first send to its answer
         self.lock = threading.Lock()
         self.running = True
         self.threads = [threading.Thread(target=self.run, args=(n,), daemon=True) for n in range(LOAD_THREADS)]
+        # The refreshing clients: each one's session, every successor it was answered for each token it
+        # sent (more than one for a token would be a forked family), and how its session ended, if it did.
+        self.sessions = {}  # number -> session id
+        self.successors = {}  # (number, token) -> set of successors answered
+        self.ended = {}  # number -> the status of the refresh that found the session over
+        self.threads += [threading.Thread(target=self.refresh, args=(n,), daemon=True)
+                         for n in range(LOAD_THREADS, LOAD_THREADS + REFRESH_THREADS)]
 
     def start(self):
         self.started = time.monotonic()
@@ -296,6 +309,7 @@ class Load:
             body = json.dumps({
                 "app_id": self.app_id, "user_id": user, "nonce": secrets.token_urlsafe(12),
                 "credentials": credentials}).encode()
+            sent_at = time.monotonic()
             # A replica that dies after it began its answer leaves the balancer
             # nothing to retry: the client sees its connection drop. Token
             # requests are safe to send again (docs/operations.md), so this
@@ -304,7 +318,7 @@ class Load:
                 status = 0
                 try:
                     if connection is None:
-                        connection = HTTPConnection("127.0.0.1", BALANCER, timeout=REQUEST_TIMEOUT_MS / 1000 + 8)
+                        connection = HTTPConnection("127.0.0.1", BALANCER, timeout=(REQUEST_TIMEOUT_MS + RETRY_WINDOW_MS) / 1000 + 8)
                     # Many clients, as behind a real balancer: the limits apply per address.
                     client = f"10.{number}.{count // 250 % 250}.{count % 250 + 1}"
                     connection.request("POST", "/v1/identity_tokens", body=body, headers={
@@ -325,6 +339,62 @@ class Load:
                     request_id = str(uuid.uuid4())
             with self.lock:
                 self.results.append((time.monotonic() - self.started, status, request_id, kind))
+                self.took[request_id] = time.monotonic() - sent_at
+
+    def send(self, connection, body, request_id, client):
+        """POSTs a token request; (status, body, connection to use next), status 0 when no answer came."""
+        try:
+            if connection is None:
+                connection = HTTPConnection("127.0.0.1", BALANCER, timeout=(REQUEST_TIMEOUT_MS + RETRY_WINDOW_MS) / 1000 + 8)
+            connection.request("POST", "/v1/identity_tokens", body=json.dumps(body).encode(), headers={
+                "Content-Type": "application/json", "X-Request-Id": request_id, "X-Forwarded-For": client})
+            response = connection.getresponse()
+            data = response.read()
+            if response.getheader("Connection", "").lower() == "close":
+                connection.close()
+                connection = None
+            return response.status, data, connection
+        except Exception:
+            if connection is not None:
+                connection.close()
+            return 0, b"", None
+
+    def refresh(self, number):
+        """A client that signed in once and answers every challenge with its refresh token: a token
+        with no answer (503, a dropped connection) is sent again as it is, as the README asks."""
+        connection = None
+        user, password = self.static_users[number % len(self.static_users)]
+        token = None
+        count = 0
+        while self.running:
+            count += 1
+            request_id = str(uuid.uuid4())
+            client = f"10.200.{number}.{count % 250 + 1}"
+            if token is None:
+                body = {"app_id": self.app_id, "user_id": user, "nonce": secrets.token_urlsafe(12),
+                        "credentials": {"type": "static", "password": password}, "device_label": f"drill client {number}"}
+                kind = "sign-in"
+            else:
+                body = {"app_id": self.app_id, "nonce": secrets.token_urlsafe(12),
+                        "credentials": {"type": "refresh_token", "refresh_token": token}}
+                kind = "refresh"
+            sent_at = time.monotonic()
+            status, data, connection = self.send(connection, body, request_id, client)
+            if status == 200:
+                answer = json.loads(data)
+                if token is not None:
+                    with self.lock:
+                        self.successors.setdefault((number, token), set()).add(answer["refresh_token"])
+                token = answer["refresh_token"]
+                with self.lock:
+                    self.sessions[number] = answer["session_id"]
+            elif status in (401, 403) and token is not None:
+                with self.lock:
+                    self.ended[number] = status
+                token = None  # the session is over: sign in again, and report it
+            with self.lock:
+                self.results.append((time.monotonic() - self.started, status, request_id, kind))
+                self.took[request_id] = time.monotonic() - sent_at
 
     def now(self):
         return time.monotonic() - self.started
@@ -332,6 +402,16 @@ class Load:
     def snapshot(self):
         with self.lock:
             return list(self.results)
+
+
+def latency(load, start, end):
+    """p50, p99 and the longest time to an answer (ms) of the requests answered between `start` and `end`."""
+    took = sorted(load.took.get(request_id, 0) * 1000 for t, _, request_id, _ in load.snapshot() if start <= t < end)
+    if not took:
+        return None
+    def at(share):
+        return took[min(len(took) - 1, int(share * len(took)))]
+    return {"p50_ms": round(at(0.50), 1), "p99_ms": round(at(0.99), 1), "max_ms": round(took[-1], 1)}
 
 
 def per_second_200s(results, start, end):
@@ -419,6 +499,7 @@ def main():
         "plugins": {"static": {"users": [{"user_id": u, "password": p} for u, p in static_users]}},
         # The whole load is one app: its own budget must not be what the drill measures.
         "rate_limits": {"app": {"limit": 1000000, "period_seconds": 60}},
+        "sessions": {"reuse_grace_seconds": REUSE_GRACE_SECONDS},
     })
     assert status == 201, body
     status, body = http("POST", f"{base}/admin/v1/apps/{app_id}/keys", token=ADMIN_TOKEN, body={"generate": {}})
@@ -524,6 +605,24 @@ def main():
         "SELECT request_id FROM audit_events WHERE event = 'token.issued'", database="gateway").split())
     answered = [r for r in results if r[1] == 200]
     missing = [r[2] for r in answered if r[2] not in issued]
+    # The refreshing clients' sessions: none forked, none ended, each at the generation its client saw.
+    forks = [key for key, answered_successors in load.successors.items() if len(answered_successors) > 1]
+    session_rows = psql(
+        "SELECT session_id, generation, coalesce(revoked_reason, 'live') FROM sessions WHERE session_id IN ("
+        + ",".join(f"'{session}'" for session in load.sessions.values()) + ")", database="gateway").split()
+    sessions_seen = {}
+    for row in session_rows:
+        session, generation, state = row.split("|")
+        sessions_seen[session] = (int(generation), state)
+    refreshes = {number: sum(1 for (n, _) in load.successors if n == number) for number in load.sessions}
+    session_problems = []
+    for number, session in load.sessions.items():
+        generation, state = sessions_seen.get(session, (None, "missing"))
+        if state != "live":
+            session_problems.append(f"client {number}: session {state}")
+        elif generation != refreshes[number]:
+            session_problems.append(f"client {number}: session at generation {generation}, the client spent {refreshes[number]} tokens")
+    session_problems += [f"client {number}: the session ended ({status})" for number, status in load.ended.items()]
 
     # Which policy refused, and whose requests (the probe's address spends its `ip` budget on purpose).
     refusals = psql(
@@ -554,11 +653,13 @@ def main():
     # The report.
     print()
     print(f"Failover drill, {time.strftime('%Y-%m-%d')}: {LOAD_THREADS} connections, baseline {baseline:.0f} tokens/s,")
-    print(f"Patroni ttl {TTL} s, database.request_timeout_ms {REQUEST_TIMEOUT_MS}: recovery target {RECOVERY_TARGET:.0f} s")
+    print(f"Patroni ttl {TTL} s, database.request_timeout_ms {REQUEST_TIMEOUT_MS}, database.retry_window_ms {RETRY_WINDOW_MS}:"
+          f" recovery target {RECOVERY_TARGET:.0f} s")
     print()
-    print("| fault | failed answers from → to | first 200 after | steady after | 200 | 429 | 503 | other |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| fault | failed answers from → to | first 200 after | steady after | 200 | 429 | 503 | other | p50 / p99 / max |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     summary = {"baseline": baseline, "faults": []}
+    switchover_5xx = 0
 
     def seconds(value):
         return "—" if value is None else f"{value:.1f} s"
@@ -567,11 +668,16 @@ def main():
         other = {s: n for s, n in statuses.items() if s not in (200, 429, 503)}
         other_text = ", ".join(f"{n}× {s or 'no answer'}" for s, n in sorted(other.items())) or "0"
         span = "none" if first_failure is None else f"{first_failure:.1f} → {last_failure:.1f} s"
+        times = latency(load, at, end)
+        times_text = "—" if times is None else f"{times['p50_ms']:.0f} / {times['p99_ms']:.0f} / {times['max_ms']:.0f} ms"
         print(f"| {name} | {span} | {seconds(first_200)} | {seconds(steady)} | {statuses.get(200, 0)} | "
-              f"{statuses.get(429, 0)} | {statuses.get(503, 0)} | {other_text} |")
+              f"{statuses.get(429, 0)} | {statuses.get(503, 0)} | {other_text} | {times_text} |")
         summary["faults"].append({
             "fault": name, "first_failure_s": first_failure, "last_failure_s": last_failure,
-            "first_200_s": first_200, "steady_s": steady, "statuses": {str(k): v for k, v in statuses.items()}})
+            "first_200_s": first_200, "steady_s": steady, "statuses": {str(k): v for k, v in statuses.items()},
+            "latency": times})
+        if "switchover" in name:
+            switchover_5xx = sum(n for status, n in statuses.items() if status >= 500 or status == 0)
     totals = {}
     for _, status, _, _ in results:
         totals[status] = totals.get(status, 0) + 1
@@ -595,10 +701,14 @@ def main():
           f" allows {budget_kept} then, a reset one {IP_LIMIT}")
     print(f"Change listener after the failovers: new key signing on gateway 1 after {listener[1]},"
           f" gateway 2 after {listener[2]}")
+    print(f"Sessions: {REFRESH_THREADS} clients refreshed {sum(refreshes.values())} times through the faults"
+          f" (grace {REUSE_GRACE_SECONDS} s); {len(forks)} tokens answered with two successors;"
+          f" {len(session_problems)} problems: {session_problems}")
     summary.update(requests=len(results), statuses={str(k): v for k, v in totals.items()},
                    tokens=len(answered), tokens_without_row=len(missing), listener=listener,
                    ip_budget_before_failover=budget_before, ip_budget_after_failover=budget_after,
-                   ip_budget_if_kept=budget_kept, resent=resent)
+                   ip_budget_if_kept=budget_kept, resent=resent,
+                   sessions={"refreshes": sum(refreshes.values()), "forks": len(forks), "problems": session_problems})
     print(json.dumps(summary))
     if missing:
         print("request ids without a row:", missing[:20])
@@ -613,7 +723,12 @@ def main():
     if stranded:
         print(f"the load got {stranded} answers 429: a counter kept units no request spent;"
               f" refused by (policy|credential type|count): {refusals}")
-    return 1 if missing or counters_reset or stranded or any(s not in (200, 429, 503) for s in totals) else 0
+    if forks:
+        print("a refresh token was answered with two successors: its family forked")
+    if switchover_5xx:
+        print(f"the planned switchover answered {switchover_5xx} requests with an error: it must cost latency only")
+    return 1 if (missing or counters_reset or stranded or forks or session_problems or switchover_5xx
+                 or any(s not in (200, 429, 503) for s in totals)) else 0
 
 
 def teardown():

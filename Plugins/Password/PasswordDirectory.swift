@@ -22,7 +22,7 @@ struct PasswordUserDirectory: PasswordDirectory {
     /// (the ID-token plugin's email linking).
     public func identity(of userID: String, in appID: AppID) async throws -> VerificationResult? {
         let users = verifier.users
-        guard let user = try await withDatabaseTimeout(verifier.databaseTimeout, { try await users.find(userID, in: appID) })
+        guard let user = try await verifier.databaseRetry.run({ try await users.find(userID, in: appID) })
         else { return nil }
         return user.disabled ? .rejected(reason: "disabled") : .verified(user.identity)
     }
@@ -64,7 +64,7 @@ extension PasswordPlugin: PasswordDirectoryProvider {
             lastLogins: LastLoginWriter(
                 appID: app.appID, users: users, pending: pendingLastLogins, delay: lastLoginDelay,
                 databaseTimeout: services.databaseTimeout, logger: services.logger),
-            databaseTimeout: services.databaseTimeout, logger: services.logger)
+            databaseRetry: services.databaseRetry, logger: services.logger)
         return PasswordUserDirectory(verifier: verifier)
     }
 }

@@ -17,7 +17,8 @@ struct PasswordVerifier: CredentialVerifier {
     let users: any PasswordUserStore
     let hasher: PasswordHasher
     let lastLogins: LastLoginWriter
-    let databaseTimeout: Duration
+    /// How the user's row is read: within its timeout, again while the database fails over.
+    let databaseRetry: DatabaseRetry
     let logger: Logger
 
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
@@ -36,7 +37,7 @@ struct PasswordVerifier: CredentialVerifier {
     /// upgraded to the app's cost); nil when it has no such user.
     func check(_ userID: String, _ password: String, in appID: AppID) async throws -> VerificationResult? {
         let users = self.users
-        let user = try await withDatabaseTimeout(databaseTimeout) { try await users.find(userID, in: appID) }
+        let user = try await databaseRetry.run { try await users.find(userID, in: appID) }
         guard let user else { return nil }
         guard try await hasher.verify(password, against: user.hash, for: .login(appID)) else { return .rejected(reason: "bad_password") }
         guard !user.disabled else { return .rejected(reason: "disabled") }

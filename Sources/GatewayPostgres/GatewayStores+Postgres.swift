@@ -6,7 +6,8 @@ extension GatewayStores {
     /// The stores in the PostgreSQL `client` reaches; public routes write
     /// through `ledger`, which the caller runs as a service.
     public static func postgres(
-        client: PostgresClient, ledger: PostgresRequestLedger, logger: Logger, databaseTimeout: Duration = .seconds(2)
+        client: PostgresClient, ledger: PostgresRequestLedger, logger: Logger,
+        databaseRetry: DatabaseRetry = .once(within: .seconds(2))
     ) -> GatewayStores {
         GatewayStores(
             apps: AppRepository(client: client, logger: logger), keys: AppKeyRepository(client: client, logger: logger),
@@ -15,6 +16,6 @@ extension GatewayStores {
             tenants: PostgresTenantStore(client: client, logger: logger), ledger: ledger,
             health: PostgresStorageHealth(client: client, ledger: ledger, logger: logger),
             consoleSessions: ConsoleSessionRepository(client: client, logger: logger),
-            sessions: PostgresSessions(client: client, logger: logger, timeout: databaseTimeout))
+            sessions: PostgresSessions(client: client, logger: logger, retry: databaseRetry))
     }
 }

@@ -12,13 +12,22 @@ import Tracing
 /// trips at high load; several loops keep the database busy while one batch
 /// is on the wire or waiting for its commit.
 ///
-/// A batch that fails or passes `timeout` fails its callers and everyone
-/// queued behind them at once with 503 `unavailable` (the database is away;
-/// they would fail the same way, later). A full queue refuses at once.
+/// A batch that fails with a failure worth waiting out (`isTransient`: the
+/// database failing over, a connection cut, an attempt past `timeout`) is
+/// tried again, with a short pause that grows to half a second, for as long
+/// as its items may wait: each was submitted with a retry window, and an
+/// item whose window has passed is answered 503 `unavailable` at the next
+/// failure, as is every item of a batch that fails otherwise. `process` is
+/// told which attempt it makes, so a retry can be made harmless where the
+/// first attempt's fate is unknown. Items queued meanwhile wait their turn;
+/// those whose window passed while they waited are answered 503 at once. A
+/// full queue refuses at once.
 final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
     private struct Pending {
         let item: Item
         let continuation: CheckedContinuation<Delivery, any Error>
+        /// Until when a failed batch holding it is tried again.
+        let retryUntil: ContinuousClock.Instant
     }
 
     /// An answer, and when and with how many others its batch went to the database.
@@ -35,6 +44,8 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
         var stopping = false
         var items = 0
         var batches = 0
+        /// Attempts made again after a failure worth waiting out.
+        var retries = 0
     }
 
     private let name: String
@@ -43,13 +54,19 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
     private let concurrency: Int
     private let maximumQueue: Int
     private let timeout: Duration
-    private let process: @Sendable ([Item]) async throws -> [Answer]
+    private let isTransient: @Sendable (any Error) -> Bool
+    private let process: @Sendable (_ items: [Item], _ attempt: Int) async throws -> [Answer]
     private let state = Mutex(State())
 
-    /// - Parameter process: handles a batch; returns one answer per item, in order.
+    /// - Parameters:
+    ///   - timeout: how long one attempt at a batch may take.
+    ///   - isTransient: whether a failure is worth waiting out (a passed `timeout` always is).
+    ///   - process: handles a batch, its `attempt`th time (0 the first);
+    ///     returns one answer per item, in order.
     init(
         name: String, logger: Logger, maximumBatch: Int, maximumQueue: Int, timeout: Duration, concurrency: Int = 1,
-        process: @escaping @Sendable ([Item]) async throws -> [Answer]
+        isTransient: @escaping @Sendable (any Error) -> Bool = { _ in false },
+        process: @escaping @Sendable (_ items: [Item], _ attempt: Int) async throws -> [Answer]
     ) {
         precondition(concurrency >= 1)
         self.name = name
@@ -58,24 +75,27 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
         self.concurrency = concurrency
         self.maximumQueue = maximumQueue
         self.timeout = timeout
+        self.isTransient = isTransient
         self.process = process
     }
 
     /// Items waiting for a batch.
     var queuedCount: Int { state.withLock { $0.queue.count } }
 
-    /// Items and batches processed so far.
-    var counts: (items: Int, batches: Int) { state.withLock { ($0.items, $0.batches) } }
+    /// Items and batches processed so far, and the attempts made again.
+    var counts: (items: Int, batches: Int, retries: Int) { state.withLock { ($0.items, $0.batches, $0.retries) } }
 
-    /// Waits for the batch holding `item` to be processed. In a traced
-    /// request, two spans say where the time went: the wait for a batch,
-    /// and the batch's statement with its size.
-    func submit(_ item: Item) async throws -> Answer {
+    /// Waits for the batch holding `item` to be processed: its first
+    /// attempt, and the retries of a transient failure within `retryWindow`
+    /// of now (zero: none). In a traced request, two spans say where the
+    /// time went: the wait for a batch, and the batch's statement with its size.
+    func submit(_ item: Item, retryWindow: Duration = .zero) async throws -> Answer {
         let enqueued = Spans.areRecorded ? DefaultTracerClock.now : nil
+        let retryUntil = ContinuousClock.now + retryWindow
         let delivery = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Delivery, any Error>) in
             let (accepted, wakeup) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
                 guard !state.stopping, state.queue.count < maximumQueue else { return (false, nil) }
-                state.queue.append(Pending(item: item, continuation: continuation))
+                state.queue.append(Pending(item: item, continuation: continuation, retryUntil: retryUntil))
                 return (true, state.idle.popLast())
             }
             if accepted {
@@ -150,7 +170,6 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
     }
 
     private func handle(_ batch: [Pending]) async {
-        let items = batch.map(\.item)
         let process = self.process
         let label = String(name.map { $0 == " " ? "_" : $0 })
         Recorder(label: "gateway_batch_size", dimensions: [("queue", label)]).record(batch.count)
@@ -160,26 +179,53 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
             CoreMetrics.Timer(label: "gateway_batch_commit_seconds", dimensions: [("queue", label)])
                 .recordNanoseconds((ContinuousClock.now - started).nanoseconds)
         }
-        do {
-            let answers = try await withTimeout(timeout) { try await process(items) }
-            precondition(answers.count == batch.count, "\(name): one answer per item")
-            state.withLock {
-                $0.items += batch.count
-                $0.batches += 1
+        var pending = batch
+        var pause = Duration.milliseconds(50)
+        for attempt in 0... {
+            let items = pending.map(\.item)
+            do {
+                let answers = try await withTimeout(timeout) { try await process(items, attempt) }
+                precondition(answers.count == pending.count, "\(name): one answer per item")
+                state.withLock {
+                    $0.items += pending.count
+                    $0.batches += 1
+                }
+                if attempt > 0 {
+                    logger.notice(
+                        "\(name) batch written after retrying", metadata: ["items": "\(pending.count)", "attempts": "\(attempt + 1)"])
+                }
+                for (item, answer) in zip(pending, answers) {
+                    item.continuation.resume(
+                        returning: Delivery(answer: answer, batchStarted: batchStarted, batchSize: pending.count))
+                }
+                return
+            } catch {
+                let now = ContinuousClock.now
+                let transient = error is TimeoutError || isTransient(error)
+                // Items that may wait longer are tried again after a pause; the others are answered now.
+                let retried = transient ? pending.filter { $0.retryUntil > now + pause } : []
+                let failed = transient ? pending.filter { $0.retryUntil <= now + pause } : pending
+                let expiredInQueue = state.withLock { state -> [Pending] in
+                    let expired = state.queue.filter { $0.retryUntil <= now }
+                    state.queue.removeAll { $0.retryUntil <= now }
+                    return expired
+                }
+                if attempt == 0 || retried.isEmpty {
+                    logger.error(
+                        "\(name) batch failed",
+                        metadata: [
+                            "items": "\(pending.count)", "retried": "\(retried.count)",
+                            "failed": "\(failed.count + expiredInQueue.count)", "attempt": "\(attempt + 1)",
+                            "error": "\(PostgresErrorText.describe(error))",
+                        ])
+                }
+                for item in failed + expiredInQueue { item.continuation.resume(throwing: GatewayError.unavailable) }
+                guard !retried.isEmpty else { return }
+                state.withLock { $0.retries += 1 }
+                pending = retried
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(500))
             }
-            for (pending, answer) in zip(batch, answers) {
-                pending.continuation.resume(
-                    returning: Delivery(answer: answer, batchStarted: batchStarted, batchSize: batch.count))
-            }
-        } catch {
-            let queued = state.withLock { state in
-                defer { state.queue.removeAll() }
-                return state.queue
-            }
-            logger.error(
-                "\(name) batch failed",
-                metadata: ["items": "\(batch.count + queued.count)", "error": "\(PostgresErrorText.describe(error))"])
-            for pending in batch + queued { pending.continuation.resume(throwing: GatewayError.unavailable) }
         }
     }
 }

@@ -35,6 +35,8 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         public var admissions = 0
         /// Statements run.
         public var batches = 0
+        /// Batches tried again after a failure worth waiting out (a cut connection, a failover).
+        public var retries = 0
         /// Rows written late from the backlog, and rows it lost (full, or still kept at shutdown).
         public var keptAndWritten = 0
         public var lost = 0
@@ -70,6 +72,7 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
     private let committedTouches = Atomic(0)
     private let committedAdmissions = Atomic(0)
     private let writesAudit: Bool
+    private let retryWindow: Duration
     private let logger: Logger
 
     /// - Parameters:
@@ -84,18 +87,24 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
     ///     for measuring what the audit trail costs; never in production.
     ///   - backlogCapacity: rows ``recordEventually(_:)`` keeps in memory while
     ///     PostgreSQL is away; `backlogRetry` is how often it tries them.
+    ///   - timeout: how long one attempt at a batch may take; `retryWindow`,
+    ///     how long a request's write is tried again after a failure worth
+    ///     waiting out (``TransientFailure``: a failover), before it is
+    ///     answered 503. A retry is made harmless for a first attempt whose
+    ///     fate is unknown (``LedgerWriteStatement``'s retry form).
     public init(
-        client: PostgresClient, logger: Logger, timeout: Duration = .seconds(2), maximumBatch: Int = 500,
-        maximumQueue: Int = 20_000, concurrency: Int = 1, writesAudit: Bool = true,
+        client: PostgresClient, logger: Logger, timeout: Duration = .seconds(2), retryWindow: Duration = .zero,
+        maximumBatch: Int = 500, maximumQueue: Int = 20_000, concurrency: Int = 1, writesAudit: Bool = true,
         backlogCapacity: Int = 10_000, backlogRetry: Duration = .seconds(1)
     ) {
         self.writesAudit = writesAudit
         self.logger = logger
+        self.retryWindow = retryWindow
         self.queue = GroupCommitQueue(
             name: "group commit", logger: logger, maximumBatch: maximumBatch, maximumQueue: maximumQueue,
-            timeout: timeout, concurrency: concurrency
-        ) { work in
-            try await Self.write(work, client: client, logger: logger)
+            timeout: timeout, concurrency: concurrency, isTransient: TransientFailure.isTransient
+        ) { work, attempt in
+            try await Self.write(work, retrying: attempt > 0, client: client, logger: logger)
         }
         self.backlog = AuditBacklog(
             capacity: backlogCapacity, maximumBatch: maximumBatch, retryInterval: backlogRetry, logger: logger
@@ -110,7 +119,7 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         let kept = backlog.counts
         return Statistics(
             events: committedEvents.load(ordering: .relaxed), touches: committedTouches.load(ordering: .relaxed),
-            admissions: committedAdmissions.load(ordering: .relaxed), batches: queue.counts.batches,
+            admissions: committedAdmissions.load(ordering: .relaxed), batches: queue.counts.batches, retries: queue.counts.retries,
             keptAndWritten: kept.written, lost: kept.lost)
     }
 
@@ -127,7 +136,7 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
 
     public func record(_ event: AuditEvent) async throws {
         guard writesAudit else { return }
-        _ = try await queue.submit(.audit(event)).get()
+        _ = try await queue.submit(.audit(event), retryWindow: retryWindow).get()
         committedEvents.add(1, ordering: .relaxed)
     }
 
@@ -155,7 +164,7 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
 
     public func count(_ touches: [CounterTouch]) async throws -> [CounterReading] {
         guard !touches.isEmpty else { return [] }
-        let counts = try await queue.submit(.touch(touches, recording: nil, session: nil)).get().counts
+        let counts = try await queue.submit(.touch(touches, recording: nil, session: nil), retryWindow: retryWindow).get().counts
         committedTouches.add(1, ordering: .relaxed)
         return counts
     }
@@ -165,7 +174,9 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
     public func countAndRecord(
         _ touches: [CounterTouch], ifAllowed event: AuditEvent, changing session: SessionChange?
     ) async throws -> Admission {
-        let admission = try await queue.submit(.touch(touches, recording: writesAudit ? event : nil, session: session)).get()
+        let admission = try await queue.submit(
+            .touch(touches, recording: writesAudit ? event : nil, session: session), retryWindow: retryWindow
+        ).get()
         committedTouches.add(1, ordering: .relaxed)
         committedAdmissions.add(1, ordering: .relaxed)
         if admission.admitted && writesAudit { committedEvents.add(1, ordering: .relaxed) }
@@ -198,27 +209,37 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
     /// halves until the refused items stand alone, so only they fail (a few
     /// statements for one bad row, not one a row); a refused audit row is
     /// tried once more made storable.
+    ///
+    /// `retrying`: an earlier attempt at this batch failed and may have
+    /// committed all the same (its answer lost with its connection), so this
+    /// one is made harmless should it have: releases become reads (units
+    /// given back twice would let more through; kept, they only refuse early),
+    /// an audit row already written for its request and event is not written
+    /// again, nor a session already started; counts and reservations made
+    /// twice only refuse early, and a rotation already made is not made again.
     private static func write(
-        _ work: [Work], client: PostgresClient, logger: Logger
+        _ work: [Work], retrying: Bool, client: PostgresClient, logger: Logger
     ) async throws -> [Result<Admission, any Error>] {
         do {
-            return try await writeBatch(work, client: client, logger: logger).map { .success($0) }
+            return try await writeBatch(work, retrying: retrying, client: client, logger: logger).map { .success($0) }
         } catch where UnstorableRow.isDataError(error) {
-            return await writeSplitting(work, refusedWith: error, client: client, logger: logger)
+            return await writeSplitting(work, retrying: retrying, refusedWith: error, client: client, logger: logger)
         }
     }
 
     /// Writes `work`, which PostgreSQL refused as one statement, in halves.
     private static func writeSplitting(
-        _ work: [Work], refusedWith refusal: any Error, client: PostgresClient, logger: Logger
+        _ work: [Work], retrying: Bool, refusedWith refusal: any Error, client: PostgresClient, logger: Logger
     ) async -> [Result<Admission, any Error>] {
-        guard work.count > 1 else { return await writeAlone(work[0], refusedWith: refusal, client: client, logger: logger) }
+        guard work.count > 1 else {
+            return await writeAlone(work[0], retrying: retrying, refusedWith: refusal, client: client, logger: logger)
+        }
         var answers: [Result<Admission, any Error>] = []
         for half in [Array(work[..<(work.count / 2)]), Array(work[(work.count / 2)...])] {
             do {
-                answers += try await writeBatch(half, client: client, logger: logger).map { .success($0) }
+                answers += try await writeBatch(half, retrying: retrying, client: client, logger: logger).map { .success($0) }
             } catch where UnstorableRow.isDataError(error) {
-                answers += await writeSplitting(half, refusedWith: error, client: client, logger: logger)
+                answers += await writeSplitting(half, retrying: retrying, refusedWith: error, client: client, logger: logger)
             } catch {
                 answers += half.map { _ in .failure(error) }
             }
@@ -228,7 +249,7 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
 
     /// One item PostgreSQL refused: its audit row once more, made storable.
     private static func writeAlone(
-        _ item: Work, refusedWith refusal: any Error, client: PostgresClient, logger: Logger
+        _ item: Work, retrying: Bool, refusedWith refusal: any Error, client: PostgresClient, logger: Logger
     ) async -> [Result<Admission, any Error>] {
         guard let storable = item.storable else { return [.failure(refusal)] }
         UnstorableRow.escapedRowsCounter.increment()
@@ -236,14 +257,16 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
             "audit row refused by PostgreSQL; writing it with its text made storable",
             metadata: ["error": "\(PostgresErrorText.describe(refusal))", "audit_row": "\(item.description)"])
         do {
-            return [.success(try await writeBatch([storable], client: client, logger: logger)[0])]
+            return [.success(try await writeBatch([storable], retrying: retrying, client: client, logger: logger)[0])]
         } catch {
             return [.failure(error)]
         }
     }
 
     /// Runs one batch as one statement; returns each item's answer, in order.
-    private static func writeBatch(_ work: [Work], client: PostgresClient, logger: Logger) async throws -> [Admission] {
+    private static func writeBatch(
+        _ work: [Work], retrying: Bool, client: PostgresClient, logger: Logger
+    ) async throws -> [Admission] {
         var statement = LedgerWriteStatement()
         for (index, item) in work.enumerated() {
             switch item {
@@ -252,7 +275,8 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
             case .touch(let touches, let event, let session):
                 // The touches, the event and the session change name their request by its place in the batch, from 1.
                 let request = Int64(index + 1)
-                statement.touches.append(contentsOf: touches.map { counterTouch($0, request: request) })
+                statement.touches.append(
+                    contentsOf: touches.map { counterTouch(retrying && $0.mode == .release ? $0.asRead : $0, request: request) })
                 if let session { statement.sessions.append(.init(change: session, request: request)) }
                 if let event {
                     var row = LedgerWriteStatement.AuditRow(event: event, admittedBy: request)
@@ -265,15 +289,19 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         var counts: [CounterReading] = []
         counts.reserveCapacity(statement.touches.count)
         var changed: Set<Int64> = []
-        for try await (kind, request, current, previous, allowed, granted) in try await client.execute(statement, logger: logger) {
+        // Committed before a verdict is read: an admission is a promise that its row and counts are stored.
+        let rows =
+            retrying
+            ? try await client.committedExecute(LedgerWriteStatement.Retry(statement), logger: logger)
+            : try await client.committedExecute(statement, logger: logger)
+        for (kind, request, current, previous, allowed, granted) in rows {
             if kind == 0 {
                 counts.append(CounterReading(current: Int(current), previous: Int(previous), allowed: allowed, granted: Int(granted)))
             } else {
                 changed.insert(request)
             }
         }
-        // A row stream cut short (a cancelled wait, a connection lost mid-answer) fails the batch; it must
-        // never be read as verdicts.
+        // An answer short of a row per touch fails the batch; it must never be read as verdicts.
         guard counts.count == statement.touches.count else {
             throw IncompleteAnswer(expected: statement.touches.count, received: counts.count)
         }

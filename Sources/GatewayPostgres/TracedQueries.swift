@@ -26,6 +26,40 @@ extension PostgresClient {
     }
 }
 
+// A write whose success the gateway reports runs through `committedQuery` or
+// `committedExecute`, or in a transaction of its own: PostgresNIO ends a
+// statement's rows at its CommandComplete, and a lone statement commits only
+// at the Sync after it. A backend ended between the two (a failover's fast
+// shutdown terminates every backend) rolls back a write whose rows the caller
+// has already read; an awaited COMMIT cannot be undone that way.
+extension PostgresClient {
+    /// `query` alone in a transaction: its rows, once COMMIT has answered.
+    @discardableResult
+    public func committedQuery(
+        _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
+    ) async throws -> [PostgresRow] {
+        try await withTransaction(logger: logger) { connection in
+            try await connection.tracedQuery(query, logger: logger, file: file, line: line).collect()
+        }
+    }
+
+    /// A prepared statement alone in a transaction: its decoded rows, once COMMIT has answered.
+    @discardableResult
+    public func committedExecute<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, logger: Logger, file: String = #fileID, line: Int = #line
+    ) async throws -> [Statement.Row] where Statement.Row: Sendable {
+        try await withTransaction(logger: logger) { connection in
+            var rows: [Statement.Row] = []
+            for try await row in try await DatabaseSpan.run(Statement.sql, {
+                try await connection.execute(statement, logger: logger, file: file, line: line)
+            }) {
+                rows.append(row)
+            }
+            return rows
+        }
+    }
+}
+
 extension PostgresConnection {
     @discardableResult
     public func tracedQuery(

@@ -5,8 +5,10 @@ import PostgresNIO
 import Testing
 
 /// Limits and the audit trail as replicas share them, and what happens when
-/// PostgreSQL goes away and comes back.
-@Suite struct ResilienceTests {
+/// PostgreSQL goes away and comes back. One test at a time: each starts
+/// gateway processes, and two a cluster of their own, and together they held
+/// two cores long enough to time out other suites' local webhooks.
+@Suite(.serialized) struct ResilienceTests {
     /// Creates a development app and its key through the admin API; by default with one static user.
     static func createApp(
         base: String, token: String, rateLimits: [String: any Sendable] = [:], credentialTypes: [String] = ["static"],
@@ -49,7 +51,73 @@ import Testing
         }
     }
 
+    /// With `database.retry_window_ms` at 0, a request answers 503 at the first failure.
     @Test func withPostgresDownRequestsFailFastAndTheGatewayRecoversByItself() async throws {
+        try await Self.withOwnCluster { url, folder, startCluster in
+            try await Self.outage(url: url, folder: folder, startCluster: startCluster)
+        }
+    }
+
+    /// Issue 56: a failover, or a restart, costs latency, not errors. PostgreSQL
+    /// is stopped with requests in flight and more arriving, and started
+    /// again: every request waits for it within the retry window and gets its
+    /// token, with its one `token.issued` row, and the replica stays in
+    /// rotation meanwhile (`/readyz` 200).
+    @Test func aRestartWithinTheRetryWindowCostsLatencyNotErrors() async throws {
+        try await Self.withOwnCluster { url, folder, startCluster in
+            let bootstrap = AdminTokenSecret.generate().text
+            var environment = serveEnvironment(url, bootstrap: bootstrap, databaseTimeoutMs: 1000)
+            environment["GATEWAY_DATABASE_RETRY_WINDOW_MS"] = "60000"
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            let base = "http://127.0.0.1:\(server.port)"
+            let appID = try await Self.createApp(base: base, token: bootstrap)
+            #expect(try await Self.attempt(base, appID, password: "right") == 200)
+
+            let stopped = try await GatewayProcess.run(["local-postgres", "stop", "--data-dir", folder.path])
+            #expect(stopped.status == 0, "\(stopped.output)")
+            let (waiting, restartedAt, later) = try await withThrowingTaskGroup(of: TimedAnswer.self) { group in
+                for _ in 0..<5 { group.addTask { try await Self.timedAttempt(base, appID) } }
+                // The replica's own check notices the outage (its ping takes 500 ms to give up), and stays
+                // ready meanwhile; the five requests are by then waiting in it.
+                let deadline = ContinuousClock.now + .seconds(20)
+                var ready = try await HTTPCall.send("GET", "\(base)/readyz")
+                while !ready.text.contains("not answering for now"), ready.status == 200, ContinuousClock.now < deadline {
+                    ready = try await HTTPCall.send("GET", "\(base)/readyz")
+                }
+                #expect(ready.status == 200, "\(ready.text)")
+                #expect(ready.text.contains("not answering for now"), "\(ready.text)")
+                let restartedAt = ContinuousClock.now
+                let restarted = try await GatewayProcess.run(startCluster)
+                #expect(restarted.status == 0, "\(restarted.output)")
+                let waiting = try await group.reduce(into: [TimedAnswer]()) { $0.append($1) }
+                var later: [TimedAnswer] = []
+                for _ in 0..<5 { later.append(try await Self.timedAttempt(base, appID)) }
+                return (waiting, restartedAt, later)
+            }
+            let answers = waiting + later
+            #expect(answers.map(\.status) == Array(repeating: 200, count: 10), "\(answers.map(\.status))")
+            #expect(waiting.allSatisfy { $0.answeredAt > restartedAt }, "a request sent with the database down was answered before it came back")
+            #expect(await server.stop() == 0)
+            let issued = try await TestDatabase.withClient(url) { client in
+                var requestIDs: [String] = []
+                for try await requestID in try await client.query(
+                    "SELECT request_id FROM audit_events WHERE event = 'token.issued'", logger: TestDatabase.logger
+                ).decode(String.self) {
+                    requestIDs.append(requestID)
+                }
+                return requestIDs
+            }
+            for answer in answers {
+                #expect(issued.filter { $0 == answer.requestID }.count == 1, "token \(answer.requestID) has no single issued row")
+            }
+        }
+    }
+
+    /// Runs `body` with a PostgreSQL cluster of the test's own, which it may stop and start
+    /// (`startCluster` starts it again), stopped and removed afterwards whatever happened.
+    private static func withOwnCluster(_ body: (_ url: String, _ folder: URL, _ startCluster: [String]) async throws -> Void)
+        async throws
+    {
         let folder = FileManager.default.temporaryDirectory.appending(path: "gateway-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
@@ -62,7 +130,7 @@ import Testing
         let outcome: Result<Void, any Error>
         do {
             let url = try #require(started.output.split(separator: "\n").last.map(String.init))
-            try await Self.outage(url: url, folder: folder, startCluster: startCluster)
+            try await body(url, folder, startCluster)
             outcome = .success(())
         } catch {
             outcome = .failure(error)
@@ -75,8 +143,9 @@ import Testing
     /// Tokens, then PostgreSQL stopped under load, then started again.
     private static func outage(url: String, folder: URL, startCluster: [String]) async throws {
         let bootstrap = AdminTokenSecret.generate().text
-        let server = try await GatewayProcess.start(
-            ["serve"], environment: serveEnvironment(url, bootstrap: bootstrap, databaseTimeoutMs: 1000))
+        var environment = serveEnvironment(url, bootstrap: bootstrap, databaseTimeoutMs: 1000)
+        environment["GATEWAY_DATABASE_RETRY_WINDOW_MS"] = "0"
+        let server = try await GatewayProcess.start(["serve"], environment: environment)
         do {
             try await outage(of: server, url: url, folder: folder, startCluster: startCluster, bootstrap: bootstrap)
         } catch {
@@ -191,6 +260,7 @@ import Testing
         let status: Int
         let requestID: String
         let took: Duration
+        let answeredAt: ContinuousClock.Instant
         /// The identity token of a 200.
         let token: String?
     }
@@ -201,8 +271,9 @@ import Testing
         let answer = try await HTTPCall.send(
             "POST", "\(base)/v1/identity_tokens",
             json: ["app_id": appID, "user_id": "frank", "nonce": "n", "credentials": ["type": "static", "password": password]])
+        let answeredAt = ContinuousClock.now
         return TimedAnswer(
-            status: answer.status, requestID: answer.requestID ?? "", took: ContinuousClock.now - started,
+            status: answer.status, requestID: answer.requestID ?? "", took: answeredAt - started, answeredAt: answeredAt,
             token: answer.json["identity_token"] as? String)
     }
 

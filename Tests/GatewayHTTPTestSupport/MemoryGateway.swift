@@ -40,8 +40,7 @@ public struct MemoryGateway: GatewayUnderTest {
         let timeout = Duration.seconds(10)
         let services = PluginServices(
             storage: .memory(PluginMemory(recording: { try memory.record($0) })), apps: stores.apps, sessions: stores.sessions,
-            logger: logger,
-            databaseTimeout: timeout)
+            logger: logger, databaseRetry: .once(within: timeout))
         pluginServices = services
         tenants = TenantCache(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,

@@ -69,9 +69,10 @@ public struct TestGateway: GatewayUnderTest {
         // run answered 14 of a parallel attack's lookups 503.
         let timeout = Duration.seconds(20)
         let ledger = PostgresRequestLedger(client: client, logger: logger, timeout: auditWriteTimeout)
-        let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger, databaseTimeout: timeout)
+        let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger, databaseRetry: .once(within: timeout))
         let pluginServices = PluginServices(
-            storage: .postgres(client), apps: stores.apps, sessions: stores.sessions, logger: logger, databaseTimeout: timeout)
+            storage: .postgres(client), apps: stores.apps, sessions: stores.sessions, logger: logger,
+            databaseRetry: .once(within: timeout))
         let tenants = TenantCache(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
             pluginServices: pluginServices, masterKey: masterKey, logger: logger)

@@ -40,7 +40,7 @@ import Testing
         let queue = GroupCommitQueue<Int, Int>(
             name: "test", logger: Logger(label: "test"), maximumBatch: 10, maximumQueue: 100, timeout: .seconds(30),
             concurrency: 2
-        ) { items in
+        ) { items, _ in
             starts.batchStarted()
             // Each batch finishes only once two are in flight: with one loop, this would never return.
             await starts.wait(for: 2)
@@ -68,7 +68,7 @@ import Testing
         let sizes = Mutex<[Int]>([])
         let queue = GroupCommitQueue<Int, Int>(
             name: "test", logger: Logger(label: "test"), maximumBatch: 100, maximumQueue: 100, timeout: .seconds(30)
-        ) { items in
+        ) { items, _ in
             sizes.withLock { $0.append(items.count) }
             if items == [0] {
                 // Hold the only loop until the test has queued the others.
@@ -93,6 +93,39 @@ import Testing
                 }
             }
             #expect(sizes.withLock { $0 } == [1, 20])
+            group.cancelAll()
+        }
+    }
+
+    struct Transient: Error {}
+    struct Fatal: Error {}
+
+    /// A batch that fails for a reason worth waiting out is tried again, told
+    /// which attempt it is, for the items whose window allows it; an item
+    /// with none is answered 503 at the first failure, and a failure not
+    /// worth waiting out fails the batch at once.
+    @Test func aTransientFailureIsRetriedWithinEachItemsWindow() async throws {
+        let attempts = Mutex<[(items: [Int], attempt: Int)]>([])
+        let failures = Mutex(2)
+        let queue = GroupCommitQueue<Int, Int>(
+            name: "test", logger: Logger(label: "test"), maximumBatch: 10, maximumQueue: 100, timeout: .seconds(30),
+            isTransient: { $0 is Transient }
+        ) { items, attempt in
+            attempts.withLock { $0.append((items, attempt)) }
+            if items.contains(99) { throw Fatal() }
+            if failures.withLock({ failures in defer { failures -= 1 }; return failures > 0 }) { throw Transient() }
+            return items.map { $0 * 10 }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await queue.run() }
+            let refused: Int? = try? await queue.submit(2)
+            #expect(refused == nil, "an item with no retry window is answered at the first failure")
+            let answered = try await queue.submit(1, retryWindow: .seconds(30))
+            #expect(answered == 10)
+            let seen = attempts.withLock { $0 }
+            #expect(seen.map(\.items) == [[2], [1], [1]] && seen.map(\.attempt) == [0, 0, 1], "\(seen)")
+            await #expect(throws: GatewayError.self) { try await queue.submit(99, retryWindow: .seconds(30)) }
+            #expect(attempts.withLock { $0.last }?.attempt == 0, "a failure not worth waiting out is not retried")
             group.cancelAll()
         }
     }

@@ -45,7 +45,7 @@ import Testing
                 credentialTypes: ["static"])
             try await AppRepository(client: client, logger: TestDatabase.logger).insert(app)
             let ledger = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: Self.timeout)
-            let store = PostgresSessions(client: client, logger: TestDatabase.logger, timeout: Self.timeout)
+            let store = PostgresSessions(client: client, logger: TestDatabase.logger, retry: .once(within: Self.timeout))
             var memory = MemorySessions()
             var random = SplitMix64(seed: UInt64(seed))
             var live: [UUID: RefreshToken] = [:]

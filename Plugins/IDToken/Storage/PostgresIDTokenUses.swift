@@ -20,7 +20,8 @@ struct PostgresIDTokenUses: IDTokenUseStore {
         let client = self.client
         let logger = self.logger
         return try await withDatabaseTimeout(timeout) {
-            let rows = try await client.tracedQuery(
+            // Committed before the answer: a token taken is taken for good, whatever happens to the connection.
+            let rows = try await client.committedQuery(
                 """
                 WITH expired AS (
                     DELETE FROM id_token_uses WHERE ctid IN (
@@ -32,7 +33,7 @@ struct PostgresIDTokenUses: IDTokenUseStore {
                 ON CONFLICT (app_id, token_sha256) DO NOTHING
                 RETURNING 1
                 """, logger: logger)
-            return try await !rows.collect().isEmpty
+            return !rows.isEmpty
         }
     }
 }

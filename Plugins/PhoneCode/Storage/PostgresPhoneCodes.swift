@@ -21,7 +21,8 @@ struct PostgresPhoneCodes: PhoneCodeStore {
         let statement = StoreCode(
             appID: appID, number: number.text, mac: mac, attempts: attempts, lifetimeSeconds: lifetimeSeconds,
             resendAfterSeconds: resendAfterSeconds)
-        for try await (stored, wait) in try await client.tracedExecute(statement, logger: logger) {
+        // Committed before the code is sent: a code whose row a failover undid would be a text the user cannot use.
+        for (stored, wait) in try await client.committedExecute(statement, logger: logger) {
             return stored == 1 ? nil : Int(wait ?? 1)
         }
         return nil
@@ -65,7 +66,7 @@ struct PostgresPhoneCodes: PhoneCodeStore {
     }
 
     func discardCode(for number: PhoneNumber, in appID: AppID) async throws {
-        try await client.tracedQuery(
+        try await client.committedQuery(
             "DELETE FROM phone_codes WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)", logger: logger)
     }
 

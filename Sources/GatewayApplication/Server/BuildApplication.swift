@@ -39,11 +39,16 @@ public func buildApplication(
     }
     let plugins = configuration.plugins
     let databaseTimeout = Duration.milliseconds(configuration.database.requestTimeoutMilliseconds)
+    // A request waits out a failover within this window; each attempt within the timeout.
+    let retryWindow = Duration.milliseconds(configuration.database.retryWindowMilliseconds)
+    let databaseRetry = DatabaseRetry(
+        attemptTimeout: databaseTimeout, window: retryWindow, isTransient: TransientFailure.isTransient)
     let ledger = PostgresRequestLedger(
-        client: client, logger: logger, timeout: databaseTimeout, writesAudit: configuration.audit.enabled)
-    let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger, databaseTimeout: databaseTimeout)
+        client: client, logger: logger, timeout: databaseTimeout, retryWindow: retryWindow,
+        writesAudit: configuration.audit.enabled)
+    let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger, databaseRetry: databaseRetry)
     let pluginServices = PluginServices(
-        storage: .postgres(client), apps: stores.apps, sessions: stores.sessions, logger: logger, databaseTimeout: databaseTimeout)
+        storage: .postgres(client), apps: stores.apps, sessions: stores.sessions, logger: logger, databaseRetry: databaseRetry)
     let tenants = TenantCache(
         store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
         pluginServices: pluginServices, masterKey: masterKey, logger: logger)
@@ -53,7 +58,8 @@ public func buildApplication(
     let maintenance = AuditMaintenance(
         client: client, logger: logger,
         retentionDays: configuration.audit.retentionDays == 0 ? nil : configuration.audit.retentionDays)
-    let readiness = Readiness()
+    // A database failing over keeps the replica in rotation as long as requests wait for it.
+    let readiness = Readiness(outageGrace: retryWindow)
     let connections = DatabaseConnectionGauge(
         client: client, maximumConnections: configuration.database.maximumConnections, logger: logger)
     let exposition: @Sendable () async -> [UInt8] = {

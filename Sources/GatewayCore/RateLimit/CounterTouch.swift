@@ -35,6 +35,9 @@ public struct CounterTouch: Sendable {
 
     /// This touch's undo: a release of the unit it reserved, in the same window.
     public var release: CounterTouch { CounterTouch(appID: appID, window: window, subject: subject, mode: .release, units: units) }
+
+    /// The same counter, only read.
+    public var asRead: CounterTouch { CounterTouch(appID: appID, window: window, subject: subject, mode: .read) }
 }
 
 /// A counter after a touch: the current window (including what the touch

@@ -87,7 +87,7 @@ public enum GatewayRouter {
         let rateLimiter = RateLimiter(ledger: stores.ledger, settings: dependencies.rateLimits)
         let gate = PublicRequestGate(
             tenants: dependencies.tenants, limits: rateLimiter, ledger: stores.ledger,
-            databaseTimeout: dependencies.databaseTimeout)
+            databaseRetry: dependencies.pluginServices.databaseRetry)
         let refreshTokens = RefreshTokens(store: stores.sessions, masterKey: dependencies.masterKey)
         IdentityTokenController(issuer: TokenIssuer(gate: gate, signers: dependencies.signers, sessions: refreshTokens))
             .addRoutes(to: router)

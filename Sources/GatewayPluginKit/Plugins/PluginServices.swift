@@ -13,19 +13,23 @@ public struct PluginServices: Sendable {
     /// user disabled, deleted or given a new password).
     public let sessions: any SessionStore
     public let logger: Logger
-    /// How long a token request's database step may take before it is
-    /// answered 503 `unavailable`.
-    public let databaseTimeout: Duration
+    /// How a token request's database step waits: each attempt within its
+    /// timeout, and a read tried again while the database fails over, within
+    /// its window (``DatabaseRetry``); then it is answered 503 `unavailable`.
+    public let databaseRetry: DatabaseRetry
+
+    /// How long one attempt at a request's database step may take.
+    public var databaseTimeout: Duration { databaseRetry.attemptTimeout }
 
     public init(
         storage: PluginStorage, apps: any AppStore, sessions: any SessionStore, logger: Logger,
-        databaseTimeout: Duration = .seconds(2)
+        databaseRetry: DatabaseRetry = .once(within: .seconds(2))
     ) {
         self.storage = storage
         self.apps = apps
         self.sessions = sessions
         self.logger = logger
-        self.databaseTimeout = databaseTimeout
+        self.databaseRetry = databaseRetry
     }
 
     /// Writes an audit row of the plugin's own (an admin action that

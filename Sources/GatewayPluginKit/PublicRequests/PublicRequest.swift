@@ -55,13 +55,14 @@ public struct PublicRequest: Sendable {
         }
     }
 
-    /// The enabled app `appID` names, found in memory or within the
-    /// database timeout; 404 for no such app, 403 `app_disabled`.
+    /// The enabled app `appID` names, found in memory or read within the
+    /// gate's ``DatabaseRetry``; 404 for no such app, 403 `app_disabled`.
     public mutating func app(_ appID: AppID) async throws(GatewayError) -> Tenant {
         if gate.tenants.cachedTenant(for: appID) == nil { try await countClient() }
         let tenant: Tenant
         do {
-            tenant = try await gate.tenants.tenant(for: appID, within: gate.databaseTimeout)
+            let (tenants, retry) = (gate.tenants, gate.databaseRetry)
+            tenant = try await retry.run { try await tenants.tenant(for: appID, within: retry.attemptTimeout) }
         } catch {
             throw ErrorResponder.translate(error, logger: logger)
         }

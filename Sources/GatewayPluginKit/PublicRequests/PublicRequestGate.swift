@@ -11,14 +11,14 @@ public struct PublicRequestGate: Sendable {
     let tenants: any TenantLookup
     let limits: any RequestLimits
     let ledger: any RequestLedger
-    /// How long finding the app may take before the request is answered 503.
-    let databaseTimeout: Duration
+    /// How finding the app waits for the database before the request is answered 503.
+    let databaseRetry: DatabaseRetry
 
-    public init(tenants: any TenantLookup, limits: any RequestLimits, ledger: any RequestLedger, databaseTimeout: Duration) {
+    public init(tenants: any TenantLookup, limits: any RequestLimits, ledger: any RequestLedger, databaseRetry: DatabaseRetry) {
         self.tenants = tenants
         self.limits = limits
         self.ledger = ledger
-        self.databaseTimeout = databaseTimeout
+        self.databaseRetry = databaseRetry
     }
 
     /// One request's passage. Its row starts as the failure `event` (say

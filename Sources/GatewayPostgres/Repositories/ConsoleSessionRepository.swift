@@ -15,7 +15,7 @@ public struct ConsoleSessionRepository: ConsoleSessionStore {
 
     public func open(_ session: ConsoleSessionRecord) async throws {
         try await client.tracedQuery("DELETE FROM console_sessions WHERE expires_at < now()", logger: logger)
-        try await client.tracedQuery(
+        try await client.committedQuery(
             """
             INSERT INTO console_sessions (session_hash, sealed_token, expires_at, ends_at)
             VALUES (\(ByteBuffer(bytes: session.digest)), \(ByteBuffer(bytes: session.sealedToken)),
@@ -36,7 +36,8 @@ public struct ConsoleSessionRepository: ConsoleSessionStore {
     }
 
     public func close(digest: Data) async throws {
-        try await client.tracedQuery(
+        // Committed before the operator is told they signed out.
+        try await client.committedQuery(
             "DELETE FROM console_sessions WHERE session_hash = \(ByteBuffer(bytes: digest))", logger: logger)
     }
 

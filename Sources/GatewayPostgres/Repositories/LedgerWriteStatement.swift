@@ -46,9 +46,15 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
     /// request and whether it waits on a rotation, then the session changes'.
     static let eventParameterCount = 14
 
-    static let sql = """
+    static let sql = text(retrying: false)
+
+    /// The statement; `retrying`, its form for a batch an earlier attempt at
+    /// which may have committed: an audit row whose request already has a row
+    /// of the same event is skipped, and so is a session already started.
+    static func text(retrying: Bool) -> String {
+        """
         WITH \(SlidingWindowSQL.verdicts),
-        \(SessionChangesSQL.expressions(from: SlidingWindowSQL.parameterCount + eventParameterCount + 1)),
+        \(SessionChangesSQL.expressions(from: SlidingWindowSQL.parameterCount + eventParameterCount + 1, retrying: retrying)),
         audit AS (
             INSERT INTO audit_events (\(eventColumns))
             SELECT \(eventValues)
@@ -57,12 +63,28 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
                 AS e(\(eventColumns), admitted_by, needs_rotation)
             WHERE (e.admitted_by = 0 OR e.admitted_by NOT IN (SELECT request FROM refused))
                 AND (NOT e.needs_rotation OR e.admitted_by IN (SELECT request FROM rotated))
+                \(retrying ? "AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.request_id = e.request_id AND a.event = e.event)" : "")
         )
         SELECT 0::int4 AS kind, position AS request, current, previous, allowed, units_granted FROM verdicts
         UNION ALL SELECT 1, request, 0, 0, true, 0 FROM rotated
         UNION ALL SELECT 2, request, 0, 0, true, 0 FROM revoked
         ORDER BY kind, request
         """
+    }
+
+    /// The statement in its retrying form (``text(retrying:)``), prepared apart.
+    struct Retry: PostgresPreparedStatement {
+        typealias Row = LedgerWriteStatement.Row
+        static let name = "audit_and_counter_rewrite"
+        static let sql = LedgerWriteStatement.text(retrying: true)
+
+        let statement: LedgerWriteStatement
+
+        init(_ statement: LedgerWriteStatement) { self.statement = statement }
+
+        func makeBindings() throws -> PostgresBindings { try statement.makeBindings() }
+        func decodeRow(_ row: PostgresRow) throws -> Row { try statement.decodeRow(row) }
+    }
 
     /// One counter touch (see ``GatewayCore/CounterTouch``), with what its verdict needs.
     struct TouchRow {

@@ -17,7 +17,7 @@ public struct PostgresAuditLog: Sendable {
 
     /// Writes one event; returns once it is committed.
     public func record(_ event: AuditEvent) async throws {
-        for try await _ in try await client.execute(LedgerWriteStatement(recording: event), logger: logger) {}
+        try await client.committedExecute(LedgerWriteStatement(recording: event), logger: logger)
     }
 
     /// Writes the event in the caller's transaction, so it commits with the change it describes.

@@ -10,12 +10,13 @@ public import PostgresNIO
 public struct PostgresSessions: SessionStore {
     let client: PostgresClient
     let logger: Logger
-    let timeout: Duration
+    /// How a refresh's read of its session waits for the database.
+    let retry: DatabaseRetry
 
-    public init(client: PostgresClient, logger: Logger, timeout: Duration = .seconds(2)) {
+    public init(client: PostgresClient, logger: Logger, retry: DatabaseRetry = .once(within: .seconds(2))) {
         self.client = client
         self.logger = logger
-        self.timeout = timeout
+        self.retry = retry
     }
 
     static let columns = """
@@ -26,7 +27,7 @@ public struct PostgresSessions: SessionStore {
 
     public func find(_ sessionID: UUID, in appID: AppID) async throws -> SessionLookup {
         let (client, logger) = (client, logger)
-        return try await withDatabaseTimeout(timeout) {
+        return try await retry.run {
             let rows = try await client.tracedQuery(
                 """
                 SELECT now(), \(unescaped: Self.columns)

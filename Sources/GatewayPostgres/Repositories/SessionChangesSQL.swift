@@ -31,7 +31,9 @@ enum SessionChangesSQL {
     /// The expressions, after `verdicts` (``GatewayCore/SlidingWindowSQL``)
     /// in the same `WITH`: `rotations`, `starts` and `revocations` unnest
     /// their parameters, from `first` on.
-    static func expressions(from first: Int) -> String {
+    /// `retrying`: a session already started (by an earlier attempt at the
+    /// same batch) is left as it is.
+    static func expressions(from first: Int, retrying: Bool = false) -> String {
         let r = first
         let s = first + rotationParameterCount
         let v = s + startParameterCount
@@ -80,6 +82,7 @@ enum SessionChangesSQL {
                        now() + least(n.idle, n.lifetime) * interval '1 second', now() + n.lifetime * interval '1 second',
                        0, n.token_sha256
                 FROM starts n
+                \(retrying ? "ON CONFLICT (app_id, session_id) DO NOTHING" : "")
             ),
             trimmed AS (
                 UPDATE sessions s SET revoked_at = now(), revoked_reason = 'session_limit'

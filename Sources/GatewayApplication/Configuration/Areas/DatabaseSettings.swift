@@ -6,8 +6,12 @@ public struct DatabaseSettings: Sendable {
     public internal(set) var maximumConnections = 20
     /// `SELECT 1` on idle connections this often; 0 never.
     public internal(set) var keepAliveSeconds = 0
-    /// How long a request's database step may take before it is answered 503.
+    /// How long one attempt at a request's database step may take.
     public internal(set) var requestTimeoutMilliseconds = 2000
+    /// How long a request waits for the database to answer again (a
+    /// failover, a restart) before it is answered 503; 0 answers at the
+    /// first failure.
+    public internal(set) var retryWindowMilliseconds = 10_000
     public internal(set) var migrateOnStart = false
 
     init(_ settings: SettingsReader) {
@@ -30,6 +34,8 @@ public struct DatabaseSettings: Sendable {
         keepAliveSeconds = settings.integer("database.keepalive_seconds", in: 0...3600, default: keepAliveSeconds)
         requestTimeoutMilliseconds = settings.integer(
             "database.request_timeout_ms", in: 100...60_000, default: requestTimeoutMilliseconds)
+        retryWindowMilliseconds = settings.integer(
+            "database.retry_window_ms", in: 0...120_000, default: retryWindowMilliseconds)
         migrateOnStart = settings.boolean("migrate_on_start", default: migrateOnStart)
     }
 }

@@ -1,0 +1,162 @@
+import Foundation
+import GatewayCore
+import GatewayPostgres
+import GatewayTestSupport
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// A fault in the middle (issue 56, a failover that costs latency instead
+/// of errors): the ledger's connections are cut again and again while
+/// requests write their rows and counters. Every request waits it out within
+/// its retry window and is answered; no row is lost or written twice, even
+/// where a cut took a commit's answer with it; a counter counted twice may
+/// only refuse early.
+@Suite struct LedgerFailoverTests {
+    @Test func cutConnectionsCostRetriesNotErrorsNorRowsWrittenTwice() async throws {
+        try await TestDatabase.with { client, url in
+            let ledger = PostgresRequestLedger(
+                client: client, logger: TestDatabase.logger, timeout: .seconds(5), retryWindow: .seconds(60))
+            let appID = AppID(uuid: UUID())
+            let policy = RateLimitPolicy(name: "app", limit: 1_000_000, periodSeconds: 3_600, counting: .everyRequest)
+            // A bounded load (the suite runs beside others on two cores): each worker writes requests one
+            // after the other with a short pause, while another connection cuts every backend of the
+            // database, 15 times 100 ms apart.
+            let workers = 8
+            let cuts = 15
+            let cut = SharedCount()
+            let requestIDs = try await withThrowingTaskGroup(of: [String].self) { group in
+                group.addTask {
+                    try await ledger.run()
+                    return []
+                }
+                group.addTask {
+                    try await TestDatabase.withClient(url) { killer in
+                        while cut.count < cuts {
+                            try await killer.query(
+                                """
+                                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                                """, logger: TestDatabase.logger)
+                            cut.add()
+                            try await Task.sleep(for: .milliseconds(100))
+                        }
+                        return []
+                    }
+                }
+                let written = try await withThrowingTaskGroup(of: [String].self) { writes in
+                    for worker in 0..<workers {
+                        writes.addTask {
+                            var written: [String] = []
+                            var index = 0
+                            while cut.count < cuts {
+                                let requestID = "failover-\(worker)-\(index)"
+                                let touch = CounterTouch(
+                                    appID: appID, window: SlidingWindow(policy: policy, now: Date().timeIntervalSince1970),
+                                    subject: "*", mode: .count)
+                                let row = AuditEvent(appID: appID, event: "token.issued", outcome: .success, requestID: requestID)
+                                do {
+                                    let admitted = try await ledger.countAndRecord([touch], ifAllowed: row).admitted
+                                    #expect(admitted, "\(requestID) was not admitted")
+                                } catch {
+                                    Issue.record("\(requestID) failed: \(error)")
+                                }
+                                written.append(requestID)
+                                index += 1
+                                try await Task.sleep(for: .milliseconds(5))
+                            }
+                            return written
+                        }
+                    }
+                    return try await writes.reduce(into: [String]()) { $0 += $1 }
+                }
+                group.cancelAll()
+                return written
+            }
+            let requests = requestIDs.count
+            // Cuts met batches in flight, which were made again (in their harmless form).
+            #expect(ledger.statistics.retries > 0, "\(requests) requests through \(cuts) cuts, none retried")
+            // Read from a connection of its own: the ledger's client was cut with the rest.
+            try await TestDatabase.withClient(url) { reader in
+                var perRequest: [String: Int] = [:]
+                for try await (requestID, count) in try await reader.query(
+                    "SELECT request_id, count(*)::int FROM audit_events WHERE request_id LIKE 'failover-%' GROUP BY 1",
+                    logger: TestDatabase.logger
+                ).decode((String, Int).self) {
+                    perRequest[requestID] = count
+                }
+                #expect(perRequest.count == requests, "\(requests - perRequest.count) rows lost")
+                #expect(perRequest.values.allSatisfy { $0 == 1 }, "rows written twice: \(perRequest.filter { $0.value > 1 }.count)")
+                for try await counted in try await reader.query(
+                    "SELECT coalesce(sum(count), 0)::int FROM rate_limit_counters WHERE app_id = \(appID.uuid)", logger: TestDatabase.logger
+                ).decode(Int.self) {
+                    #expect(counted >= requests && counted <= 2 * requests, "counted \(counted)")
+                }
+            }
+        }
+    }
+
+    /// The hole the cuts above found: PostgresNIO ends a statement's rows at
+    /// its CommandComplete, before the statement's own transaction commits,
+    /// so a commit that then fails was once read as an admission (a token
+    /// with no row, a counter that never counted). A constraint checked at
+    /// commit makes that failure on purpose, every time.
+    @Test func aWriteIsAnsweredOnlyOnceItIsCommitted() async throws {
+        try await TestDatabase.with { client, url in
+            try await client.query(
+                """
+                CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN RAISE EXCEPTION 'refused at commit'; END $$
+                """, logger: TestDatabase.logger)
+            try await client.query(
+                """
+                CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON audit_events
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+                WHEN (NEW.request_id LIKE 'refused-%') EXECUTE FUNCTION refuse_at_commit()
+                """, logger: TestDatabase.logger)
+            let ledger = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: .seconds(5), retryWindow: .zero)
+            let appID = AppID(uuid: UUID())
+            let policy = RateLimitPolicy(name: "app", limit: 100, periodSeconds: 3_600, counting: .everyRequest)
+            func touch() -> CounterTouch {
+                CounterTouch(
+                    appID: appID, window: SlidingWindow(policy: policy, now: Date().timeIntervalSince1970), subject: "*",
+                    mode: .count)
+            }
+            func row(_ requestID: String) -> AuditEvent {
+                AuditEvent(appID: appID, event: "token.issued", outcome: .success, requestID: requestID)
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await ledger.run() }
+                await #expect(throws: (any Error).self, "an admission whose row never committed") {
+                    try await ledger.countAndRecord([touch()], ifAllowed: row("refused-admission"))
+                }
+                await #expect(throws: (any Error).self, "an audit row that never committed") {
+                    try await ledger.record(row("refused-event"))
+                }
+                await #expect(throws: (any Error).self, "a single audit row that never committed") {
+                    try await PostgresAuditLog(client: client, logger: TestDatabase.logger).record(row("refused-single"))
+                }
+                // The refusal is the refused row's alone.
+                let neighbour = try await ledger.countAndRecord([touch()], ifAllowed: row("stored"))
+                #expect(neighbour.admitted)
+                group.cancelAll()
+            }
+            for try await (rows, counted) in try await client.query(
+                """
+                SELECT (SELECT count(*)::int FROM audit_events WHERE app_id = \(appID.uuid)),
+                       (SELECT coalesce(sum(count), 0)::int FROM rate_limit_counters WHERE app_id = \(appID.uuid))
+                """, logger: TestDatabase.logger
+            ).decode((Int, Int).self) {
+                #expect(rows == 1)
+                #expect(counted == 1)
+            }
+        }
+    }
+
+    /// A count the test's tasks share.
+    final class SharedCount: Sendable {
+        private let answered = Mutex(0)
+        var count: Int { answered.withLock { $0 } }
+        func add() { answered.withLock { $0 += 1 } }
+    }
+}
