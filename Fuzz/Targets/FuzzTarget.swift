@@ -16,6 +16,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case webhookAnswer = "webhook-answer"
     case idToken = "id-token"
     case refreshToken = "refresh-token"
+    case secondFactorCode = "second-factor-code"
 
     /// Parses `bytes` as this target's parser does and checks its invariants.
     public func run(_ bytes: [UInt8]) throws(InvariantFailure) {
@@ -33,6 +34,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .webhookAnswer: try WebhookAnswerTarget.run(bytes)
         case .idToken: try IDTokenTarget.run(bytes)
         case .refreshToken: try RefreshTokenTarget.run(bytes)
+        case .secondFactorCode: try SecondFactorCodeTarget.run(bytes)
         }
     }
 }

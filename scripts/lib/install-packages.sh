@@ -25,4 +25,4 @@ GATEWAY_RUNTIME_PACKAGES=(postgresql pkg-config libsodium-dev libssl-dev)
 # through libsodium; python3 runs the OpenAPI validator from PyPI; haproxy
 # checks deploy/patroni/haproxy.cfg; Chromium and its driver run the
 # console's browser suite.
-GATEWAY_TEST_PACKAGES=(openssl libargon2-dev python3 python3-venv haproxy chromium chromium-driver)
+GATEWAY_TEST_PACKAGES=(openssl libargon2-dev python3 python3-venv haproxy chromium chromium-driver oathtool)
