@@ -266,10 +266,11 @@ class Load:
     """Closed-loop token requests through the balancer; every answer is kept
     with its request id, the second it ended and its status (0: no answer)."""
 
-    def __init__(self, app_id, static_users, password_users):
+    def __init__(self, app_id, static_users, password_users, refresh_users):
         self.app_id = app_id
         self.static_users = static_users
         self.password_users = password_users
+        self.refresh_users = refresh_users
         self.results = []  # (end time, status, request id, kind)
         self.took = {}  # request id -> seconds from the request's first send to its answer
         self.lock = threading.Lock()
@@ -279,7 +280,7 @@ class Load:
         # sent (more than one for a token would be a forked family), and how its session ended, if it did.
         self.sessions = {}  # number -> session id
         self.successors = {}  # (number, token) -> set of successors answered
-        self.ended = {}  # number -> the status of the refresh that found the session over
+        self.ended = {}  # number -> the status and request id of the last refresh that found the session over
         self.threads += [threading.Thread(target=self.refresh, args=(n,), daemon=True)
                          for n in range(LOAD_THREADS, LOAD_THREADS + REFRESH_THREADS)]
 
@@ -363,7 +364,7 @@ class Load:
         """A client that signed in once and answers every challenge with its refresh token: a token
         with no answer (503, a dropped connection) is sent again as it is, as the README asks."""
         connection = None
-        user, password = self.static_users[number % len(self.static_users)]
+        user, password = self.refresh_users[number - LOAD_THREADS]
         token = None
         count = 0
         while self.running:
@@ -390,7 +391,7 @@ class Load:
                     self.sessions[number] = answer["session_id"]
             elif status in (401, 403) and token is not None:
                 with self.lock:
-                    self.ended[number] = status
+                    self.ended[number] = (status, request_id)
                 token = None  # the session is over: sign in again, and report it
             with self.lock:
                 self.results.append((time.monotonic() - self.started, status, request_id, kind))
@@ -492,11 +493,14 @@ def main():
     base = f"http://127.0.0.1:{BALANCER}"
     app_id = str(uuid.uuid4())
     static_users = [(f"static-{n}", secrets.token_hex(8)) for n in range(200)]
+    # The refreshing clients' users sign in nowhere else: the load's sign-ins start sessions too, and a
+    # user's sessions past the app's maximum end the oldest (session_limit), which is not a fault's doing.
+    refresh_users = [(f"refresher-{n}", secrets.token_hex(8)) for n in range(REFRESH_THREADS)]
     password_users = [(f"password-{n}", secrets.token_hex(8)) for n in range(20)]
     status, body = http("POST", f"{base}/admin/v1/apps", token=ADMIN_TOKEN, body={
         "app_id": app_id, "name": "failover drill", "environment": "development",
         "provider_id": str(uuid.uuid4()), "credential_types": ["static", "password"],
-        "plugins": {"static": {"users": [{"user_id": u, "password": p} for u, p in static_users]}},
+        "plugins": {"static": {"users": [{"user_id": u, "password": p} for u, p in static_users + refresh_users]}},
         # The whole load is one app: its own budget must not be what the drill measures.
         "rate_limits": {"app": {"limit": 1000000, "period_seconds": 60}},
         "sessions": {"reuse_grace_seconds": REUSE_GRACE_SECONDS},
@@ -509,7 +513,7 @@ def main():
                             body={"password": password})
         assert status in (200, 201), body
 
-    load = Load(app_id, static_users, password_users)
+    load = Load(app_id, static_users, password_users, refresh_users)
     load.start()
     log(f"load: {LOAD_THREADS} connections, one request in {PASSWORD_EVERY} a password login")
     time.sleep(15)
@@ -539,9 +543,11 @@ def main():
         allowed = 0
         deadline = time.monotonic() + deadline_s
         while time.monotonic() < deadline:
+            # A request may wait out the failover within the gateway's retry window.
             status, _ = http("POST", f"{base}/v1/identity_tokens", body={
                 "app_id": app_id, "user_id": user, "nonce": "probe",
-                "credentials": {"type": "static", "password": password}}, headers={"X-Forwarded-For": address})
+                "credentials": {"type": "static", "password": password}}, headers={"X-Forwarded-For": address},
+                timeout=(REQUEST_TIMEOUT_MS + RETRY_WINDOW_MS) / 1000 + 8)
             if status == 200:
                 allowed += 1
             elif status == 429:
@@ -622,7 +628,9 @@ def main():
             session_problems.append(f"client {number}: session {state}")
         elif generation != refreshes[number]:
             session_problems.append(f"client {number}: session at generation {generation}, the client spent {refreshes[number]} tokens")
-    session_problems += [f"client {number}: the session ended ({status})" for number, status in load.ended.items()]
+    for number, (status, request_id) in load.ended.items():
+        reason = psql(f"SELECT reason FROM audit_events WHERE request_id = '{request_id}'", database="gateway").strip()
+        session_problems.append(f"client {number}: the session ended ({status}, {reason or 'no audit row'})")
 
     # Which policy refused, and whose requests (the probe's address spends its `ip` budget on purpose).
     refusals = psql(
