@@ -163,8 +163,17 @@ import Testing
         let appID = try await Self.createApp(base: base, token: bootstrap)
         // Every answer, to match against the audit rows at the end.
         var answers: [TimedAnswer] = []
-        for _ in 0..<5 { answers.append(try await Self.timedAttempt(base, appID)) }
-        #expect(answers.map(\.status) == [200, 200, 200, 200, 200])
+        // Five tokens while PostgreSQL is up. On a loaded machine a batch may outlast the one-second timeout
+        // this test sets (a full run once answered the fifth 503 after 1.5 s): such a 503 is checked with the
+        // others at the end; the outage needs the tokens.
+        var tokens = 0
+        for _ in 0..<10 where tokens < 5 {
+            let answer = try await Self.timedAttempt(base, appID)
+            answers.append(answer)
+            if answer.status == 200 { tokens += 1 }
+            #expect(answer.status == 200 || (answer.status == 503 && answer.took >= .seconds(1)), "\(answer.status) after \(answer.took)")
+        }
+        #expect(tokens == 5)
         #expect(try await HTTPCall.send("GET", "\(base)/readyz").status == 200)
         #expect(try await HTTPCall.send("GET", "\(base)/healthz").status == 200)
 
