@@ -86,7 +86,10 @@ import Testing
             #expect(kept == 1, "the denial waits in memory")
             let requestID = try #require(response.headers[HTTPField.Name("x-request-id")!])
 
-            let rows = try await gateway.auditRowsOnceWritten(requestID: requestID, event: "token.denied")
+            // Both rows, in either order: the late row's COMMIT follows its statement by a round trip, so the
+            // denial's write may commit first.
+            _ = try await gateway.auditRowsOnceWritten(requestID: requestID, event: "token.denied")
+            let rows = try await gateway.auditRowsOnceWritten(requestID: requestID, event: "token.issued")
             #expect(rows.filter { $0.event == "token.issued" }.map(\.userID) == ["alice"], "the late row")
             let denials = rows.filter { $0.event == "token.denied" }
             // Once, unless the kept row's write raced the first attempt as both waited for the lock.
