@@ -180,7 +180,7 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
                 .recordNanoseconds((ContinuousClock.now - started).nanoseconds)
         }
         var pending = batch
-        var pause = Duration.milliseconds(50)
+        var pause = DatabaseRetry.firstPause
         for attempt in 0... {
             let items = pending.map(\.item)
             do {
@@ -224,7 +224,7 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
                 state.withLock { $0.retries += 1 }
                 pending = retried
                 try? await Task.sleep(for: pause)
-                pause = min(pause * 2, .milliseconds(500))
+                pause = DatabaseRetry.pause(after: pause)
             }
         }
     }

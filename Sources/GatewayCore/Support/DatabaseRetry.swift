@@ -20,6 +20,15 @@ public struct DatabaseRetry: Sendable {
         self.isTransient = isTransient
     }
 
+    /// The pause before the first retry; each later one doubles, up to ``longestPause``.
+    public static let firstPause = Duration.milliseconds(50)
+    public static let longestPause = Duration.milliseconds(500)
+
+    /// The pause after `pause`: twice as long, at most ``longestPause``.
+    public static func pause(after pause: Duration) -> Duration {
+        min(pause * 2, longestPause)
+    }
+
     /// One attempt within `timeout`, never retried: how a step was bounded before retries.
     public static func once(within timeout: Duration) -> DatabaseRetry {
         DatabaseRetry(attemptTimeout: timeout)
@@ -28,7 +37,7 @@ public struct DatabaseRetry: Sendable {
     /// Runs `step`, again after a failure worth waiting out, within the window.
     public func run<Result: Sendable>(_ step: @escaping @Sendable () async throws -> Result) async throws -> Result {
         let deadline = ContinuousClock.now + window
-        var pause = Duration.milliseconds(50)
+        var pause = Self.firstPause
         while true {
             do {
                 return try await withTimeout(attemptTimeout, step)
@@ -39,7 +48,7 @@ public struct DatabaseRetry: Sendable {
                     throw error
                 }
                 try await Task.sleep(for: pause)
-                pause = min(pause * 2, .milliseconds(500))
+                pause = Self.pause(after: pause)
             }
         }
     }
