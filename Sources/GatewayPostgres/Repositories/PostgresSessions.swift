@@ -28,17 +28,39 @@ public struct PostgresSessions: SessionStore {
     public func find(_ sessionID: UUID, in appID: AppID) async throws -> SessionLookup {
         let (client, logger) = (client, logger)
         return try await retry.run {
-            let rows = try await client.tracedQuery(
-                """
-                SELECT now(), \(unescaped: Self.columns)
-                FROM (SELECT now()) AS clock LEFT JOIN sessions ON app_id = \(appID.uuid) AND session_id = \(sessionID)
-                """, logger: logger)
-            for try await row in rows {
-                let now = try row.makeRandomAccess()[0].decode(Date.self)
-                let present = try row.makeRandomAccess()[1].decode(UUID?.self) != nil
-                return SessionLookup(session: present ? try Self.session(row, skipping: 1) : nil, now: now)
+            for try await lookup in try await client.tracedExecute(Lookup(appID: appID, sessionID: sessionID), logger: logger) {
+                return lookup
             }
             throw UnreadableRow("the session lookup answered no row")
+        }
+    }
+
+    /// A refresh's read of its session, prepared once per connection: it is
+    /// on every refresh's path. One row always, with the database's clock,
+    /// the session's columns NULL when there is none.
+    struct Lookup: PostgresPreparedStatement {
+        typealias Row = SessionLookup
+        static let name = "session_lookup"
+        static let sql = """
+            SELECT now(), \(PostgresSessions.columns)
+            FROM (SELECT now()) AS clock LEFT JOIN sessions ON app_id = $1 AND session_id = $2
+            """
+
+        let appID: AppID
+        let sessionID: UUID
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(appID.uuid)
+            bindings.append(sessionID)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> SessionLookup {
+            let columns = row.makeRandomAccess()
+            let now = try columns[0].decode(Date.self)
+            let present = try columns[1].decode(UUID?.self) != nil
+            return SessionLookup(session: present ? try PostgresSessions.session(row, skipping: 1) : nil, now: now)
         }
     }
 
