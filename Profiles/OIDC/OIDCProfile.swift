@@ -30,7 +30,7 @@ public struct OIDCProfile: TokenProfile {
 
     /// Every claim a token of this profile may carry, as the discovery
     /// document's `claims_supported` lists them: the fixed ones, and one for each profile field.
-    static let claimsSupported = ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "nonce"]
+    static let claimsSupported = ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "acr", "nonce"]
         + ProfileField.allCases.map(claimName(of:))
 
     /// Where the apps' issuers live: `oidc.issuer_base_url`, the gateway's public URL.
@@ -118,6 +118,7 @@ public struct OIDCProfile: TokenProfile {
             // The sign-in's time, which a refresh keeps, and how the user proved who they are (RFC 8176).
             claims.add("auth_time", grant.authTime)
             if !grant.methods.isEmpty { claims.add("amr", grant.methods) }
+            if let level = grant.assuranceLevel { claims.add("acr", level) }
             claims.add("nonce", grant.nonce)
             for (field, value) in identity.profile.fields { claims.add(OIDCProfile.claimName(of: field), value) }
             return try CompactJWS.encode(headerPrefix: headerPrefix, claims: claims.finish(), sign: signer.sign)

@@ -59,6 +59,8 @@ public struct AuditMaintenance: Service {
             WHERE least(coalesce(revoked_at, expires_at), idle_expires_at, expires_at)
                 < now() - make_interval(days => \(Self.endedSessionDays)::int)
             """, logger: logger)
+        // Second-step tickets a day after they expired (spent or not): kept that long for an incident's questions.
+        try await client.query("DELETE FROM mfa_tickets WHERE expires_at < now() - interval '1 day'", logger: logger)
         return dropped
     }
 }

@@ -16,6 +16,7 @@ extension GatewayStores {
             tenants: PostgresTenantStore(client: client, logger: logger), ledger: ledger,
             health: PostgresStorageHealth(client: client, ledger: ledger, logger: logger),
             consoleSessions: ConsoleSessionRepository(client: client, logger: logger),
-            sessions: PostgresSessions(client: client, logger: logger, retry: databaseRetry))
+            sessions: PostgresSessions(client: client, logger: logger, retry: databaseRetry),
+            secondFactors: PostgresSecondFactors(client: client, logger: logger))
     }
 }

@@ -37,16 +37,37 @@ import Testing
             #expect(refused.output.contains("1 key(s) open under neither"), "\(refused.output)")
             #expect(refused.output.contains("app \(appID)"))
 
+            // A user's TOTP secret, sealed under the old key as enrolment seals it.
+            let secret = TOTPSecret.generate()
+            let app = try #require(AppID(appID))
+            let oldSealed = try secret.sealed(under: try MasterKey(base64: old), for: "alice", in: app)
+            try await TestDatabase.withClient(url) { client in
+                try await client.query(
+                    """
+                    INSERT INTO second_factors (app_id, user_id, factor_id, totp_sealed, created_at)
+                    VALUES (\(app.uuid), 'alice', \(UUID()), \(ByteBuffer(bytes: oldSealed)), now())
+                    """, logger: TestDatabase.logger)
+            }
+
             var rotating = database
             rotating["GATEWAY_MASTER_KEY_PREVIOUS"] = old
             let first = try await GatewayProcess.run(["reseal-keys"], environment: rotating)
             #expect(first.status == 0, "\(first.output)")
+            #expect(first.output.contains("re-sealed 1 TOTP secret(s)"), "\(first.output)")
+            let resealed = try await TestDatabase.withClient(url) { client in
+                let rows = try await client.query("SELECT totp_sealed FROM second_factors", logger: TestDatabase.logger)
+                var found: [UInt8] = []
+                for try await sealed in rows.decode(ByteBuffer.self) { found = Array(sealed.readableBytesView) }
+                return found
+            }
+            #expect(try TOTPSecret(unsealing: resealed, under: try MasterKey(base64: new), for: "alice", in: app) == secret)
             #expect(first.output.contains("re-sealed 1 key(s); 0 already under master_key"))
             // The static user's password is a plugin secret, sealed too.
             #expect(first.output.contains("re-sealed 1 plugin secret(s)"), "\(first.output)")
             let again = try await GatewayProcess.run(["reseal-keys"], environment: rotating)
             #expect(again.output.contains("re-sealed 0 key(s); 1 already under master_key"))
             #expect(again.output.contains("re-sealed 0 plugin secret(s)"))
+            #expect(again.output.contains("re-sealed 0 TOTP secret(s)"))
 
             // The new key alone now opens the app's key: tokens are issued.
             environment["GATEWAY_MASTER_KEY"] = new

@@ -91,6 +91,40 @@ import Testing
         }
     }
 
+    /// A password user's page shows their second factor (never its secret) and resets it.
+    @Test func aUsersPageShowsTheirSecondFactorAndResetsIt() async throws {
+        try await withConsoleGateway { gateway in
+            let token = try await gateway.adminToken(.operator)
+            let app = try await gateway.createApp {
+                $0.credentialTypes = ["password"]
+                $0.plugins = ["password": .object(["argon2": .object(["memory_kib": .number(8192), "iterations": .number(1)])])]
+                $0.sessions = SessionSettings()
+                $0.mfa = SecondFactorSettings(requirement: .required)
+            }
+            let appID = app.appID.uuid.lowercasedText
+            let userPath = "/console/apps/\(appID)/users/ann"
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(token)
+                _ = try await browser.post("/console/apps/\(appID)/users", [("user_id", "ann"), ("password", "ann-long-password")])
+                #expect(text(try await browser.get(userPath)).contains("None: the user"))
+                let challenge = try jsonObject(try await client.postJSON([
+                    "app_id": appID, "user_id": "ann", "nonce": "n",
+                    "credentials": ["type": "password", "password": "ann-long-password"],
+                ]))
+                let ticket = try #require(challenge["mfa_ticket"] as? String)
+                let enrolled = try jsonObject(try await client.postJSON(["app_id": appID, "mfa_ticket": ticket], to: "/v1/mfa/totp"))
+                let secret = try #require(enrolled["secret"] as? String)
+                let page = text(try await browser.get(userPath))
+                #expect(page.contains("waiting for its first code") && page.contains("10 recovery code(s) left"), "\(page)")
+                #expect(!page.contains(secret))
+                let reset = try await browser.post("\(userPath)/mfa/reset", [])
+                #expect(reset.location == "\(userPath)?notice=mfa_reset")
+                #expect(text(try await browser.get(userPath)).contains("None: the user"))
+            }
+        }
+    }
+
     @Test func phoneNumbersAreBoundAndUnbound() async throws {
         try await withConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)

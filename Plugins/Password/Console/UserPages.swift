@@ -7,7 +7,7 @@ import Hummingbird
 /// An app's password users: list and search by prefix, create, import an
 /// NDJSON file with the API's per-line report, and one user's page (reset
 /// the password, edit the profile, turn off or on, delete, see and end their
-/// sessions). A password typed here is sent to the API and never shown again.
+/// sessions, see and reset their second factor). A password typed here is sent to the API and never shown again.
 struct UserPages: Sendable {
     let pages: PageRenderer
 
@@ -16,6 +16,7 @@ struct UserPages: Sendable {
         "created": "User saved.", "password": "Password changed.", "saved": "Profile saved.",
         "disabled": "User turned off: their logins are refused.", "enabled": "User turned on.", "deleted": "User deleted.",
         "session_ended": "Session ended: its refresh token is refused.", "sessions_ended": "Every session of the user ended.",
+        "mfa_reset": "Second factor reset: the user's next sign-in asks for no code, or for a new enrolment.",
     ]
 
     func addRoutes(_ routes: ConsoleRoutes) {
@@ -50,6 +51,13 @@ struct UserPages: Sendable {
             guard answer.succeeded else { return try await user(visit, errors: ["error": answer.errorMessage], status: answer.status) }
             let notice = form.text("session_id") == nil ? "sessions_ended" : "session_ended"
             return PageRenderer.redirect("\(Self.pagePath(appID, userID))?notice=\(notice)")
+        }
+        routes.post("apps/{app_id}/users/{user_id}/mfa/reset") { visit, _ in
+            let appID = visit.parameter("app_id")
+            let userID = visit.parameter("user_id")
+            let answer = await visit.call(.delete, "\(Self.apiPath(appID, userID))/mfa")
+            guard answer.succeeded else { return try await user(visit, errors: ["error": answer.errorMessage], status: answer.status) }
+            return PageRenderer.redirect("\(Self.pagePath(appID, userID))?notice=mfa_reset")
         }
         routes.post("apps/{app_id}/users/{user_id}/delete") { visit, _ in
             let appID = visit.parameter("app_id")
@@ -157,6 +165,9 @@ struct UserPages: Sendable {
         data["user"] = user.templateValues
         data["sessions"] = sessions
         data["no_sessions"] = sessions.isEmpty
+        // 404: no factor (or an app without the second factor's tables' rows for them).
+        let factor = await visit.call(.get, "\(Self.apiPath(appID, userID))/mfa")
+        if factor.status != .notFound { data["mfa"] = try factor.read(SecondFactorAnswer.self, visit, pages).templateValues }
         data["profile_fields"] = ProfileForm.fields(values: user.profile.values, errors: errors)
         data["user_base"] = Self.pagePath(appID, userID)
         data["disabled"] = user.disabled

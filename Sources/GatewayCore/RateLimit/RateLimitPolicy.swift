@@ -61,9 +61,15 @@ extension RateLimitPolicy {
     public static let userFailures = RateLimitPolicy(
         name: "user_failures", limit: 10, periodSeconds: 900, counting: .failures)
 
+    /// Wrong second-factor codes (TOTP or recovery) per user: guessing a
+    /// six-digit code. Reserved before the code is checked.
+    public static let mfaFailures = RateLimitPolicy(
+        name: "mfa_failures", limit: 10, periodSeconds: 900, counting: .failures)
+
     /// Refreshes refused (an unknown, spent, ended or malformed refresh
     /// token) per client address: a client trying many tokens. A refresh
     /// names no user it could be counted against before its proof holds.
+    /// Unknown, spent and expired MFA tickets count here too.
     public static let refreshFailures = RateLimitPolicy(
         name: "refresh_failures", limit: 60, periodSeconds: 900, counting: .failures, countsClientAddress: true)
 
@@ -89,6 +95,6 @@ extension RateLimitPolicy {
 
     /// The gateway's own policies; plugins bring theirs (``CredentialPlugin``).
     public static let gatewayPolicies = [
-        clientIP, app, userFailures, refreshFailures, adminWorkPerToken, adminWorkPerApp, adminAuthFailures, validations,
+        clientIP, app, userFailures, mfaFailures, refreshFailures, adminWorkPerToken, adminWorkPerApp, adminAuthFailures, validations,
     ]
 }

@@ -15,11 +15,14 @@ public struct GatewayStores: Sendable {
     public let consoleSessions: any ConsoleSessionStore
     /// Users' sessions (their refresh tokens), as read and ended outside the ledger.
     public let sessions: any SessionStore
+    /// Users' second factors and the tickets of sign-ins waiting for one.
+    public let secondFactors: any SecondFactorStore
 
     public init(
         apps: any AppStore, keys: any KeyStore, adminTokens: any AdminTokenStore, auditTrail: any AuditTrail,
         tenants: any TenantStore, ledger: any RequestLedger, health: any StorageHealth,
-        consoleSessions: any ConsoleSessionStore, sessions: any SessionStore
+        consoleSessions: any ConsoleSessionStore, sessions: any SessionStore,
+        secondFactors: any SecondFactorStore
     ) {
         self.apps = apps
         self.keys = keys
@@ -30,5 +33,6 @@ public struct GatewayStores: Sendable {
         self.health = health
         self.consoleSessions = consoleSessions
         self.sessions = sessions
+        self.secondFactors = secondFactors
     }
 }

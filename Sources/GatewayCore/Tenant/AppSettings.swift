@@ -26,6 +26,8 @@ public struct AppSettings: Sendable, Equatable {
     public var tokenProfiles: [TokenProfileEntry]
     /// Sessions and their refresh tokens; `nil`, off.
     public var sessions: SessionSettings?
+    /// The second factor a sign-in must pass; `nil`, off.
+    public var mfa: SecondFactorSettings?
 
     public init(
         appID: AppID,
@@ -39,7 +41,8 @@ public struct AppSettings: Sendable, Equatable {
         rateLimits: [String: RateLimitOverride] = [:],
         rateLimitChanges: RateLimitChanges = RateLimitChanges(),
         tokenProfiles: [TokenProfileEntry] = [.layer],
-        sessions: SessionSettings? = nil
+        sessions: SessionSettings? = nil,
+        mfa: SecondFactorSettings? = nil
     ) {
         self.appID = appID
         self.name = name
@@ -53,5 +56,6 @@ public struct AppSettings: Sendable, Equatable {
         self.rateLimitChanges = rateLimitChanges
         self.tokenProfiles = tokenProfiles
         self.sessions = sessions
+        self.mfa = mfa
     }
 }

@@ -25,4 +25,12 @@ public struct TokenGrant: Sendable, Equatable {
         self.authTime = authTime ?? issuedAt
         self.methods = methods
     }
+
+    /// OpenID Connect's `acr` for ``methods``: `aal2` when two factors were
+    /// checked (`mfa`), `aal1` for one, nil when the methods are not known.
+    /// (The levels of NIST SP 800-63B, as Supabase names them.)
+    public var assuranceLevel: String? {
+        guard !methods.isEmpty else { return nil }
+        return methods.contains("mfa") ? "aal2" : "aal1"
+    }
 }

@@ -20,6 +20,8 @@ enum AdminResources {
         let token_profiles: [TokenProfileEntry]
         /// `null` while sessions are off.
         let sessions: SessionSettings?
+        /// `null` while the second factor is off.
+        let mfa: SecondFactorSettings?
         let created_at: String
         let updated_at: String
 
@@ -39,6 +41,7 @@ enum AdminResources {
             rate_limits_set_by_operator = settings.rateLimitChanges.setByOperator.sorted()
             token_profiles = registry.redacted(settings.tokenProfiles)
             sessions = settings.sessions
+            mfa = settings.mfa
             created_at = timestamp(stored.createdAt)
             updated_at = timestamp(stored.updatedAt)
         }

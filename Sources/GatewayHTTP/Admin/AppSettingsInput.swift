@@ -8,7 +8,7 @@ import GatewayRuntime
 struct AppSettingsInput {
     static let fields: Set<String> = [
         "app_id", "name", "environment", "provider_id", "token_ttl_seconds", "enabled", "credential_types", "plugins",
-        "rate_limits", "token_profiles", "sessions",
+        "rate_limits", "token_profiles", "sessions", "mfa",
     ]
 
     let plugins: PluginRegistry
@@ -138,6 +138,7 @@ struct AppSettingsInput {
         if let options = try input.object("plugins") { settings.plugins = options.members }
         if let limits = try input.object("rate_limits") { settings.rateLimits = try rateLimitOverrides(limits) }
         if input.has("sessions") { settings.sessions = try Self.sessionSettings(input.object("sessions")) }
+        if input.has("mfa") { settings.mfa = try Self.secondFactorSettings(input.object("mfa")) }
         if let profiles = try input.objects("token_profiles", maximumCount: TokenProfileRegistry.maximumPerApp) {
             settings.tokenProfiles = try profiles.map { entry throws(GatewayError) in
                 let type = try entry.requiredString("type")
@@ -176,6 +177,34 @@ struct AppSettingsInput {
         return settings
     }
 
+    /// `mfa`: an object turns the second factor on (`requirement`
+    /// `optional` unless given), the whole object being the app's settings;
+    /// `null` turns it off.
+    static func secondFactorSettings(_ input: JSONInput?) throws(GatewayError) -> SecondFactorSettings? {
+        guard let input else { return nil }
+        try input.rejectUnknown(allowed: ["requirement", "exempt_credential_types", "ticket_lifetime_seconds", "issuer"])
+        var settings = SecondFactorSettings()
+        if let requirement = try input.string("requirement") {
+            guard let parsed = SecondFactorSettings.Requirement(rawValue: requirement) else {
+                throw .invalidRequest("mfa.requirement must be optional or required.")
+            }
+            settings.requirement = parsed
+        }
+        if let exempt = try input.strings("exempt_credential_types", maximumCount: 32) {
+            settings.exemptCredentialTypes = exempt
+        }
+        if let lifetime = try input.integer("ticket_lifetime_seconds", in: SecondFactorSettings.ticketLifetimeRange) {
+            settings.ticketLifetimeSeconds = lifetime
+        }
+        if let issuer = try input.string("issuer") {
+            guard !issuer.isEmpty, issuer.utf8.count <= SecondFactorSettings.maximumIssuerBytes else {
+                throw .invalidRequest("mfa.issuer must be 1 to \(SecondFactorSettings.maximumIssuerBytes) bytes.")
+            }
+            settings.issuer = issuer
+        }
+        return settings
+    }
+
     /// `{policy: {limit, period_seconds}}` for known policies, within bounds.
     private func rateLimitOverrides(_ input: JSONInput) throws(GatewayError) -> [String: RateLimitOverride] {
         var overrides: [String: RateLimitOverride] = [:]
@@ -208,6 +237,9 @@ struct AppSettingsInput {
         if let unknown = types.first(where: { !offered.contains($0) }) {
             throw .invalidRequest(
                 "credential_types: '\(unknown)' is not offered by this gateway (it offers: \(offered.joined(separator: ", "))).")
+        }
+        if let exempt = settings.mfa?.exemptCredentialTypes.first(where: { !offered.contains($0) }) {
+            throw .invalidRequest("mfa.exempt_credential_types: '\(exempt)' is not a credential type of this gateway.")
         }
         if let stray = settings.plugins.keys.sorted().first(where: { !types.contains($0) }) {
             throw .invalidRequest("plugins.\(stray): '\(stray)' is not among credential_types.")

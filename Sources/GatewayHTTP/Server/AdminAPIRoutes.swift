@@ -15,6 +15,7 @@ struct AdminAPIRoutes {
     let adminTokens: AdminTokenController
     let audit: AuditEventController
     let sessions: SessionAdminController
+    let secondFactors: SecondFactorAdminController
     /// Refused admin tokens per client address, for both routers (the console signs in through the inner one).
     let authFailures: ClientThrottle
 
@@ -37,6 +38,7 @@ struct AdminAPIRoutes {
         adminTokens = AdminTokenController(tokens: stores.adminTokens, apps: stores.apps)
         audit = AuditEventController(events: stores.auditTrail)
         sessions = SessionAdminController(apps: stores.apps, sessions: stores.sessions)
+        secondFactors = SecondFactorAdminController(apps: stores.apps, secondFactors: stores.secondFactors)
     }
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
@@ -50,6 +52,7 @@ struct AdminAPIRoutes {
         adminTokens.addRoutes(to: admin)
         audit.addRoutes(to: admin)
         sessions.addRoutes(to: admin)
+        secondFactors.addRoutes(to: admin)
         for plugin in dependencies.plugins.all {
             plugin.addAdminRoutes(to: admin, services: routeServices)
         }

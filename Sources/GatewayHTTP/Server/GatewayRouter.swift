@@ -89,9 +89,13 @@ public enum GatewayRouter {
             tenants: dependencies.tenants, limits: rateLimiter, ledger: stores.ledger,
             databaseRetry: dependencies.pluginServices.databaseRetry)
         let refreshTokens = RefreshTokens(store: stores.sessions, masterKey: dependencies.masterKey)
-        IdentityTokenController(issuer: TokenIssuer(gate: gate, signers: dependencies.signers, sessions: refreshTokens))
-            .addRoutes(to: router)
+        let secondFactors = SecondFactors(store: stores.secondFactors, masterKey: dependencies.masterKey)
+        IdentityTokenController(
+            issuer: TokenIssuer(
+                gate: gate, signers: dependencies.signers, sessions: refreshTokens, secondFactors: secondFactors)
+        ).addRoutes(to: router)
         SignOutController(gate: gate, sessions: refreshTokens).addRoutes(to: router)
+        SecondFactorController(gate: gate, sessions: refreshTokens, secondFactors: secondFactors).addRoutes(to: router)
         let routeServices = RouteServices(
             plugin: pluginServices, tenants: dependencies.tenants, limits: rateLimiter, gate: gate)
         for plugin in dependencies.plugins.all {

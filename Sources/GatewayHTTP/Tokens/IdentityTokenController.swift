@@ -37,8 +37,12 @@ public struct IdentityTokenController: Sendable {
             ]
         ).increment()
         switch outcome.result {
-        case .success(let issued):
+        case .success(.token(let issued)):
             var response = Self.tokenResponse(issued, profile: outcome.profileLabel)
+            response.headers.set(outcome.limits.headers)
+            return response
+        case .success(.secondFactorRequired(let challenge)):
+            var response = Self.challengeResponse(challenge, requestID: context.requestID)
             response.headers.set(outcome.limits.headers)
             return response
         case .failure(let error):
@@ -70,6 +74,34 @@ public struct IdentityTokenController: Sendable {
         }
         body.writeString("}")
         return Response(status: .ok, headers: tokenHeaders, body: .init(byteBuffer: body))
+    }
+
+    /// 403 `mfa_required` (or `mfa_enrollment_required`): an error as every
+    /// other, with the ticket of the second step, how long it lives, and
+    /// the credential types that complete it.
+    static func challengeResponse(_ challenge: SecondFactorChallenge, requestID: String) -> Response {
+        var body = JSONObjectWriter(reservingCapacity: 384)
+        if challenge.needsEnrolment {
+            body.add("error", "mfa_enrollment_required")
+            body.add(
+                "message",
+                "This app requires a second factor and this user has none: enrol one with the mfa_ticket "
+                    + "(POST /v1/mfa/totp), then complete the sign-in with its first code.")
+        } else {
+            body.add("error", "mfa_required")
+            body.add(
+                "message",
+                "The credential is right; complete the sign-in with the mfa_ticket and a code of the user's second factor.")
+        }
+        body.add("status", 403)
+        body.add("request_id", requestID)
+        body.add("mfa_ticket", challenge.ticket.text)
+        body.add("mfa_ticket_expires_in", Int64(challenge.expiresInSeconds))
+        body.add(
+            "mfa_methods",
+            challenge.needsEnrolment ? [SecondFactors.totpType] : [SecondFactors.totpType, SecondFactors.recoveryCodeType])
+        return Response(
+            status: .forbidden, headers: tokenHeaders, body: .init(byteBuffer: ByteBuffer(bytes: body.finish())))
     }
 
     private static let tokenHeaders: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]

@@ -16,7 +16,11 @@ extension TokenIssuer {
     /// failure then counts against them, and a verified attempt is refused
     /// while they are over it. With the app's sessions on, the row's
     /// statement also starts the user's session.
-    func signIn(_ asked: Asked, verifier: any CredentialVerifier, _ attempt: inout Attempt) async throws -> Ready {
+    ///
+    /// A user who owes a second factor (the app's `mfa`) gets a ticket for
+    /// it instead of a token: the row (`token.denied`, `mfa_required`) is
+    /// written as a success's would be, under the same limits.
+    func signIn(_ asked: Asked, verifier: any CredentialVerifier, _ attempt: inout Attempt) async throws -> SignedIn {
         let (tokenRequest, credentials) = (asked.tokenRequest, asked.credentials)
         var subjects = verifier.rateLimitSubjects(for: credentials)
         subjects[RateLimitPolicy.app.name] = "*"
@@ -71,13 +75,29 @@ extension TokenIssuer {
         let grant = TokenGrant(
             app: app, identity: identity, nonce: tokenRequest.nonce, issuedAt: issuedAt,
             methods: verifier.authenticationMethods)
-        let minter: any TokenMinter
-        do {
-            minter = try self.minter(asked, for: grant)
-        } catch {
-            // The credential was right: its reservations are no failure (no active key, a uid the vendor refuses).
-            await attempt.passage.giveBackReservations()
-            throw error
+        let minter = try await minterForAProvenUser(asked, for: grant, &attempt)
+
+        if let mfa = app.mfa {
+            let demand = try await secondFactors.demand(
+                mfa, credentialType: credentials.type, userID: identity.userID, in: app.appID)
+            if demand != .nothing {
+                let challenge = try await secondFactors.challenge(demand, settings: mfa) { ticket in
+                    MFATicketGrant(
+                        digest: ticket.digest, appID: app.appID, userID: identity.userID, nonce: tokenRequest.nonce,
+                        credentialType: credentials.type, methods: grant.methods, profile: identity.profile,
+                        deviceLabel: tokenRequest.deviceLabel)
+                }
+                var row = attempt.passage.row
+                row.userID = identity.userID
+                row.reason = demand == .enrolment ? SecondFactorRefusal.enrolmentRequired : SecondFactorRefusal.required
+                // The ticket is kept before its row, and shown only once the row is written under the same limits as a token's.
+                if verifiesFirst {
+                    try await attempt.passage.admit(subjects, app: app, recording: row, changing: nil)
+                } else {
+                    try await attempt.passage.release(readingFailuresOf: userFoundByCheck, app: app, recording: row, changing: nil)
+                }
+                return .secondFactorRequired(challenge, row: row)
+            }
         }
 
         var issued = issuedRow(attempt, userID: identity.userID, minter: minter, profile: asked.profile)
@@ -94,7 +114,7 @@ extension TokenIssuer {
             try await attempt.passage.release(
                 readingFailuresOf: userFoundByCheck, app: app, recording: issued, changing: change)
         }
-        return Ready(issued: issued, minter: minter, grant: grant, session: started?.issued)
+        return .ready(Ready(issued: issued, minter: minter, grant: grant, session: started?.issued))
     }
 
     static func credentialAttributes(_ type: String, userID: String?) -> SpanAttributes {

@@ -13,14 +13,18 @@ import Tracing
 ///    apply (a refusal there still counts under the deployment's `ip`
 ///    policy: ``PublicRequestGate``).
 /// 2. **The credential**: a first factor's verifier (``signIn(_:_:_:)``, in
-///    TokenIssuer+SignIn.swift) or a session's refresh token
-///    (``refresh(_:settings:_:)``, in TokenIssuer+Refresh.swift), with the
-///    app's limits before or after it as the credential's cost says.
-/// 3. **The session**: a sign-in of an app with sessions on starts one; a
+///    TokenIssuer+SignIn.swift), a session's refresh token
+///    (``refresh(_:settings:_:)``, in TokenIssuer+Refresh.swift) or a
+///    second factor's code with its ticket (``completeSecondFactor(_:kind:_:)``,
+///    in TokenIssuer+SecondFactor.swift), with the app's limits before or
+///    after it as the credential's cost says.
+/// 3. **The second factor**: a first factor of a user who owes one is
+///    answered with a ticket for it instead of a token (403 `mfa_required`).
+/// 4. **The session**: a sign-in of an app with sessions on starts one; a
 ///    refresh spends its token for the next.
-/// 4. **The row**: the `token.issued` row, written in one statement with the
+/// 5. **The row**: the `token.issued` row, written in one statement with the
 ///    request's counters and its session change, before the token exists.
-/// 5. **The signature**, on the signing threads.
+/// 6. **The signature**, on the signing threads.
 ///
 /// Every request leaves exactly one row: the issued one, or the denial
 /// written by ``PublicRequest/deny(_:)`` with the reason it was refused
@@ -31,15 +35,17 @@ public struct TokenIssuer: Sendable {
     let gate: PublicRequestGate
     let signers: SigningThreads
     let sessions: RefreshTokens
+    let secondFactors: SecondFactors
     let now: @Sendable () -> Date
 
     public init(
-        gate: PublicRequestGate, signers: SigningThreads, sessions: RefreshTokens,
+        gate: PublicRequestGate, signers: SigningThreads, sessions: RefreshTokens, secondFactors: SecondFactors,
         now: @escaping @Sendable () -> Date = Date.init
     ) {
         self.gate = gate
         self.signers = signers
         self.sessions = sessions
+        self.secondFactors = secondFactors
         self.now = now
     }
 
@@ -49,10 +55,17 @@ public struct TokenIssuer: Sendable {
         public let session: IssuedSession?
     }
 
+    /// What a request that was not refused is answered.
+    public enum Answer: Sendable {
+        case token(Issued)
+        /// The first factor was right; a second is owed.
+        case secondFactorRequired(SecondFactorChallenge)
+    }
+
     /// What a request came to.
     public struct Outcome: Sendable {
-        /// The token, or why there is none.
-        public let result: Result<Issued, GatewayError>
+        /// The token (or the second factor it waits on), or why there is none.
+        public let result: Result<Answer, GatewayError>
         /// The limits' verdicts, for the answer's `RateLimit` headers.
         public let limits: LimitOutcome
         /// Its row: `token.issued`, or `token.denied` with a reason.
@@ -71,14 +84,20 @@ public struct TokenIssuer: Sendable {
             let asked = try await read(request, context, &attempt)
             let ready: Ready
             switch asked.check {
-            case .verifier(let verifier): ready = try await signIn(asked, verifier: verifier, &attempt)
+            case .verifier(let verifier):
+                switch try await signIn(asked, verifier: verifier, &attempt) {
+                case .ready(let signedIn): ready = signedIn
+                case .secondFactorRequired(let challenge, let row):
+                    return attempt.outcome(.success(.secondFactorRequired(challenge)), row: row)
+                }
             case .refresh(let settings): ready = try await refresh(asked, settings: settings, &attempt)
+            case .secondFactor(let kind): ready = try await completeSecondFactor(asked, kind: kind, &attempt)
             }
             // Signed only once its row is committed: no token leaves without one.
             let token = try await signers.run(
                 "token signature", attributes: ["gateway.token_profile": .string(attempt.profileLabel)]
             ) { try ready.minter.mint(ready.grant) }
-            return attempt.outcome(.success(Issued(token: token, session: ready.session)), row: ready.issued)
+            return attempt.outcome(.success(.token(Issued(token: token, session: ready.session))), row: ready.issued)
         } catch {
             let answer = ErrorResponder.translate(error, logger: context.logger)
             return attempt.outcome(.failure(answer), row: await attempt.passage.deny(answer))
@@ -96,7 +115,7 @@ public struct TokenIssuer: Sendable {
 
         init(_ passage: PublicRequest) { self.passage = passage }
 
-        func outcome(_ result: Result<Issued, GatewayError>, row: AuditEvent) -> Outcome {
+        func outcome(_ result: Result<Answer, GatewayError>, row: AuditEvent) -> Outcome {
             Outcome(
                 result: result, limits: passage.limits, row: row, appLabel: appLabel,
                 credentialTypeLabel: credentialTypeLabel, profileLabel: profileLabel)
@@ -109,6 +128,8 @@ public struct TokenIssuer: Sendable {
         case verifier(any CredentialVerifier)
         /// A session's refresh token, under the app's session settings.
         case refresh(SessionSettings)
+        /// A second factor's code (its credential type) with a sign-in's ticket.
+        case secondFactor(String)
     }
 
     /// What the request asks, once its app is found and accepts it.
@@ -127,6 +148,13 @@ public struct TokenIssuer: Sendable {
         let minter: any TokenMinter
         let grant: TokenGrant
         let session: IssuedSession?
+    }
+
+    /// Where a first factor's sign-in got to.
+    enum SignedIn {
+        case ready(Ready)
+        /// A second factor is owed: the ticket's answer, and the request's row (written).
+        case secondFactorRequired(SecondFactorChallenge, row: AuditEvent)
     }
 
     /// Reads the request and finds its app, profile and credential check:
@@ -160,7 +188,14 @@ public struct TokenIssuer: Sendable {
             }
             passage.row.credentialType = credentials.type
             let check: Check
-            if credentials.type == RefreshToken.credentialType {
+            if SecondFactors.credentialTypes.contains(credentials.type) {
+                guard tenant.settings.mfa != nil else {
+                    throw GatewayError(
+                        .unsupportedCredentialType, .invalidRequest,
+                        "This app asks for no second factor, so it takes no \(credentials.type) codes.")
+                }
+                check = .secondFactor(credentials.type)
+            } else if credentials.type == RefreshToken.credentialType {
                 guard let settings = tenant.settings.sessions else {
                     throw GatewayError(
                         .unsupportedCredentialType, .invalidRequest,
@@ -183,6 +218,20 @@ public struct TokenIssuer: Sendable {
         let minter = try asked.tenant.minter(for: asked.profile)
         if let refusal = minter.refusal(for: grant) { throw refusal }
         return minter
+    }
+
+    /// ``minter(_:for:)`` for a request whose credential was right: should
+    /// the minter refuse (no active key, a uid the vendor refuses), the
+    /// request's reservations are given back first, since it is no failure.
+    func minterForAProvenUser(_ asked: Asked, for grant: TokenGrant, _ attempt: inout Attempt) async throws
+        -> any TokenMinter
+    {
+        do {
+            return try minter(asked, for: grant)
+        } catch {
+            await attempt.passage.giveBackReservations()
+            throw error
+        }
     }
 
     /// The `token.issued` row of `attempt` as it stands, for `identity`.

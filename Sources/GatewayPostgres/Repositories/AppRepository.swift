@@ -27,14 +27,15 @@ public struct AppRepository: Sendable {
         let changes = try Self.encode(app.rateLimitChanges)
         let profiles = try Self.encode(app.tokenProfiles)
         let sessions = try app.sessions.map { try Self.encode($0) }
+        let mfa = try app.mfa.map { try Self.encode($0) }
         let rows = try await connection.tracedQuery(
             """
             WITH inserted AS (
                 INSERT INTO apps (app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-                                  credential_types, plugins, rate_limits, rate_limit_changes, token_profiles, sessions)
+                                  credential_types, plugins, rate_limits, rate_limit_changes, token_profiles, sessions, mfa)
                 VALUES (\(app.appID.uuid), \(app.name), \(app.environment.rawValue), \(app.providerID.uuid),
                         \(app.tokenTTLSeconds), \(app.isEnabled), \(app.credentialTypes), \(plugins)::jsonb,
-                        \(rateLimits)::jsonb, \(changes)::jsonb, \(profiles)::jsonb, \(sessions)::jsonb)
+                        \(rateLimits)::jsonb, \(changes)::jsonb, \(profiles)::jsonb, \(sessions)::jsonb, \(mfa)::jsonb)
                 ON CONFLICT (app_id) DO NOTHING
                 RETURNING app_id
             )
@@ -51,6 +52,7 @@ public struct AppRepository: Sendable {
         let changes = try Self.encode(app.rateLimitChanges)
         let profiles = try Self.encode(app.tokenProfiles)
         let sessions = try app.sessions.map { try Self.encode($0) }
+        let mfa = try app.mfa.map { try Self.encode($0) }
         let rows = try await connection.tracedQuery(
             """
             WITH updated AS (
@@ -58,7 +60,8 @@ public struct AppRepository: Sendable {
                     provider_id = \(app.providerID.uuid), token_ttl_seconds = \(app.tokenTTLSeconds),
                     enabled = \(app.isEnabled), credential_types = \(app.credentialTypes),
                     plugins = \(plugins)::jsonb, rate_limits = \(rateLimits)::jsonb, rate_limit_changes = \(changes)::jsonb,
-                    token_profiles = \(profiles)::jsonb, sessions = \(sessions)::jsonb, updated_at = now()
+                    token_profiles = \(profiles)::jsonb, sessions = \(sessions)::jsonb, mfa = \(mfa)::jsonb,
+                    updated_at = now()
                 WHERE app_id = \(app.appID.uuid)
                 RETURNING app_id
             )
@@ -120,18 +123,18 @@ public struct AppRepository: Sendable {
 
     private static let columns = """
         app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-        credential_types, plugins::text, rate_limits::text, rate_limit_changes::text, token_profiles::text, sessions::text,
+        credential_types, plugins::text, rate_limits::text, rate_limit_changes::text, token_profiles::text, sessions::text, mfa::text,
         created_at, updated_at
         """
 
     private static func decode(_ rows: PostgresRowSequence) async throws -> [StoredApp] {
         var apps: [StoredApp] = []
         for try await row in rows.decode(
-            (UUID, String, String, UUID, Int, Bool, [String], String, String, String, String, String?, Date, Date).self)
+            (UUID, String, String, UUID, Int, Bool, [String], String, String, String, String, String?, String?, Date, Date).self)
         {
             let (
                 appID, name, environment, providerID, ttl, enabled, credentialTypes, pluginsJSON, limitsJSON, changesJSON,
-                profilesJSON, sessionsJSON, created, updated
+                profilesJSON, sessionsJSON, mfaJSON, created, updated
             ) = row
             guard let environment = AppEnvironment(rawValue: environment) else {
                 throw UnreadableRow("app \(appID) has an unknown environment '\(environment)'")
@@ -144,7 +147,8 @@ public struct AppRepository: Sendable {
                 rateLimits: try JSONDecoder().decode([String: RateLimitOverride].self, from: Data(limitsJSON.utf8)),
                 rateLimitChanges: try JSONDecoder().decode(RateLimitChanges.self, from: Data(changesJSON.utf8)),
                 tokenProfiles: try JSONDecoder().decode([TokenProfileEntry].self, from: Data(profilesJSON.utf8)),
-                sessions: try sessionsJSON.map { try JSONDecoder().decode(SessionSettings.self, from: Data($0.utf8)) })
+                sessions: try sessionsJSON.map { try JSONDecoder().decode(SessionSettings.self, from: Data($0.utf8)) },
+                mfa: try mfaJSON.map { try JSONDecoder().decode(SecondFactorSettings.self, from: Data($0.utf8)) })
             apps.append(StoredApp(settings: settings, createdAt: created, updatedAt: updated))
         }
         return apps

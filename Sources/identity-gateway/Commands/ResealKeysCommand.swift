@@ -45,6 +45,13 @@ struct ResealKeysCommand: AsyncParsableCommand {
                 try await Self.resealPluginSecrets(plugins: plugins, masterKey: masterKey, client: client, logger: logger)
             }
             say("re-sealed \(secrets) plugin secret(s) (SMS sender secrets, static test users' passwords)")
+            let factors = try await withPostgresClient(configuration.database.url, logger: logger) { client in
+                try await SecondFactorResealer(client: client, logger: logger).run(masterKey: masterKey)
+            }
+            say("re-sealed \(factors.resealed) TOTP secret(s)")
+            if factors.unopenable > 0 {
+                say("\(factors.unopenable) TOTP secret(s) open under neither key and were left as they are: reset those users' factors")
+            }
         }
     }
 

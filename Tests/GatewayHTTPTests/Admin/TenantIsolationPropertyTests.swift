@@ -149,6 +149,13 @@ import Yams
                     #expect(own.status == .ok, "seed \(seed): B's sign-out ended A's session: \(text(own))")
                     let asB: [String: any Sendable] = refresh.merging(["app_id": b.appID]) { _, new in new }
                     #expect(try await gateway.test { try await $0.postJSON(asB) }.status == .unauthorized, "A's refresh token signed for B")
+                } else if ["enrolTOTP", "confirmTOTP", "replaceRecoveryCodes"].contains(operation.operationID) {
+                    // A's session, sent as B's: nobody of B's gets (or loses) a factor, and nothing is shown.
+                    let request: [String: any Sendable] = ["app_id": b.appID, "refresh_token": a.refreshToken, "code": "000000"]
+                    let sent = operation.operationID == "enrolTOTP" ? request.filter { $0.key != "code" } : request
+                    let response = try await gateway.test { try await $0.postJSON(sent, to: path) }
+                    #expect(response.status == .unauthorized, "seed \(seed): \(operation) as A on B: \(text(response))")
+                    #expect(!text(response).contains("otpauth") && !text(response).contains("recovery_codes"))
                 } else {
                     #expect(Self.publicByDesign[operation.operationID] != nil, "\(operation) is public: attack it here or say why it needs no attack")
                 }
@@ -173,6 +180,7 @@ import Yams
             json: [
                 "app_id": appID, "name": secretName, "environment": "development", "provider_id": UUID().uuidString,
                 "credential_types": ["static", "password", "phone_code"], "plugins": plugins, "sessions": [String: Int](),
+                "mfa": [String: Int](),
                 "token_profiles": [
                     ["type": "layer"], ["type": "stream", "api_key": "k", "api_secret": "stream profile \(secretName)"],
                     [
@@ -206,10 +214,14 @@ import Yams
     /// What an operator reads of the app: settings, keys, users and bindings.
     static func snapshot(of tenant: Tenant, _ gateway: TestGateway, operatorToken: String) async throws -> [String] {
         var texts: [String] = []
-        for path in ["", "/keys", "/users", "/users/ada", "/phone_numbers", "/users/alice-\(tenant.secretName)/sessions"] {
+        for path in [
+            "", "/keys", "/users", "/users/ada", "/phone_numbers", "/users/alice-\(tenant.secretName)/sessions",
+            "/users/alice-\(tenant.secretName)/mfa",
+        ] {
             let response = try await gateway.admin(.get, "/admin/v1/apps/\(tenant.appID)\(path)", token: operatorToken)
-            #expect(response.status == .ok)
-            texts.append(text(response))
+            // No user of a tenant has a factor: its 404 must stay one.
+            #expect(response.status == (path.hasSuffix("/mfa") ? .notFound : .ok), "\(path)")
+            texts.append(path.hasSuffix("/mfa") ? "\(response.status.code)" : text(response))
         }
         return texts
     }

@@ -20,7 +20,8 @@ struct TokenAnswer {
 
     init(_ response: TestResponse) throws {
         status = response.status
-        body = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any] ?? [:]
+        let bytes = Data(response.body.readableBytesView)
+        body = bytes.isEmpty ? [:] : try JSONSerialization.jsonObject(with: bytes) as? [String: Any] ?? [:]
         requestID = response.headers[HTTPField.Name("x-request-id")!] ?? ""
     }
 

@@ -1,0 +1,102 @@
+import Foundation
+import GatewayCore
+import GatewayPluginKit
+
+extension TokenIssuer {
+    /// A sign-in's second step: `{"type": "totp", "mfa_ticket": "mt1....",
+    /// "code": "123456"}`, or `"type": "recovery_code"` with one of the
+    /// user's recovery codes.
+    ///
+    /// The ticket decides whose sign-in this is: an unknown, spent or
+    /// expired one is refused (401) and counts against the client's
+    /// `refresh_failures`, as a bad refresh token does. Then the user's
+    /// `mfa_failures` reserves its unit before the code is checked: a wrong
+    /// code keeps it. A right one spends the ticket and the code together,
+    /// or neither (``SecondFactorStore/complete(ticket:in:factor:proof:)``):
+    /// of two requests with the same code, or the same ticket, on any
+    /// replicas, one gets a token. The token says both factors (`amr`), and
+    /// a session it starts remembers them.
+    func completeSecondFactor(_ asked: Asked, kind: String, _ attempt: inout Attempt) async throws -> Ready {
+        let app = asked.tenant.settings
+        let fields = asked.credentials.fields
+        let clientFailures = [RateLimitPolicy.refreshFailures.name: attempt.passage.clientIP]
+        guard let text = fields["mfa_ticket"], let ticket = MFATicket(text: text) else {
+            try await refuse(SecondFactorRefusal.ticketMalformed, counting: clientFailures, app: app, &attempt)
+        }
+        let (found, storageNow) = try await secondFactors.store.ticket(ticket.digest, in: app.appID)
+        guard let found else { try await refuse(SecondFactorRefusal.ticketUnknown, counting: clientFailures, app: app, &attempt) }
+        let signIn = found.grant
+        attempt.passage.row.userID = signIn.userID
+        if found.spentAt != nil { try await refuse(SecondFactorRefusal.ticketSpent, counting: clientFailures, app: app, &attempt) }
+        if storageNow >= found.expiresAt {
+            try await refuse(SecondFactorRefusal.ticketExpired, counting: clientFailures, app: app, &attempt)
+        }
+        if let named = asked.tokenRequest.userID, named != signIn.userID {
+            try await refuse(SecondFactorRefusal.ticketUserID, counting: clientFailures, app: app, &attempt)
+        }
+        if asked.tokenRequest.nonce != signIn.nonce {
+            try await refuse(SecondFactorRefusal.ticketNonce, counting: clientFailures, app: app, &attempt)
+        }
+
+        // From here on a wrong code is the user's failure: its unit is reserved before the check, and kept.
+        let subjects = [RateLimitPolicy.app.name: "*", RateLimitPolicy.mfaFailures.name: signIn.userID]
+        try await attempt.passage.check(subjects, app: app)
+        func fail(_ reason: String) -> GatewayError {
+            attempt.passage.row.reason = reason
+            return GatewayError.invalidCredentials
+        }
+        guard let factor = try await secondFactors.store.factor(of: signIn.userID, in: app.appID) else {
+            throw fail(SecondFactorRefusal.noFactor)
+        }
+        let code = fields["code"] ?? ""
+        let proof: SecondFactorProof
+        if kind == SecondFactors.totpType {
+            let secret = try secondFactors.secret(of: factor)
+            guard let step = TOTP.acceptedStep(of: code, for: secret, at: now(), after: factor.lastStep) else {
+                // A code of a step already taken is as wrong as any other, but its row says which it was.
+                let replayed = factor.lastStep.map { TOTP.acceptedStep(of: code, for: secret, at: now(), after: nil) ?? .max <= $0 }
+                throw fail(replayed == true ? SecondFactorRefusal.codeReplayed : SecondFactorRefusal.codeInvalid)
+            }
+            proof = .totp(step: step)
+        } else {
+            guard factor.isConfirmed else { throw fail(SecondFactorRefusal.noFactor) }
+            guard let digest = RecoveryCode.digest(of: code) else { throw fail(SecondFactorRefusal.recoveryCodeInvalid) }
+            proof = .recoveryCode(digest: digest)
+        }
+        switch try await secondFactors.store.complete(
+            ticket: ticket.digest, in: app.appID, factor: factor.factorID, proof: proof)
+        {
+        case .completed: break
+        case .ticketSpent: throw fail(SecondFactorRefusal.ticketSpent)
+        case .proofSpent:
+            throw fail(kind == SecondFactors.totpType ? SecondFactorRefusal.codeReplayed : SecondFactorRefusal.recoveryCodeInvalid)
+        }
+
+        var methods = signIn.methods
+        for method in ["otp", "mfa"] where !methods.contains(method) { methods.append(method) }
+        let identity = VerifiedIdentity(userID: signIn.userID, profile: signIn.profile)
+        let grant = TokenGrant(app: app, identity: identity, nonce: signIn.nonce, issuedAt: issuedAt, methods: methods)
+        let minter = try await minterForAProvenUser(asked, for: grant, &attempt)
+        var issued = issuedRow(attempt, userID: signIn.userID, minter: minter, profile: asked.profile)
+        issued.detail["first_factor"] = signIn.credentialType
+        let started = app.sessions.map { settings in
+            sessions.start(
+                for: identity, in: app, credentialType: signIn.credentialType, methods: methods,
+                deviceLabel: signIn.deviceLabel ?? asked.tokenRequest.deviceLabel, settings: settings)
+        }
+        if let started { issued.detail["session_id"] = started.issued.sessionID.lowercasedText }
+        try await attempt.passage.release(
+            readingFailuresOf: nil, app: app, recording: issued, changing: started.map { .start($0.change) })
+        return Ready(issued: issued, minter: minter, grant: grant, session: started?.issued)
+    }
+
+    /// A ticket refused as it is: counted against the client's
+    /// `refresh_failures` (429 past it), then 401 with `reason` in the row.
+    private func refuse(
+        _ reason: String, counting subjects: [String: String], app: AppSettings, _ attempt: inout Attempt
+    ) async throws -> Never {
+        try await attempt.passage.check(subjects, app: app)
+        attempt.passage.row.reason = reason
+        throw GatewayError.invalidCredentials
+    }
+}
