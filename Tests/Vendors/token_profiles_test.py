@@ -23,7 +23,8 @@ profile, and hands each to the library the vendor publishes:
   refuses it with another.
 
 A refreshed OpenID token is judged the same way, and keeps its sign-in's
-auth_time and amr. Then: the secrets never come back from the admin API, an app's own admin
+auth_time and amr; so is one after a password and a TOTP code (pyotp's, for
+the secret the enrolment answered), whose amr and acr say two factors. Then: the secrets never come back from the admin API, an app's own admin
 cannot read or change another app's profiles, unknown or unlisted profiles
 are 400 unsupported_token_profile, each issued row names its profile, and
 Layer's answer is byte for byte what it was. Prints one decoded token of
@@ -45,6 +46,7 @@ from authlib.deprecate import AuthlibDeprecationWarning
 warnings.simplefilter("ignore", AuthlibDeprecationWarning)
 
 import jwt as pyjwt
+import pyotp
 import requests
 from authlib.jose import JsonWebKey
 from authlib.jose import jwt as authlib_jwt
@@ -114,14 +116,14 @@ def service_account():
     return account, public
 
 
-def make_app(name, profiles, sessions=None):
+def make_app(name, profiles, sessions=None, mfa=None):
     app_uuid = str(uuid.uuid4())
     status, body = admin("POST", "/admin/v1/apps", body={
         "app_id": app_uuid, "name": name, "environment": "development", "provider_id": str(uuid.uuid4()),
         "credential_types": ["static"],
         "plugins": {"static": {"users": [{"user_id": USER, "password": "pw-" + name, "display_name": "Alice A.",
                                           "email": "alice@example.com"}]}},
-        "token_profiles": profiles, "sessions": sessions})
+        "token_profiles": profiles, "sessions": sessions, "mfa": mfa})
     check(status == 201, f"create {name}: {status} {body}")
     status, key = admin("POST", f"/admin/v1/apps/{app_uuid}/keys", body={"generate": {"bits": 2048}})
     check(status == 201, f"generate key for {name}: {status} {key}")
@@ -215,7 +217,8 @@ def check_oidc_session():
     signed_in = response.json()
     metadata, keys = relying_party(app_uuid, "client-c")
     first = validate_id_token(signed_in["identity_token"], metadata, keys, "client-c", nonce)
-    check(first["amr"] == ["pwd"] and first["auth_time"] == first["iat"], f"oidc sign-in claims {dict(first)}")
+    check(first["amr"] == ["pwd"] and first["acr"] == "aal1" and first["auth_time"] == first["iat"],
+          f"oidc sign-in claims {dict(first)}")
     time.sleep(1.1)  # so the refreshed token's iat is a later second than the sign-in's
     nonce = "n-" + uuid.uuid4().hex
     response = requests.post(BASE + "/v1/identity_tokens", json={
@@ -227,6 +230,46 @@ def check_oidc_session():
           and refreshed["amr"] == ["pwd"] and refreshed["sub"] == USER, f"refreshed oidc claims {dict(refreshed)}")
     check(response.json()["refresh_token"] != signed_in["refresh_token"], "the refresh token was not rotated")
     return response.json()["identity_token"]
+
+
+def check_oidc_second_factor():
+    """A sign-in in two steps (issue 60): the password, then pyotp's code for
+    the secret the enrolment showed. Authlib validates the token, whose amr
+    says both factors and acr aal2; a refresh of that session says the same."""
+    app_uuid = make_app("d", [{"type": "oidc", "audiences": ["client-d"]}], sessions={}, mfa={"issuer": "Gateway test"})
+    signed_in = token_request(app_uuid, "d", "n-" + uuid.uuid4().hex)
+    check(signed_in.status_code == 200, f"sign-in before enrolment: {signed_in.status_code} {signed_in.text}")
+    session = signed_in.json()["refresh_token"]
+    enrolled = requests.post(BASE + "/v1/mfa/totp", json={"app_id": app_uuid, "refresh_token": session}, timeout=30)
+    check(enrolled.status_code == 201, f"enrolment: {enrolled.status_code} {enrolled.text}")
+    totp = pyotp.parse_uri(enrolled.json()["otpauth_uri"])
+    check(totp.issuer == "Gateway test" and totp.name == USER, f"otpauth label: {totp.issuer} {totp.name}")
+    now = int(time.time())
+    confirmed = requests.post(BASE + "/v1/mfa/totp/confirm", timeout=30,
+                              json={"app_id": app_uuid, "refresh_token": session, "code": totp.at(now)})
+    check(confirmed.status_code == 204, f"confirmation: {confirmed.status_code} {confirmed.text}")
+
+    nonce = "n-" + uuid.uuid4().hex
+    first = token_request(app_uuid, "d", nonce)
+    check(first.status_code == 403 and first.json()["error"] == "mfa_required", f"first step: {first.status_code} {first.text}")
+    # The next step's code: the confirmation took this one's.
+    second = requests.post(BASE + "/v1/identity_tokens", timeout=30, json={
+        "app_id": app_uuid, "nonce": nonce,
+        "credentials": {"type": "totp", "mfa_ticket": first.json()["mfa_ticket"], "code": totp.at(now + 30)}})
+    check(second.status_code == 200, f"second step: {second.status_code} {second.text}")
+    metadata, keys = relying_party(app_uuid, "client-d")
+    claims = validate_id_token(second.json()["identity_token"], metadata, keys, "client-d", nonce)
+    check(claims["amr"] == ["pwd", "otp", "mfa"] and claims["acr"] == "aal2" and claims["sub"] == USER,
+          f"two-factor oidc claims {dict(claims)}")
+    check("acr" in metadata["claims_supported"], "claims_supported lacks acr")
+    nonce = "n-" + uuid.uuid4().hex
+    refreshed = requests.post(BASE + "/v1/identity_tokens", timeout=30, json={
+        "app_id": app_uuid, "nonce": nonce,
+        "credentials": {"type": "refresh_token", "refresh_token": second.json()["refresh_token"]}})
+    check(refreshed.status_code == 200, f"refresh of the two-factor session: {refreshed.status_code} {refreshed.text}")
+    again = validate_id_token(refreshed.json()["identity_token"], metadata, keys, "client-d", nonce)
+    check(again["amr"] == ["pwd", "otp", "mfa"] and again["acr"] == "aal2", f"refreshed two-factor claims {dict(again)}")
+    return second.json()["identity_token"]
 
 
 def check_firebase(app_uuid, account, certificate_pem):
@@ -406,6 +449,7 @@ issued = {
     "twilio": check_twilio(app_a_uuid),
 }
 issued_after_refresh = check_oidc_session()
+issued_after_second_factor = check_oidc_second_factor()
 check_refusals(app_a_uuid)
 check_validation(app_a_uuid, app_b_uuid, issued)
 check_secrets_and_isolation(app_a_uuid, app_b_uuid)
@@ -413,4 +457,5 @@ check_audit(app_a_uuid, issued)
 for profile, token in issued.items():
     shown(profile, token)
 shown("oidc, refreshed", issued_after_refresh)
+shown("oidc, password + TOTP", issued_after_second_factor)
 print("every profile held")
