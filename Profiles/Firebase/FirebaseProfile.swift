@@ -10,8 +10,13 @@ public import GatewayPluginKit
 /// The app exchanges it for a Firebase ID token with `signInWithCustomToken`.
 ///
 /// Settings: `{"type": "firebase", "service_account": {…the downloaded JSON…},
-/// "lifetime_seconds": 3600, "claims": {"tier": "gold"}}`. The service
-/// account is sealed whole and write-only: answers show it as `********`.
+/// "lifetime_seconds": 3600, "claims": {"tier": "gold"}, "sign_in_claims": true}`.
+/// The service account is sealed whole and write-only: answers show it as
+/// `********`. With `sign_in_claims` (off by default, so tokens stay as they
+/// were), the developer claims also say how the user signed in:
+/// `sign_in_amr` (RFC 8176 values) and `sign_in_acr` (`aal1`, `aal2`), under
+/// those names since Firebase reserves `amr` and `acr`; the Firebase ID
+/// token carries them for security rules (`request.auth.token.sign_in_acr`).
 public struct FirebaseProfile: TokenProfile {
     static let audience = "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
     static let lifetimes = 30...3600
@@ -22,6 +27,8 @@ public struct FirebaseProfile: TokenProfile {
         "nonce", "sub",
     ]
     static let path = "token_profiles.firebase"
+    /// The developer claims `sign_in_claims` adds, which an app's own may not name.
+    static let signInClaims: Set<String> = ["sign_in_amr", "sign_in_acr"]
 
     public static func make(_ setup: PluginSetup) -> FirebaseProfile? { FirebaseProfile() }
 
@@ -33,13 +40,14 @@ public struct FirebaseProfile: TokenProfile {
         for app: AppSettings, settings: [String: JSONValue], keys: AppSigningKeys
     ) throws(GatewayError) -> any TokenMinter {
         let reader = JSONInput(members: settings, path: Self.path)
-        try reader.rejectUnknown(allowed: ["service_account", "lifetime_seconds", "claims"])
+        try reader.rejectUnknown(allowed: ["service_account", "lifetime_seconds", "claims", "sign_in_claims"])
         let account = try ServiceAccount(settings["service_account"], makeSigner: keys.makeSigner)
         let lifetime = try reader.integer("lifetime_seconds", in: Self.lifetimes) ?? Self.lifetimes.upperBound
         var developerClaims: [(String, String)] = []
         if let claims = try reader.object("claims") {
             for name in claims.members.keys.sorted() {
-                guard !Self.reservedClaims.contains(name), (1...64).contains(name.utf8.count) else {
+                guard !Self.reservedClaims.contains(name), !Self.signInClaims.contains(name), (1...64).contains(name.utf8.count)
+                else {
                     throw .invalidRequest("\(Self.path).claims.\(name) is a reserved or overlong claim name.")
                 }
                 developerClaims.append((name, try claims.requiredString(name)))
@@ -48,7 +56,9 @@ public struct FirebaseProfile: TokenProfile {
                 throw .invalidRequest("\(Self.path).claims must total at most 1000 bytes.")
             }
         }
-        return Minter(account: account, lifetimeSeconds: Int64(lifetime), developerClaims: developerClaims)
+        return Minter(
+            account: account, lifetimeSeconds: Int64(lifetime), developerClaims: developerClaims,
+            carriesSignIn: try reader.bool("sign_in_claims") ?? false)
     }
 
     /// The service account is one secret: sealed as its JSON text.
@@ -72,11 +82,14 @@ public struct FirebaseProfile: TokenProfile {
         let headerPrefix: [UInt8]
         let lifetimeSeconds: Int64
         let developerClaims: [(String, String)]
+        /// Whether the developer claims say how the user signed in (`sign_in_claims`).
+        let carriesSignIn: Bool
 
-        init(account: ServiceAccount, lifetimeSeconds: Int64, developerClaims: [(String, String)]) {
+        init(account: ServiceAccount, lifetimeSeconds: Int64, developerClaims: [(String, String)], carriesSignIn: Bool) {
             self.account = account
             self.lifetimeSeconds = lifetimeSeconds
             self.developerClaims = developerClaims
+            self.carriesSignIn = carriesSignIn
             headerPrefix = CompactJWS.headerPrefix(["alg": "RS256", "typ": "JWT", "kid": account.privateKeyID])
         }
 
@@ -96,9 +109,14 @@ public struct FirebaseProfile: TokenProfile {
             claims.add("uid", grant.identity.userID)
             claims.add("iat", grant.issuedAt)
             claims.add("exp", grant.issuedAt + lifetimeSeconds)
-            if !developerClaims.isEmpty {
+            let signIn = carriesSignIn ? grant.assuranceLevel.map { (methods: grant.methods, level: $0) } : nil
+            if !developerClaims.isEmpty || signIn != nil {
                 var developer = JSONObjectWriter(reservingCapacity: 256)
                 for (name, value) in developerClaims { developer.add(name, value) }
+                if let signIn {
+                    developer.add("sign_in_amr", signIn.methods)
+                    developer.add("sign_in_acr", signIn.level)
+                }
                 claims.add("claims", json: developer.finish())
             }
             return try CompactJWS.encode(headerPrefix: headerPrefix, claims: claims.finish(), sign: account.signer.sign)

@@ -113,6 +113,8 @@ import TwilioProfile
         ("firebase", ["service_account": .object(["type": .string("service_account")])], "client_email"),
         ("firebase", ["service_account": .string("********")], "service_account"),
         ("firebase", ["service_account": serviceAccount, "claims": .object(["iss": .string("me")])], "claims.iss"),
+        ("firebase", ["service_account": serviceAccount, "claims": .object(["sign_in_acr": .string("aal9")])], "claims.sign_in_acr"),
+        ("firebase", ["service_account": serviceAccount, "sign_in_claims": .string("yes")], "sign_in_claims"),
         ("firebase", ["service_account": serviceAccount, "lifetime_seconds": .number(3601)], "lifetime_seconds"),
         ("layer", ["lifetime_seconds": .number(60)], "lifetime_seconds"),
     ] as [(String, [String: JSONValue], String)])

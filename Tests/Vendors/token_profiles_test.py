@@ -236,7 +236,9 @@ def check_oidc_second_factor():
     """A sign-in in two steps (issue 60): the password, then pyotp's code for
     the secret the enrolment showed. Authlib validates the token, whose amr
     says both factors and acr aal2; a refresh of that session says the same."""
-    app_uuid = make_app("d", [{"type": "oidc", "audiences": ["client-d"]}], sessions={}, mfa={"issuer": "Gateway test"})
+    app_uuid = make_app("d", [{"type": "oidc", "audiences": ["client-d"]},
+                              {"type": "firebase", "service_account": account, "sign_in_claims": True}],
+                        sessions={}, mfa={"issuer": "Gateway test"})
     signed_in = token_request(app_uuid, "d", "n-" + uuid.uuid4().hex)
     check(signed_in.status_code == 200, f"sign-in before enrolment: {signed_in.status_code} {signed_in.text}")
     session = signed_in.json()["refresh_token"]
@@ -269,6 +271,17 @@ def check_oidc_second_factor():
     check(refreshed.status_code == 200, f"refresh of the two-factor session: {refreshed.status_code} {refreshed.text}")
     again = validate_id_token(refreshed.json()["identity_token"], metadata, keys, "client-d", nonce)
     check(again["amr"] == ["pwd", "otp", "mfa"] and again["acr"] == "aal2", f"refreshed two-factor claims {dict(again)}")
+    # Firebase reserves amr and acr; with sign_in_claims the developer claims say the same, as
+    # firebase-admin would put them for the same uid and claims.
+    response = requests.post(BASE + "/v1/identity_tokens", timeout=30, json={
+        "app_id": app_uuid, "nonce": "n-" + uuid.uuid4().hex, "token_profile": "firebase",
+        "credentials": {"type": "refresh_token", "refresh_token": refreshed.json()["refresh_token"]}})
+    check(response.status_code == 200, f"firebase refresh: {response.status_code} {response.text}")
+    _, ours = decoded(response.json()["identity_token"])
+    expected = {"sign_in_amr": ["pwd", "otp", "mfa"], "sign_in_acr": "aal2"}
+    _, theirs = decoded(firebase_auth.create_custom_token(USER, expected, app=firebase_app).decode())
+    check(set(ours) == set(theirs) and ours["claims"] == theirs["claims"] == expected,
+          f"firebase sign-in claims {ours} != firebase-admin's {theirs}")
     return second.json()["identity_token"]
 
 
