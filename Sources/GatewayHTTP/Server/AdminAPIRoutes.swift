@@ -38,7 +38,9 @@ struct AdminAPIRoutes {
         adminTokens = AdminTokenController(tokens: stores.adminTokens, apps: stores.apps)
         audit = AuditEventController(events: stores.auditTrail)
         sessions = SessionAdminController(apps: stores.apps, sessions: stores.sessions)
-        secondFactors = SecondFactorAdminController(apps: stores.apps, secondFactors: stores.secondFactors)
+        secondFactors = SecondFactorAdminController(
+            apps: stores.apps,
+            secondFactors: SecondFactors(store: stores.secondFactors, masterKey: dependencies.masterKey))
     }
 
     func addRoutes(to router: Router<GatewayRequestContext>) {

@@ -88,6 +88,34 @@ import Testing
         }
     }
 
+    /// An operator enrols a factor for a user (to hand its secret over);
+    /// the user's next sign-in, in an app that requires one, confirms it with
+    /// its first code. Once confirmed, another enrolment is refused.
+    @Test func anAdminEnrolsAFactorThatTheUsersFirstCodeConfirms() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createSecondFactorApp(.required)
+            let token = try await gateway.adminToken(.app(app.appID))
+            let path = "/admin/v1/apps/\(app.appID)/users/oscar/mfa"
+            let first = try await gateway.admin(.post, path, token: token)
+            #expect(first.status == .created && first.headers[.cacheControl] == "no-store")
+            let replaced = try jsonObject(try await gateway.admin(.post, path, token: token))
+            let authenticator = Authenticator(uri: try #require(replaced["otpauth_uri"] as? String))
+            #expect(try await gateway.auditRows().filter { $0.event == "mfa.enrolled" }.count == 2)
+
+            let signIn = try await gateway.firstFactor(app, user: "oscar")
+            #expect(signIn.error == "mfa_enrollment_required")
+            let done = try await gateway.secondStep(app, ticket: signIn.ticket, code: try await authenticator.code())
+            #expect(done.status == .ok, "\(done.body)")
+            let shown = try jsonObject(try await gateway.admin(.get, path, token: token))
+            #expect(shown["confirmed"] as? Bool == true)
+            #expect(try await gateway.admin(.post, path, token: token).status == .conflict)
+
+            let off = try await gateway.createSessionApp()
+            let refused = try await gateway.admin(.post, "/admin/v1/apps/\(off.appID)/users/oscar/mfa", token: try await gateway.adminToken(.operator))
+            #expect(refused.status == .badRequest)
+        }
+    }
+
     @Test func anAppWithoutTheSecondFactorAnswersAsBeforeAndTakesNoCodes() async throws {
         try await TestGateway.with { gateway in
             let app = try await gateway.createSessionApp()
