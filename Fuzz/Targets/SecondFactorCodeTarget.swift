@@ -7,7 +7,9 @@ import GatewayCore
 /// ASCII digits equal to the code of a step within the skew, and then for
 /// the first such step; a recovery code reads only as ten characters of
 /// lowercase base32 once case, dashes and spaces are set aside, and its
-/// digest is that text's SHA-256.
+/// digest is that text's SHA-256. The same text sent as a sign-in's
+/// `mfa_ticket` reads only as `mt1.` and the canonical base64url of 32 bytes,
+/// which writes itself back as the same text.
 enum SecondFactorCodeTarget {
     static let secret = TOTPSecret(bytes: Array("fuzz-target-secret!!".utf8))!
     static let now = Date(timeIntervalSince1970: 1_800_000_015)
@@ -29,5 +31,10 @@ enum SecondFactorCodeTarget {
         let digest = RecoveryCode.digest(of: typed)
         try invariant((digest != nil) == readable, "\(typed.debugDescription) read as a recovery code: \(digest != nil)")
         if let digest { try invariant(digest == Array(SHA256.hash(data: normalized)), "a digest of something else") }
+
+        if let ticket = MFATicket(text: typed) {
+            try invariant(ticket.text == typed, "\(typed.debugDescription) reads as a ticket whose text differs")
+            try invariant(ticket.secret.count == 32 && typed.hasPrefix("mt1.") && bytes.count == MFATicket.textBytes, "a ticket of another shape")
+        }
     }
 }

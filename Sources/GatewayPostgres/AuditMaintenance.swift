@@ -5,8 +5,11 @@ public import ServiceLifecycle
 /// Keeps the audit trail, the rate-limit counters and the sessions tidy:
 /// monthly audit partitions exist three months ahead, partitions older than
 /// the retention are dropped whole, expired counters are deleted, and so are
-/// sessions ended more than ``endedSessionDays`` ago (kept until then for
-/// the admin API's list of a user's sessions).
+/// sessions revoked or past their absolute end more than
+/// ``endedSessionDays`` ago (kept until then for the admin API's list of a
+/// user's sessions; an idle-ended one waits for those too, so that the
+/// index this reads is on no column a refresh changes), and second-step
+/// tickets a day after they expired.
 public struct AuditMaintenance: Service {
     public static let monthsAhead = 3
     public static let endedSessionDays = 30
@@ -56,7 +59,7 @@ public struct AuditMaintenance: Service {
         try await client.query(
             """
             DELETE FROM sessions
-            WHERE least(coalesce(revoked_at, expires_at), idle_expires_at, expires_at)
+            WHERE least(coalesce(revoked_at, expires_at), expires_at)
                 < now() - make_interval(days => \(Self.endedSessionDays)::int)
             """, logger: logger)
         // Second-step tickets a day after they expired (spent or not): kept that long for an incident's questions.
