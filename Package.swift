@@ -45,6 +45,8 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
     // their tests install the password plugin that provides it.
     ("Webhook", ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
     ("IDToken", ["GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
+    // Passkeys (issue 59), being built: so far the strict CBOR reader; not installed yet.
+    ("Passkey", [], []),
 ]
 
 /// What every plugin builds on: the seam and the libraries its types speak. Calling out
@@ -307,7 +309,8 @@ let package = Package(
             name: "GatewayFuzzTargets",
             dependencies: [
                 "GatewayCore", "GatewayPluginKit", "GatewayRuntime", "GatewayHTTP", "Argon2", "CSodium", "PasswordPlugin",
-                "PhoneCodePlugin", "StaticUsersPlugin", "WebhookPlugin", "IDTokenPlugin", Products.crypto, Products.logging,
+                "PhoneCodePlugin", "StaticUsersPlugin", "WebhookPlugin", "IDTokenPlugin", "PasskeyPlugin", Products.crypto,
+                Products.logging,
             ],
             path: "Fuzz/Targets",
             swiftSettings: upcomingFeatures

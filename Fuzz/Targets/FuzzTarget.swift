@@ -17,6 +17,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case idToken = "id-token"
     case refreshToken = "refresh-token"
     case secondFactorCode = "second-factor-code"
+    case cbor = "cbor"
 
     /// Parses `bytes` as this target's parser does and checks its invariants.
     public func run(_ bytes: [UInt8]) throws(InvariantFailure) {
@@ -35,6 +36,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .idToken: try IDTokenTarget.run(bytes)
         case .refreshToken: try RefreshTokenTarget.run(bytes)
         case .secondFactorCode: try SecondFactorCodeTarget.run(bytes)
+        case .cbor: try CBORTarget.run(bytes)
         }
     }
 }
