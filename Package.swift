@@ -45,7 +45,7 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
     // their tests install the password plugin that provides it.
     ("Webhook", ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
     ("IDToken", ["GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
-    // Passkeys (issue 59), being built: so far the strict CBOR reader and COSE keys; not installed yet.
+    // Passkeys (issue 59), being built: so far the strict CBOR reader, COSE keys and authenticator data; not installed yet.
     ("Passkey", [Products.crypto, Products.cryptoExtras], []),
 ]
 

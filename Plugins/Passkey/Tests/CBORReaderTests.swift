@@ -1,5 +1,4 @@
 import Foundation
-import GatewayTestSupport
 import PasskeyPlugin
 import Testing
 
@@ -9,14 +8,7 @@ import Testing
 /// either refused or read to cbor2's own reading of it.
 @Suite struct CBORReaderTests {
     @Test func cbor2JudgesEveryReading() async throws {
-        let python = try SuiteEnvironment.value("GATEWAY_TEST_VENDOR_PYTHON")
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appending(path: "Tests/Vendors/cbor_judge.py")
-        let run = try await GatewayProcess.runProgram(
-            python, [script.path, "\(UInt32.random(in: 0...UInt32.max))", "400"],
-            environment: ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()])
-        #expect(run.status == 0, "\(run.output)")
-        let cases = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [[String: Any]])
+        let cases = try await VendorJudge.cases("cbor_judge.py", ["\(UInt32.random(in: 0...UInt32.max))", "400"])
         #expect(cases.count > 800)
         var read = 0
         for entry in cases {

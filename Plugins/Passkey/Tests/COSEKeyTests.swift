@@ -1,5 +1,4 @@
 import Foundation
-import GatewayTestSupport
 import PasskeyPlugin
 import Testing
 
@@ -8,13 +7,7 @@ import Testing
 /// taken or refused as the case says, and each signature judged as it is.
 @Suite struct COSEKeyTests {
     @Test func keysAndSignaturesFromCryptography() async throws {
-        let python = try SuiteEnvironment.value("GATEWAY_TEST_VENDOR_PYTHON")
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appending(path: "Tests/Vendors/cose_judge.py")
-        let run = try await GatewayProcess.runProgram(
-            python, [script.path], environment: ["PATH": "/usr/bin:/bin", "HOME": NSTemporaryDirectory()])
-        #expect(run.status == 0, "\(run.output)")
-        let cases = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [[String: Any]])
+        let cases = try await VendorJudge.cases("cose_judge.py")
         #expect(cases.count > 100)
         for entry in cases {
             let name = entry["name"] as? String ?? "?"
