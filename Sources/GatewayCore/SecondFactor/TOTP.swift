@@ -50,6 +50,12 @@ public struct TOTPSecret: Sendable, Equatable {
     }
 }
 
+extension TOTPSecret: CustomStringConvertible, CustomDebugStringConvertible {
+    /// Never the secret: logs, spans and errors that print one print this.
+    public var description: String { "a TOTP secret" }
+    public var debugDescription: String { description }
+}
+
 /// Time-based one-time passwords as every authenticator app computes them:
 /// RFC 6238 over RFC 4226's HOTP, HMAC-SHA-1, six digits, 30-second steps.
 public enum TOTP {

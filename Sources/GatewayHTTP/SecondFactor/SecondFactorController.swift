@@ -102,14 +102,11 @@ struct SecondFactorController: Sendable {
                 ticketAllowed ? "Send either refresh_token or mfa_ticket." : "refresh_token is required.")
         }
         if let presentedTicket {
-            guard let ticket = MFATicket(text: presentedTicket) else {
-                try await refuse(SecondFactorRefusal.ticketMalformed, &passage)
+            let reading = try await secondFactors.read(ticket: presentedTicket, in: app.appID)
+            if let found = reading.ticket { passage.row.userID = found.grant.userID }
+            guard let found = reading.ticket, reading.refusal == nil else {
+                try await refuse(reading.refusal ?? SecondFactorRefusal.ticketUnknown, &passage)
             }
-            let (found, now) = try await secondFactors.store.ticket(ticket.digest, in: app.appID)
-            guard let found else { try await refuse(SecondFactorRefusal.ticketUnknown, &passage) }
-            passage.row.userID = found.grant.userID
-            if found.spentAt != nil { try await refuse(SecondFactorRefusal.ticketSpent, &passage) }
-            if now >= found.expiresAt { try await refuse(SecondFactorRefusal.ticketExpired, &passage) }
             try await passage.check([:], app: app)
             return Holder(app: app, userID: found.grant.userID, input: input)
         }
@@ -164,14 +161,12 @@ struct SecondFactorController: Sendable {
                 ? GatewayError(.notFound, .notFound, "This user has no confirmed second factor.")
                 : GatewayError(.conflict, .conflict, "This user has no second factor waiting to be confirmed.")
         }
-        guard
-            let step = TOTP.acceptedStep(
-                of: code, for: try secondFactors.secret(of: factor), at: Date(), after: factor.lastStep)
-        else {
-            passage.row.reason = SecondFactorRefusal.codeInvalid
+        switch try secondFactors.check(code, for: factor, at: Date()) {
+        case .success(let step): return (factor, step)
+        case .failure(let refusal):
+            passage.row.reason = refusal.reason
             throw GatewayError.invalidCredentials
         }
-        return (factor, step)
     }
 
     private func confirm(_ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest) async throws

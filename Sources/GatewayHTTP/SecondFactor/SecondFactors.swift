@@ -37,9 +37,34 @@ public struct SecondFactors: Sendable {
             ticket: ticket, expiresInSeconds: settings.ticketLifetimeSeconds, needsEnrolment: demand == .enrolment)
     }
 
-    /// The secret of `factor`.
-    func secret(of factor: StoredSecondFactor) throws -> TOTPSecret {
-        try TOTPSecret(unsealing: factor.sealedSecret, under: masterKey, for: factor.userID, in: factor.appID)
+    /// The app's ticket the client's `text` names, and why it is refused,
+    /// if it is (malformed, unknown, spent, expired). The ticket comes back
+    /// with a refusal too when one was found, for the row to name its user.
+    func read(ticket text: String?, in appID: AppID) async throws -> (ticket: StoredMFATicket?, refusal: String?) {
+        guard let text, let ticket = MFATicket(text: text) else { return (nil, SecondFactorRefusal.ticketMalformed) }
+        let (found, now) = try await store.ticket(ticket.digest, in: appID)
+        guard let found else { return (nil, SecondFactorRefusal.ticketUnknown) }
+        if found.spentAt != nil { return (found, SecondFactorRefusal.ticketSpent) }
+        if now >= found.expiresAt { return (found, SecondFactorRefusal.ticketExpired) }
+        return (found, nil)
+    }
+
+    /// What `code` is for `factor` at `date`: the step it takes, or why it is refused.
+    func check(_ code: String, for factor: StoredSecondFactor, at date: Date) throws -> Result<Int64, CodeRefusal> {
+        let secret = try TOTPSecret(unsealing: factor.sealedSecret, under: masterKey, for: factor.userID, in: factor.appID)
+        if let step = TOTP.acceptedStep(of: code, for: secret, at: date, after: factor.lastStep) { return .success(step) }
+        // A code of a step already taken is as wrong as any other, but its row says which it was.
+        if let lastStep = factor.lastStep, let step = TOTP.acceptedStep(of: code, for: secret, at: date, after: nil),
+            step <= lastStep
+        {
+            return .failure(CodeRefusal(reason: SecondFactorRefusal.codeReplayed))
+        }
+        return .failure(CodeRefusal(reason: SecondFactorRefusal.codeInvalid))
+    }
+
+    /// A TOTP code refused, with the row's reason.
+    struct CodeRefusal: Error {
+        let reason: String
     }
 
     /// A new factor for `userID`, not confirmed: its secret and recovery

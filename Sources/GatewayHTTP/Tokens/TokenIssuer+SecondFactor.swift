@@ -20,16 +20,10 @@ extension TokenIssuer {
         let app = asked.tenant.settings
         let fields = asked.credentials.fields
         let clientFailures = [RateLimitPolicy.refreshFailures.name: attempt.passage.clientIP]
-        guard let text = fields["mfa_ticket"], let ticket = MFATicket(text: text) else {
-            try await refuse(SecondFactorRefusal.ticketMalformed, counting: clientFailures, app: app, &attempt)
-        }
-        let (found, storageNow) = try await secondFactors.store.ticket(ticket.digest, in: app.appID)
-        guard let found else { try await refuse(SecondFactorRefusal.ticketUnknown, counting: clientFailures, app: app, &attempt) }
-        let signIn = found.grant
-        attempt.passage.row.userID = signIn.userID
-        if found.spentAt != nil { try await refuse(SecondFactorRefusal.ticketSpent, counting: clientFailures, app: app, &attempt) }
-        if storageNow >= found.expiresAt {
-            try await refuse(SecondFactorRefusal.ticketExpired, counting: clientFailures, app: app, &attempt)
+        let reading = try await secondFactors.read(ticket: fields["mfa_ticket"], in: app.appID)
+        if let found = reading.ticket { attempt.passage.row.userID = found.grant.userID }
+        guard let signIn = reading.ticket?.grant, reading.refusal == nil else {
+            try await refuse(reading.refusal ?? SecondFactorRefusal.ticketUnknown, counting: clientFailures, app: app, &attempt)
         }
         if let named = asked.tokenRequest.userID, named != signIn.userID {
             try await refuse(SecondFactorRefusal.ticketUserID, counting: clientFailures, app: app, &attempt)
@@ -51,20 +45,17 @@ extension TokenIssuer {
         let code = fields["code"] ?? ""
         let proof: SecondFactorProof
         if kind == SecondFactors.totpType {
-            let secret = try secondFactors.secret(of: factor)
-            guard let step = TOTP.acceptedStep(of: code, for: secret, at: now(), after: factor.lastStep) else {
-                // A code of a step already taken is as wrong as any other, but its row says which it was.
-                let replayed = factor.lastStep.map { TOTP.acceptedStep(of: code, for: secret, at: now(), after: nil) ?? .max <= $0 }
-                throw fail(replayed == true ? SecondFactorRefusal.codeReplayed : SecondFactorRefusal.codeInvalid)
+            switch try secondFactors.check(code, for: factor, at: now()) {
+            case .success(let step): proof = .totp(step: step)
+            case .failure(let refusal): throw fail(refusal.reason)
             }
-            proof = .totp(step: step)
         } else {
             guard factor.isConfirmed else { throw fail(SecondFactorRefusal.noFactor) }
             guard let digest = RecoveryCode.digest(of: code) else { throw fail(SecondFactorRefusal.recoveryCodeInvalid) }
             proof = .recoveryCode(digest: digest)
         }
         switch try await secondFactors.store.complete(
-            ticket: ticket.digest, in: app.appID, factor: factor.factorID, proof: proof)
+            ticket: signIn.digest, in: app.appID, factor: factor.factorID, proof: proof)
         {
         case .completed: break
         case .ticketSpent: throw fail(SecondFactorRefusal.ticketSpent)
