@@ -76,6 +76,32 @@ import Testing
         }
     }
 
+    /// One recovery code sent with six tickets of six sign-ins at once, on
+    /// two instances, round after round (a new user each): one token a round.
+    @Test func oneRecoveryCodeWithSixTicketsOnTwoInstancesAtOnceGivesOneToken() async throws {
+        try await withTwoInstances { gateways in
+            let app = try await gateways[0].createSecondFactorApp()
+            var tokens = 0
+            for round in 0..<Self.rounds {
+                let user = "recovery-\(round)"
+                let code = try #require(try await gateways[0].enrolledUser(app, user).recoveryCodes.first)
+                var tickets: [String] = []
+                for sender in 0..<Self.senders {
+                    tickets.append(try #require(try await gateways[sender % 2].firstFactor(app, user: user, nonce: "n-\(sender)").ticket))
+                }
+                let sent = tickets
+                let answers = try await atOnce(gateways, Self.senders) { gateway, sender in
+                    try await gateway.secondStep(app, ticket: sent[sender], code: code, type: "recovery_code", nonce: "n-\(sender)")
+                }
+                let issued = answers.filter { $0 == 200 }.count
+                #expect(issued == 1, "round \(round): \(answers)")
+                #expect(answers.allSatisfy { $0 == 200 || $0 == 401 })
+                tokens += issued
+            }
+            #expect(tokens == Self.rounds)
+        }
+    }
+
     /// Guessing codes in parallel against `mfa_failures` (5 an hour here):
     /// 120 wrong codes at once over two instances; at most 5 reach the
     /// check, every other is 429, and then the right code is refused too.
