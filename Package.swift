@@ -45,8 +45,7 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
     // their tests install the password plugin that provides it.
     ("Webhook", ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
     ("IDToken", ["GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
-    // Passkeys (issue 59), being built: so far the strict CBOR reader, COSE keys and authenticator data; not installed yet.
-    ("Passkey", [Products.crypto, Products.cryptoExtras], []),
+    ("Passkey", [Products.crypto, Products.cryptoExtras], [Products.crypto]),
 ]
 
 /// What every plugin builds on: the seam and the libraries its types speak. Calling out

@@ -34,7 +34,7 @@ enum IDTokenRefusal: String, Error, Sendable {
 /// An ID token split into its parts, before anything is trusted: enough to
 /// pick the provider and the key.
 struct UnverifiedIDToken: Sendable {
-    static let maximumBytes = Credentials.maximumIDTokenBytes
+    static let maximumBytes = Credentials.maximumSignedProofBytes
 
     let token: ParsedIdentityToken
     let algorithm: String

@@ -42,7 +42,7 @@ struct UserAdminController: Sendable {
     /// (or an imported hash) is required. 201 when created, 200 when replaced.
     private func put(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
-        let userID = try Self.userID(context)
+        let userID = try context.pathUserID()
         let options = try await options(of: appID)
         let input = try UserInput(try await JSONInput.read(request), policy: options.policy)
         guard let password = input.password else {
@@ -69,7 +69,7 @@ struct UserAdminController: Sendable {
     /// Changes the fields sent: profile fields (`null` clears), `disabled`, a new password.
     private func patch(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
-        let userID = try Self.userID(context)
+        let userID = try context.pathUserID()
         let options = try await options(of: appID)
         let body = try await JSONInput.read(request)
         let input = try UserInput(body, policy: options.policy)
@@ -95,14 +95,14 @@ struct UserAdminController: Sendable {
 
     private func read(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, _) = try context.authorizedAppID()
-        let userID = try Self.userID(context)
+        let userID = try context.pathUserID()
         _ = try await options(of: appID)
         return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)))
     }
 
     private func delete(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
-        let userID = try Self.userID(context)
+        let userID = try context.pathUserID()
         let event = AuditEvent(
             appID: appID, event: "admin.user.deleted", outcome: .success, userID: userID,
             requestID: context.requestID, actor: admin.id)
@@ -165,14 +165,6 @@ struct UserAdminController: Sendable {
         return user
     }
 
-    /// The `user_id` path parameter, percent-decoded, 1 to 256 bytes.
-    private static func userID(_ context: GatewayRequestContext) throws(GatewayError) -> String {
-        let raw = context.parameters.get("user_id") ?? ""
-        guard let userID = raw.removingPercentEncoding else {
-            throw GatewayError.invalidRequest("The user_id in the path must be percent-encoded UTF-8.")
-        }
-        return try TokenRequest.validatedUserID(userID, field: "The user_id in the path")
-    }
 
     private static func userNotFound(_ userID: String) -> GatewayError {
         GatewayError(.notFound, .notFound, "This app has no user with that user_id.")

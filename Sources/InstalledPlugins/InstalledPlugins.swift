@@ -2,6 +2,7 @@ public import GatewayPluginKit
 import FirebaseProfile
 import IDTokenPlugin
 import OIDCProfile
+import PasskeyPlugin
 import PasswordPlugin
 import PhoneCodePlugin
 import StaticUsersPlugin
@@ -16,6 +17,7 @@ public let credentialPlugins: [any CredentialPlugin.Type] = [
     PhoneCodePlugin.self,
     WebhookPlugin.self,
     IDTokenPlugin.self,
+    PasskeyPlugin.self,
 ]
 
 /// The token profiles this gateway offers besides Layer's: one line a profile.

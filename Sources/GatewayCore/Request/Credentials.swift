@@ -6,13 +6,18 @@ public struct Credentials: Sendable, Equatable {
     /// A field's value may hold at most this many bytes (the longest password
     /// the password directory accepts), checked before any plugin sees it.
     public static let maximumFieldBytes = 1024
-    /// Except `id_token`, which may hold this many: a provider's ID token
-    /// (Apple's and Google's are 1–2 KB).
-    public static let maximumIDTokenBytes = 4096
+    /// Except the fields that carry a signed proof, which may hold this
+    /// many: a provider's `id_token` (Apple's and Google's are 1–2 KB), a
+    /// passkey assertion's base64url parts (an RSA-4096 signature is 683
+    /// characters, a credential id up to 1 364).
+    public static let maximumSignedProofBytes = 4096
+    static let signedProofFields: Set<String> = [
+        "id_token", "credential_id", "client_data_json", "authenticator_data", "signature", "user_handle",
+    ]
 
     /// The most bytes the field `name` may hold.
     public static func maximumBytes(of name: String) -> Int {
-        name == "id_token" ? maximumIDTokenBytes : maximumFieldBytes
+        signedProofFields.contains(name) ? maximumSignedProofBytes : maximumFieldBytes
     }
     /// A field's name may hold at most this many bytes.
     public static let maximumNameBytes = 64

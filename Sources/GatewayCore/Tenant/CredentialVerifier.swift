@@ -102,6 +102,11 @@ public enum VerificationResult: Sendable, Equatable {
 public struct VerifiedIdentity: Sendable, Equatable {
     public var userID: String
     public var profile: UserProfile
+    /// How this attempt proved the user, where that differs from one
+    /// attempt to the next (a passkey: synced or bound to its device, the
+    /// user verified or only present); `nil` for the verifier's
+    /// ``CredentialVerifier/authenticationMethods``.
+    public var methods: [String]?
 
     public init(userID: String, profile: UserProfile = UserProfile()) {
         self.userID = userID

@@ -22,7 +22,7 @@ struct SecondFactorAdminController: Sendable {
 
     private func show(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, _) = try context.authorizedAppID()
-        let userID = try SessionAdminController.userID(context)
+        let userID = try context.pathUserID()
         try await requireApp(appID)
         guard let factor = try await secondFactors.store.factor(of: userID, in: appID) else {
             throw GatewayError(.notFound, .notFound, "This user has no second factor.")
@@ -32,7 +32,7 @@ struct SecondFactorAdminController: Sendable {
 
     private func reset(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
-        let userID = try SessionAdminController.userID(context)
+        let userID = try context.pathUserID()
         try await requireApp(appID)
         let row = AuditEvent(
             appID: appID, event: "mfa.reset", outcome: .success, userID: userID, credentialType: SecondFactors.totpType,
@@ -47,7 +47,7 @@ struct SecondFactorAdminController: Sendable {
     /// its secret, URI and recovery codes; 409 when the user has a confirmed one.
     private func enrol(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
-        let userID = try SessionAdminController.userID(context)
+        let userID = try context.pathUserID()
         guard let app = try await apps.find(appID)?.settings else { throw AdminErrors.appNotFound(appID) }
         guard app.mfa != nil else {
             throw GatewayError.invalidRequest("This app asks for no second factor: turn on its mfa setting first.")

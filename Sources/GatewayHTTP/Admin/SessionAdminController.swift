@@ -20,7 +20,7 @@ struct SessionAdminController: Sendable {
     /// `?include_ended=true` lists the sessions that ended too (kept 30 days).
     private func list(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         let (appID, _) = try context.authorizedAppID()
-        let userID = try Self.userID(context)
+        let userID = try context.pathUserID()
         try await requireApp(appID)
         let includingEnded: Bool
         switch request.uri.queryParameters["include_ended"].map(String.init) {
@@ -49,7 +49,7 @@ struct SessionAdminController: Sendable {
 
     private func revokeUser(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
-        let userID = try Self.userID(context)
+        let userID = try context.pathUserID()
         try await requireApp(appID)
         var row = Self.row(appID, admin, context)
         row.userID = userID
@@ -75,15 +75,6 @@ struct SessionAdminController: Sendable {
         AuditEvent(
             appID: appID, event: "session.revoked", outcome: .success, credentialType: RefreshToken.credentialType,
             requestID: context.requestID, actor: admin.id)
-    }
-
-    /// The `user_id` path parameter, percent-decoded, as any user id is checked.
-    static func userID(_ context: GatewayRequestContext) throws(GatewayError) -> String {
-        let raw = context.parameters.get("user_id") ?? ""
-        guard let userID = raw.removingPercentEncoding else {
-            throw GatewayError.invalidRequest("The user_id in the path must be percent-encoded UTF-8.")
-        }
-        return try TokenRequest.validatedUserID(userID, field: "The user_id in the path")
     }
 }
 

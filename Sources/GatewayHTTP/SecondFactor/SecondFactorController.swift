@@ -30,38 +30,24 @@ struct SecondFactorController: Sendable {
     static let maximumBodyBytes = 4 * 1024
 
     let gate: PublicRequestGate
-    let sessions: RefreshTokens
+    let sessionHolders: any SessionHolders
     let secondFactors: SecondFactors
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
         router.post(RouterPath(stringLiteral: Self.enrolPath)) { request, context in
-            try await answer("mfa.enrolled", request, context) { try await enrol($0, $1, &$2) }
+            try await gate.answer("mfa.enrolled", credentialType: SecondFactors.totpType, request: request, context: context) {
+                try await enrol(request, context, &$0)
+            }
         }
         router.post(RouterPath(stringLiteral: Self.confirmPath)) { request, context in
-            try await answer("mfa.confirmed", request, context) { try await confirm($0, $1, &$2) }
+            try await gate.answer("mfa.confirmed", credentialType: SecondFactors.totpType, request: request, context: context) {
+                try await confirm(request, context, &$0)
+            }
         }
         router.post(RouterPath(stringLiteral: Self.recoveryCodesPath)) { request, context in
-            try await answer("mfa.recovery_codes_replaced", request, context) { try await replaceCodes($0, $1, &$2) }
-        }
-    }
-
-    /// Runs `body` as one public request: its refusal leaves its row, and
-    /// the limits' headers go with a 429.
-    private func answer(
-        _ event: String, _ request: Request, _ context: GatewayRequestContext,
-        _ body: (Request, GatewayRequestContext, inout PublicRequest) async throws -> Response
-    ) async throws -> Response {
-        var passage = gate.open(event, credentialType: SecondFactors.totpType, request: request, context: context)
-        do {
-            var response = try await body(request, context, &passage)
-            response.headers.set(passage.limits.headers)
-            response.headers[.cacheControl] = "no-store"
-            return response
-        } catch {
-            let answer = ErrorResponder.translate(error, logger: context.logger)
-            await passage.deny(answer)
-            if passage.limits.refusal != nil { throw HeaderedError(answer, headers: passage.limits.headers) }
-            throw answer
+            try await gate.answer(
+                "mfa.recovery_codes_replaced", credentialType: SecondFactors.totpType, request: request, context: context
+            ) { try await replaceCodes(request, context, &$0) }
         }
     }
 
@@ -89,12 +75,6 @@ struct SecondFactorController: Sendable {
             }
             return (tenant.settings, input)
         }
-        let clientFailures = [RateLimitPolicy.refreshFailures.name: passage.clientIP]
-        func refuse(_ reason: String, _ passage: inout PublicRequest) async throws -> Never {
-            try await passage.check(clientFailures, app: app)
-            passage.row.reason = reason
-            throw GatewayError.invalidCredentials
-        }
         let presentedTicket = ticketAllowed ? try input.string("mfa_ticket") : nil
         let presentedToken = try input.string("refresh_token")
         guard (presentedTicket == nil) != (presentedToken == nil) else {
@@ -105,30 +85,13 @@ struct SecondFactorController: Sendable {
             let reading = try await secondFactors.read(ticket: presentedTicket, in: app.appID)
             if let found = reading.ticket { passage.row.userID = found.grant.userID }
             guard let found = reading.ticket, reading.refusal == nil else {
-                try await refuse(reading.refusal ?? SecondFactorRefusal.ticketUnknown, &passage)
+                try await LiveSessionHolders.refuse(reading.refusal ?? SecondFactorRefusal.ticketUnknown, &passage, app: app)
             }
             try await passage.check([:], app: app)
             return Holder(app: app, userID: found.grant.userID, input: input)
         }
-        guard let settings = app.sessions else {
-            throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app keeps no sessions.")
-        }
-        let reading = try await sessions.verdict(on: presentedToken, in: app, settings: settings)
-        if let session = reading.session {
-            passage.row.userID = session.userID
-            passage.row.detail["session_id"] = session.sessionID.lowercasedText
-        }
-        switch reading.verdict {
-        case .rotate, .retry:
-            guard let session = reading.session else { throw GatewayError.internalError }
-            try await passage.check([:], app: app)
-            return Holder(app: app, userID: session.userID, input: input)
-        case .reuse:
-            // Not ended here: the refresh route is where a stolen family ends; this one only refuses it.
-            try await refuse(RefreshVerdict.Reason.reused, &passage)
-        case .refuse(let reason):
-            try await refuse(reason, &passage)
-        }
+        let userID = try await sessionHolders.user(holding: presentedToken, in: app, passage: &passage)
+        return Holder(app: app, userID: userID, input: input)
     }
 
     private func enrol(_ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest) async throws

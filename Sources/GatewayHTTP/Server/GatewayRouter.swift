@@ -95,9 +95,11 @@ public enum GatewayRouter {
                 gate: gate, signers: dependencies.signers, sessions: refreshTokens, secondFactors: secondFactors)
         ).addRoutes(to: router)
         SignOutController(gate: gate, sessions: refreshTokens).addRoutes(to: router)
-        SecondFactorController(gate: gate, sessions: refreshTokens, secondFactors: secondFactors).addRoutes(to: router)
+        let sessionHolders = LiveSessionHolders(sessions: refreshTokens)
+        SecondFactorController(gate: gate, sessionHolders: sessionHolders, secondFactors: secondFactors).addRoutes(to: router)
         let routeServices = RouteServices(
-            plugin: pluginServices, tenants: dependencies.tenants, limits: rateLimiter, gate: gate)
+            plugin: pluginServices, tenants: dependencies.tenants, limits: rateLimiter, gate: gate,
+            sessionHolders: sessionHolders)
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: routeServices)
         }

@@ -74,7 +74,7 @@ extension TokenIssuer {
         }
         let grant = TokenGrant(
             app: app, identity: identity, nonce: tokenRequest.nonce, issuedAt: issuedAt,
-            methods: verifier.authenticationMethods)
+            methods: identity.methods ?? verifier.authenticationMethods)
         let minter = try await minterForAProvenUser(asked, for: grant, &attempt)
 
         if let mfa = app.mfa {

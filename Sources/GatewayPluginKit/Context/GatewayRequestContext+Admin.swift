@@ -43,6 +43,15 @@ extension GatewayRequestContext {
         }
         return identifier
     }
+
+    /// The `user_id` path parameter, percent-decoded, 1 to 256 bytes; 400 otherwise.
+    public func pathUserID() throws(GatewayError) -> String {
+        let raw = parameters.get("user_id") ?? ""
+        guard let userID = raw.removingPercentEncoding else {
+            throw GatewayError.invalidRequest("The user_id in the path must be percent-encoded UTF-8.")
+        }
+        return try TokenRequest.validatedUserID(userID, field: "The user_id in the path")
+    }
 }
 
 public enum AdminErrors {

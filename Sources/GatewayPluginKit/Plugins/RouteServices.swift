@@ -3,18 +3,24 @@
 /// public request against an app passes (``PublicRequestGate``), so public
 /// routes (`POST /v1/phone_codes`, say) behave like the token endpoint, and
 /// the tenant cache, so admin routes see an app as the token endpoint does
-/// (its opened secrets, through the plugin's own verifier).
+/// (its opened secrets, through the plugin's own verifier), and who holds
+/// a live session, for routes only the user themself may call.
 public struct RouteServices: Sendable {
     public let plugin: PluginServices
     public let tenants: any TenantLookup
     public let gate: PublicRequestGate
+    public let sessionHolders: any SessionHolders
     private let limits: any RequestLimits
 
-    public init(plugin: PluginServices, tenants: any TenantLookup, limits: any RequestLimits, gate: PublicRequestGate) {
+    public init(
+        plugin: PluginServices, tenants: any TenantLookup, limits: any RequestLimits, gate: PublicRequestGate,
+        sessionHolders: any SessionHolders
+    ) {
         self.plugin = plugin
         self.tenants = tenants
         self.limits = limits
         self.gate = gate
+        self.sessionHolders = sessionHolders
     }
 
     /// The limit on an admin route's costly work (``AdminWorkLimit``).

@@ -33,4 +33,27 @@ public struct PublicRequestGate: Sendable {
         row.userAgent = request.headers[.userAgent]
         return PublicRequest(gate: self, row: row, clientIP: context.clientIP ?? "unknown", logger: context.logger)
     }
+
+    /// Runs `body` as one public request whose success writes its own rows
+    /// (an enrolment, a registration): a failure is answered as
+    /// ``ErrorResponder`` translates it and leaves the request's row
+    /// (``PublicRequest/deny(_:)``); every answer carries the limits'
+    /// headers and `Cache-Control: no-store`.
+    public func answer(
+        _ event: String, credentialType: String, request: Request, context: GatewayRequestContext,
+        _ body: (inout PublicRequest) async throws -> Response
+    ) async throws -> Response {
+        var passage = open(event, credentialType: credentialType, request: request, context: context)
+        do {
+            var response = try await body(&passage)
+            response.headers.set(passage.limits.headers)
+            response.headers[.cacheControl] = "no-store"
+            return response
+        } catch {
+            let answer = ErrorResponder.translate(error, logger: context.logger)
+            await passage.deny(answer)
+            if passage.limits.refusal != nil { throw HeaderedError(answer, headers: passage.limits.headers) }
+            throw answer
+        }
+    }
 }

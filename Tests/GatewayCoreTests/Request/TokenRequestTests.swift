@@ -75,7 +75,7 @@ import Testing
     @Test func credentialsAreBounded() {
         let tooMany = Dictionary(uniqueKeysWithValues: (0...Credentials.maximumFieldCount).map { ("f\($0)", "v") })
         let longValue = ["password": String(repeating: "p", count: Credentials.maximumFieldBytes + 1)]
-        let longIDToken = ["id_token": String(repeating: "t", count: Credentials.maximumIDTokenBytes + 1)]
+        let longIDToken = ["id_token": String(repeating: "t", count: Credentials.maximumSignedProofBytes + 1)]
         let longName = [String(repeating: "n", count: Credentials.maximumNameBytes + 1): "v"]
         for credentials in [Credentials(type: ""), Credentials(type: String(repeating: "t", count: 65)),
                             Credentials(type: "static", fields: tooMany), Credentials(type: "webhook", fields: longValue),
@@ -91,7 +91,7 @@ import Testing
             try TokenRequest(appID: Self.appID, userID: "a", nonce: "n", credentials: Credentials(type: "webhook", fields: longest))
         }
         // An ID token may be longer than a password: only the field of that name.
-        let idToken = ["id_token": String(repeating: "t", count: Credentials.maximumIDTokenBytes)]
+        let idToken = ["id_token": String(repeating: "t", count: Credentials.maximumSignedProofBytes)]
         #expect(throws: Never.self) {
             try TokenRequest(appID: Self.appID, userID: "a", nonce: "n", credentials: Credentials(type: "id_token", fields: idToken))
         }

@@ -50,6 +50,11 @@ public indirect enum CBORValue: Sendable, Equatable {
 public struct CBORMapEntry: Sendable, Equatable {
     public let key: CBORValue
     public let value: CBORValue
+
+    public init(_ key: CBORValue, _ value: CBORValue) {
+        self.key = key
+        self.value = value
+    }
 }
 
 /// Why bytes are not a CBOR item this reader takes.
@@ -181,7 +186,7 @@ public struct CBORReader: Sendable {
                     default: throw .unsupportedKey
                     }
                     guard !entries.contains(where: { $0.key == key }) else { throw .duplicateKey }
-                    entries.append(CBORMapEntry(key: key, value: try item(depth: depth + 1, maximumDepth: maximumDepth)))
+                    entries.append(CBORMapEntry(key, try item(depth: depth + 1, maximumDepth: maximumDepth)))
                 }
                 return .map(entries)
             default:

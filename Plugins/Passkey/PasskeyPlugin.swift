@@ -1,0 +1,45 @@
+public import GatewayCore
+public import GatewayPluginKit
+public import Hummingbird
+
+/// `credentials.type = "passkey"`: sign in with a passkey (WebAuthn): Face
+/// ID, a fingerprint, a security key. A user registers passkeys with their
+/// live session or through the app's admin API (``PasskeyController``,
+/// ``PasskeyAdminController``); signing in needs no user id (the passkey
+/// names its user) and no secret the gateway keeps. Options
+/// (`plugins.passkey`) are in ``PasskeyOptions`` and the README.
+public struct PasskeyPlugin: CredentialPlugin {
+    static let type = "passkey"
+    public let credentialType = type
+
+    public init() {}
+
+    public static func make(_ setup: PluginSetup) -> PasskeyPlugin? { PasskeyPlugin() }
+
+    public static var rateLimitPolicies: [RateLimitPolicy] { [.passkeyChallenges] }
+
+    public var migrations: [Migration] {
+        embeddedMigrations.map { Migration(source: "passkey", name: $0.name, sql: $0.text) }
+    }
+
+    public func makeVerifier(
+        for app: AppSettings, options: JSONValue, services: PluginServices
+    ) throws(GatewayError) -> any CredentialVerifier {
+        PasskeyVerifier(options: try PasskeyOptions(options), store: services.passkeys)
+    }
+
+    public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {
+        PasskeyController(services: services, registrar: PasskeyRegistrar(store: services.plugin.passkeys)).addRoutes(to: router)
+    }
+
+    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
+        PasskeyAdminController(services: services, registrar: PasskeyRegistrar(store: services.plugin.passkeys))
+            .addRoutes(to: admin)
+    }
+}
+
+extension RateLimitPolicy {
+    /// Sign-in challenges per client IP (each is a row until it is used or expires).
+    public static let passkeyChallenges = RateLimitPolicy(
+        name: "passkey_challenges", limit: 60, periodSeconds: 60, counting: .everyRequest, countsClientAddress: true)
+}
