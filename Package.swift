@@ -45,6 +45,7 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
     // their tests install the password plugin that provides it.
     ("Webhook", ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
     ("IDToken", ["GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
+    // Passkeys: WebAuthn's CBOR, COSE keys (ES256, RS256, EdDSA) and ceremonies, written here.
     ("Passkey", [Products.crypto, Products.cryptoExtras], [Products.crypto]),
 ]
 
@@ -455,7 +456,7 @@ let package = Package(
             dependencies: [
                 "GatewayConsole", "GatewayConsoleKit", "GatewayCore", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayTestSupport",
                 "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
-                Products.httpTypes, Products.nioCore,
+                Products.httpTypes, Products.nioCore, Products.postgresNIO,
             ],
             swiftSettings: upcomingFeatures
         ),

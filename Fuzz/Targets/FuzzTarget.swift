@@ -18,6 +18,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     case refreshToken = "refresh-token"
     case secondFactorCode = "second-factor-code"
     case cbor = "cbor"
+    case passkeyResponse = "passkey-response"
 
     /// Parses `bytes` as this target's parser does and checks its invariants.
     public func run(_ bytes: [UInt8]) throws(InvariantFailure) {
@@ -37,6 +38,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         case .refreshToken: try RefreshTokenTarget.run(bytes)
         case .secondFactorCode: try SecondFactorCodeTarget.run(bytes)
         case .cbor: try CBORTarget.run(bytes)
+        case .passkeyResponse: try PasskeyResponseTarget.run(bytes)
         }
     }
 }

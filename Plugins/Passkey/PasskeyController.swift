@@ -114,8 +114,8 @@ struct PasskeyController: Sendable {
     }
 }
 
-/// A passkey as the API shows it (never its key).
-struct PasskeyAnswer: Encodable, Sendable {
+/// A passkey as the API shows it (never its key), and as the console reads it.
+struct PasskeyAnswer: Codable, Sendable {
     let credential_id: String
     let name: String
     let created_at: String

@@ -5,6 +5,7 @@ import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
+import PostgresNIO
 import Testing
 
 /// The pages' own work, each through the form a browser would post: what
@@ -153,6 +154,46 @@ import Testing
                 let unbound = try await browser.post("\(numbersPath)/%2B14155550123/unbind", [])
                 #expect(unbound.location == "\(numbersPath)?notice=unbound")
                 #expect(!text(try await browser.get(numbersPath)).contains("<code>+14155550123</code>"))
+            }
+        }
+    }
+
+    /// A user's passkeys are looked up, renamed and revoked, and the
+    /// association files shown (the passkey itself is stored as a
+    /// registration leaves it: the page shows what the API answers).
+    @Test func passkeysAreListedRenamedAndRevoked() async throws {
+        try await withConsoleGateway { gateway in
+            let token = try await gateway.adminToken(.operator)
+            let app = try await gateway.createApp {
+                $0.credentialTypes = ["static", "passkey"]
+                $0.plugins["passkey"] = .object([
+                    "rp_id": .string("example.com"), "ios_app_ids": .array([.string("ABCDE12345.com.example.chat")]),
+                ])
+            }
+            try await gateway.client.query(
+                """
+                INSERT INTO passkeys (app_id, credential_id, user_id, name, public_key, algorithm, sign_count,
+                                      backup_eligible, backed_up, aaguid, attestation_format)
+                VALUES (\(app.appID.uuid), '\\x0102'::bytea, 'ann', 'Ann''s phone', '\\xa0'::bytea, -7, 0, true, true,
+                        '00000000-0000-0000-0000-000000000000', 'none')
+                """, logger: TestDatabase.logger)
+            let base = "/console/apps/\(app.appID.uuid.lowercasedText)/passkeys"
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(token)
+                let empty = text(try await browser.get(base))
+                #expect(empty.contains("ABCDE12345.com.example.chat"), "the association file is shown")
+                let page = text(try await browser.get("\(base)?user_id=ann"))
+                #expect(page.contains("Ann&#39;s phone") || page.contains("Ann's phone"), "\(page)")
+                #expect(page.contains("synced"))
+                let renamed = try await browser.post("\(base)/rename", [("user_id", "ann"), ("credential_id", "AQI"), ("name", "Work key")])
+                #expect(renamed.location == "\(base)?user_id=ann&notice=renamed", "\(text(renamed))")
+                #expect(text(try await browser.get("\(base)?user_id=ann")).contains("Work key"))
+                let revoked = try await browser.post("\(base)/revoke", [("user_id", "ann"), ("credential_id", "AQI")])
+                #expect(revoked.location == "\(base)?user_id=ann&notice=revoked")
+                #expect(text(try await browser.get("\(base)?user_id=ann")).contains("This user has no passkey."))
+                let missing = try await browser.post("\(base)/revoke", [("user_id", "ann"), ("credential_id", "AQI")])
+                #expect(missing.status == .notFound && text(missing).contains("no passkey with that credential_id"))
             }
         }
     }
