@@ -7,7 +7,7 @@ import Hummingbird
 /// (the tenant's backend):
 ///
 /// - `GET apps/{app_id}/users/{user_id}/passkeys`: the user's passkeys.
-/// - `POST apps/{app_id}/users/{user_id}/passkeys/registration_options`
+/// - `POST apps/{app_id}/users/{user_id}/passkeys:registration_options`
 ///   and `POST apps/{app_id}/users/{user_id}/passkeys`: a registration on
 ///   the user's behalf, as the public routes do with a session.
 /// - `PATCH apps/{app_id}/users/{user_id}/passkeys/{credential_id}` `{name}`
@@ -22,7 +22,7 @@ struct PasskeyAdminController: Sendable {
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.get("apps/{app_id}/users/{user_id}/passkeys") { _, context in try await list(context) }
-        group.post("apps/{app_id}/users/{user_id}/passkeys/registration_options") { _, context in
+        group.post("apps/{app_id}/users/{user_id}/passkeys:registration_options") { _, context in
             try await registrationOptions(context)
         }
         group.post("apps/{app_id}/users/{user_id}/passkeys") { request, context in try await register(request, context) }

@@ -94,6 +94,22 @@ import Testing
                 #expect(answer.status == .badRequest && answer.json["error"] as? String == "passkey_rejected", "\(name): \(answer.text)")
                 #expect(try await gateway.reason(of: answer, event: "passkey.registered") == reason, "\(name)")
             }
+            // An attestation object over 16 KiB, and one nested past the reader's depth: refused unread.
+            let oversized = try await gateway.register(authenticator, app, refreshToken: session) {
+                $0.attestationObject = CBORValue.map([
+                    CBORMapEntry(.text("fmt"), .text("packed")),
+                    CBORMapEntry(.text("attStmt"), .map([CBORMapEntry(.text("x5c"), .bytes([UInt8](repeating: 1, count: 17 * 1024)))])),
+                    CBORMapEntry(.text("authData"), .bytes([])),
+                ]).encoded
+            }
+            #expect(oversized.status == .badRequest && oversized.json["error"] as? String == "passkey_rejected", "\(oversized.text)")
+            #expect(try await gateway.reason(of: oversized, event: "passkey.registered") == "passkey_malformed")
+            let nested = try await gateway.register(authenticator, app, refreshToken: session) {
+                $0.attestationObject = [0xA3, 0x63] + Array("fmt".utf8) + [0x64] + Array("none".utf8) + [0x67] + Array("attStmt".utf8)
+                    + [UInt8](repeating: 0x81, count: 64) + [0xA0]
+            }
+            #expect(try await gateway.reason(of: nested, event: "passkey.registered") == "passkey_malformed")
+
             // A sign-in challenge does not register; a registration's challenge is spent once.
             let signInChallenge = try await gateway.signInChallenge(app)
             let withSignInChallenge = try await gateway.register(authenticator, app, refreshToken: session) { registration in
@@ -109,11 +125,11 @@ import Testing
             let other = try await gateway.createPasskeyApp()
             let otherAdmin = try await gateway.adminToken(.app(other.appID), expiresAt: nil, revoked: false, name: "other")
             let foreign = try await gateway.admin(
-                .post, "/admin/v1/apps/\(appID)/users/alice/passkeys/registration_options", token: otherAdmin)
+                .post, "/admin/v1/apps/\(appID)/users/alice/passkeys:registration_options", token: otherAdmin)
             #expect(foreign.status == .notFound)
             let ownAdmin = try await gateway.adminToken(.app(app.appID), expiresAt: nil, revoked: false, name: "own")
             let options = try Answer(
-                try await gateway.admin(.post, "/admin/v1/apps/\(appID)/users/bob/passkeys/registration_options", token: ownAdmin))
+                try await gateway.admin(.post, "/admin/v1/apps/\(appID)/users/bob/passkeys:registration_options", token: ownAdmin))
             let challenge = try base64URLBytes(options.json["challenge"])
             let bobs = SoftwareAuthenticator(.edDSA)
             let registration = bobs.register(challenge: Array(challenge), rpID: TestGateway.rpID, origin: TestGateway.origin)
@@ -127,7 +143,7 @@ import Testing
             #expect(stolen.status == .badRequest)
             #expect(try await gateway.reason(of: stolen, event: "passkey.registered") == "passkey_challenge")
             let options2 = try Answer(
-                try await gateway.admin(.post, "/admin/v1/apps/\(appID)/users/bob/passkeys/registration_options", token: ownAdmin))
+                try await gateway.admin(.post, "/admin/v1/apps/\(appID)/users/bob/passkeys:registration_options", token: ownAdmin))
             let challenge2 = try base64URLBytes(options2.json["challenge"])
             let registration2 = bobs.register(challenge: Array(challenge2), rpID: TestGateway.rpID, origin: TestGateway.origin)
             let byAdmin = try Answer(
@@ -199,6 +215,24 @@ import Testing
                 #expect(answer.status == .unauthorized && answer.json["identity_token"] == nil, "\(name): \(answer.text)")
                 #expect(written == reason, "\(name)")
             }
+            // Alice's passkey at another app of the same RP ID: it is not that app's passkey.
+            let other = try await gateway.createPasskeyApp()
+            let otherChallenge = try await gateway.signInChallenge(other)
+            let elsewhere = try await gateway.post(
+                TestGateway.passkeyRequest(
+                    other,
+                    authenticator.assert(challenge: otherChallenge, rpID: rp, origin: origin, userHandle: handle, signCount: 20)),
+                to: "/v1/identity_tokens")
+            #expect(elsewhere.status == .unauthorized)
+            #expect(try await gateway.reason(of: elsewhere, event: "token.denied") == "passkey_unknown_credential")
+            // A challenge of this app spent at the other: not the other's challenge.
+            let crossed = try await gateway.post(
+                TestGateway.passkeyRequest(
+                    other,
+                    authenticator.assert(
+                        challenge: try await gateway.signInChallenge(app), rpID: rp, origin: origin, userHandle: handle, signCount: 21)),
+                to: "/v1/identity_tokens")
+            #expect(try await gateway.reason(of: crossed, event: "token.denied") == "passkey_challenge")
             let namedOther = try await signIn(
                 { authenticator.assert(challenge: $0, rpID: rp, origin: origin, userHandle: handle, signCount: 13) }, user: "bob")
             #expect(namedOther.0.status == .unauthorized && namedOther.1 == "passkey_user_id")

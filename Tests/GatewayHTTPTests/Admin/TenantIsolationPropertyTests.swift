@@ -35,6 +35,7 @@ import Yams
         "validateIdentityToken": "judges a token the caller already holds, names its app",
         "sendPhoneCode": "answers bound and unbound numbers alike (NumberPrivacyTests)",
         "getOpenIDConfiguration": "an issuer's public document: its URL and where its public keys are",
+        "passkeyAuthenticationOptions": "a sign-in challenge for anyone, bound to the app; names only the app's rp_id",
     ]
 
     static func operations() throws -> [Operation] {
@@ -105,6 +106,7 @@ import Yams
                     .replacingOccurrences(of: "{user_id}", with: "ada")
                     .replacingOccurrences(of: "{phone_number}", with: "%2B15550000001")
                     .replacingOccurrences(of: "{token_id}", with: victimTokenID)
+                    .replacingOccurrences(of: "{credential_id}", with: "AQI")
                 var headers: HTTPFields = [:]
                 var body: ByteBuffer?
                 if operation.isAdmin { headers[.authorization] = "Bearer \(a.token)" }
@@ -156,6 +158,15 @@ import Yams
                     let response = try await gateway.test { try await $0.postJSON(sent, to: path) }
                     #expect(response.status == .unauthorized, "seed \(seed): \(operation) as A on B: \(text(response))")
                     #expect(!text(response).contains("otpauth") && !text(response).contains("recovery_codes"))
+                } else if ["passkeyRegistrationOptions", "registerPasskey"].contains(operation.operationID) {
+                    // A's session, sent as B's: no challenge for any user of B's, no passkey registered.
+                    let request: [String: any Sendable] = [
+                        "app_id": b.appID, "refresh_token": a.refreshToken, "client_data_json": "e30", "attestation_object": "oA",
+                    ]
+                    let sent = operation.operationID == "registerPasskey" ? request : request.filter { $0.key == "app_id" || $0.key == "refresh_token" }
+                    let response = try await gateway.test { try await $0.postJSON(sent, to: path) }
+                    #expect(response.status == .unauthorized, "seed \(seed): \(operation) as A on B: \(text(response))")
+                    #expect(!text(response).contains("challenge") && !text(response).contains("credential_id"))
                 } else {
                     #expect(Self.publicByDesign[operation.operationID] != nil, "\(operation) is public: attack it here or say why it needs no attack")
                 }
@@ -174,12 +185,13 @@ import Yams
         let plugins: [String: any Sendable] = [
             "static": ["users": [["user_id": "alice-\(secretName)", "password": "static \(secretName)"]]],
             "phone_code": ["sender": ["type": "log"]],
+            "passkey": ["rp_id": "example.com"],
         ]
         let created = try await gateway.admin(
             .post, "/admin/v1/apps", token: operatorToken,
             json: [
                 "app_id": appID, "name": secretName, "environment": "development", "provider_id": UUID().uuidString,
-                "credential_types": ["static", "password", "phone_code"], "plugins": plugins, "sessions": [String: Int](),
+                "credential_types": ["static", "password", "phone_code", "passkey"], "plugins": plugins, "sessions": [String: Int](),
                 "mfa": [String: Int](),
                 "token_profiles": [
                     ["type": "layer"], ["type": "stream", "api_key": "k", "api_secret": "stream profile \(secretName)"],
@@ -216,7 +228,7 @@ import Yams
         var texts: [String] = []
         for path in [
             "", "/keys", "/users", "/users/ada", "/phone_numbers", "/users/alice-\(tenant.secretName)/sessions",
-            "/users/alice-\(tenant.secretName)/mfa",
+            "/users/alice-\(tenant.secretName)/mfa", "/users/alice-\(tenant.secretName)/passkeys",
         ] {
             let response = try await gateway.admin(.get, "/admin/v1/apps/\(tenant.appID)\(path)", token: operatorToken)
             // No user of a tenant has a factor: its 404 must stay one.
