@@ -15,13 +15,12 @@ import http.client
 import json
 import os
 import sys
-import threading
-import time
 import urllib.parse
 
 import cbor2
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
+from login_driver import drive
 
 base, app_id, admin_token, seconds, threads = (
     sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), int(sys.argv[5]))
@@ -32,10 +31,6 @@ SYNCED = 0x01 | 0x04 | 0x08 | 0x10
 
 def b64(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def unb64(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def call(connection, path, body, token=None):
@@ -82,49 +77,18 @@ class Passkey:
                 "authenticator_data": b64(signed), "signature": b64(signature), "user_handle": self.handle}
 
 
-latencies, failures = [], [0]
-results_lock = threading.Lock()
 setup = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
 passkeys = [Passkey(setup, f"passkey-user{n}") for n in range(threads)]
-deadline = time.monotonic() + seconds
 
 
-def run(worker):
-    connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
-    passkey = passkeys[worker]
-    sequence = 0
-    while time.monotonic() < deadline:
-        sequence += 1
-        started = time.monotonic()
-        status, options = call(connection, "/v1/passkeys/authentication_options", {"app_id": app_id})
-        ok = status == 200
-        if ok:
-            status, _ = call(connection, "/v1/identity_tokens", {
-                "app_id": app_id, "nonce": f"k{worker}-{sequence}-{os.urandom(4).hex()}",
-                "credentials": passkey.assertion(options["challenge"])})
-            ok = status == 200
-        elapsed = time.monotonic() - started
-        with results_lock:
-            latencies.append(elapsed)
-            if not ok:
-                failures[0] += 1
+def login(worker, connection, sequence):
+    status, options = call(connection, "/v1/passkeys/authentication_options", {"app_id": app_id})
+    if status != 200:
+        return False
+    status, _ = call(connection, "/v1/identity_tokens", {
+        "app_id": app_id, "nonce": f"k{worker}-{sequence}-{os.urandom(4).hex()}",
+        "credentials": passkeys[worker].assertion(options["challenge"])})
+    return status == 200
 
 
-started = time.monotonic()
-workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
-for worker in workers:
-    worker.start()
-for worker in workers:
-    worker.join()
-elapsed = time.monotonic() - started
-
-latencies.sort()
-def percentile(p):
-    return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))] * 1000 if latencies else float("nan")
-print(f"    Latency   {percentile(50):.2f}ms   0.00ms  {max(latencies, default=0) * 1000:.2f}ms")
-print(f"     50%   {percentile(50):.2f}ms")
-print(f"     99%   {percentile(99):.2f}ms")
-print(f"  {len(latencies)} requests in {elapsed:.2f}s")
-if failures[0]:
-    print(f"  Non-2xx or 3xx responses: {failures[0]}")
-print(f"Requests/sec: {len(latencies) / elapsed:.2f}")
+drive(base, seconds, threads, login)

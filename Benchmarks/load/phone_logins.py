@@ -7,14 +7,13 @@ one whole login.
 
     phone_logins.py BASE_URL APP_ID WEBHOOK_PORT SECONDS THREADS
 """
-import http.client
 import http.server
 import json
 import random
 import sys
 import threading
-import time
-import urllib.parse
+
+from login_driver import drive
 
 base, app_id, webhook_port, seconds, threads = (
     sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]))
@@ -40,11 +39,6 @@ class Webhook(http.server.BaseHTTPRequestHandler):
 server = http.server.ThreadingHTTPServer(("127.0.0.1", webhook_port), Webhook)
 threading.Thread(target=server.serve_forever, daemon=True).start()
 
-target = urllib.parse.urlparse(base)
-latencies, failures = [], [0]
-results_lock = threading.Lock()
-deadline = time.monotonic() + seconds
-
 
 def post(connection, path, body):
     connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
@@ -53,44 +47,19 @@ def post(connection, path, body):
     return response.status
 
 
-def run(worker):
-    connection = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
-    rng = random.Random(worker)
-    sequence = 0
-    while time.monotonic() < deadline:
-        sequence += 1
-        number = "+1555%07d" % rng.randrange(10_000_000)
-        started = time.monotonic()
-        ok = post(connection, "/v1/phone_codes", {"app_id": app_id, "phone_number": number}) == 202
-        with codes_lock:
-            code = codes.pop(number, None)
-        if ok and code:
-            ok = post(connection, "/v1/identity_tokens", {
-                "app_id": app_id, "nonce": "p%d-%d-%d" % (worker, sequence, rng.randrange(10**9)),
-                "credentials": {"type": "phone_code", "phone_number": number, "code": code}}) == 200
-        elapsed = time.monotonic() - started
-        with results_lock:
-            latencies.append(elapsed)
-            if not ok:
-                failures[0] += 1
+def login(worker, connection, sequence):
+    rng = generators[worker]
+    number = "+1555%07d" % rng.randrange(10_000_000)
+    ok = post(connection, "/v1/phone_codes", {"app_id": app_id, "phone_number": number}) == 202
+    with codes_lock:
+        code = codes.pop(number, None)
+    if not (ok and code):
+        return False
+    return post(connection, "/v1/identity_tokens", {
+        "app_id": app_id, "nonce": "p%d-%d-%d" % (worker, sequence, rng.randrange(10**9)),
+        "credentials": {"type": "phone_code", "phone_number": number, "code": code}}) == 200
 
 
-started = time.monotonic()
-workers = [threading.Thread(target=run, args=(n,)) for n in range(threads)]
-for worker in workers:
-    worker.start()
-for worker in workers:
-    worker.join()
-elapsed = time.monotonic() - started
+generators = [random.Random(worker) for worker in range(threads)]
+drive(base, seconds, threads, login)
 server.shutdown()
-
-latencies.sort()
-def percentile(p):
-    return latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))] * 1000 if latencies else float("nan")
-print(f"    Latency   {percentile(50):.2f}ms   0.00ms  {max(latencies, default=0) * 1000:.2f}ms")
-print(f"     50%   {percentile(50):.2f}ms")
-print(f"     99%   {percentile(99):.2f}ms")
-print(f"  {len(latencies)} requests in {elapsed:.2f}s")
-if failures[0]:
-    print(f"  Non-2xx or 3xx responses: {failures[0]}")
-print(f"Requests/sec: {len(latencies) / elapsed:.2f}")
