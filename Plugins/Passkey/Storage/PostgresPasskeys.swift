@@ -19,21 +19,13 @@ struct PostgresPasskeys: PasskeyStore {
         _ digest: [UInt8], for ceremony: PasskeyCeremony, userID: String?, in appID: AppID, lifetimeSeconds: Int
     ) async throws {
         let (client, logger) = (client, logger)
+        let statement = KeepChallenge(
+            appID: appID, digest: digest, ceremony: ceremony.rawValue, userID: userID, lifetimeSeconds: lifetimeSeconds)
         try await withDatabaseTimeout(timeout) {
             // A lone statement, not a transaction of its own (two round trips fewer): a challenge lost to a
             // failover after its statement answered fails its sign-in as passkey_challenge, and the client
             // asks for another. Nothing passes that should not.
-            try await client.tracedQuery(
-                """
-                WITH expired AS (
-                    DELETE FROM passkey_challenges WHERE ctid IN (
-                        SELECT ctid FROM passkey_challenges
-                        WHERE app_id = \(appID.uuid) AND expires_at < now() LIMIT 100)
-                )
-                INSERT INTO passkey_challenges (app_id, challenge_sha256, ceremony, user_id, expires_at)
-                VALUES (\(appID.uuid), \(ByteBuffer(bytes: digest)), \(ceremony.rawValue), \(userID),
-                        now() + make_interval(secs => \(lifetimeSeconds)))
-                """, logger: logger)
+            for try await _ in try await client.tracedExecute(statement, logger: logger) {}
         }
     }
 
@@ -41,18 +33,112 @@ struct PostgresPasskeys: PasskeyStore {
         spent: Bool, userID: String?
     ) {
         let (client, logger) = (client, logger)
+        let statement = SpendChallenge(appID: appID, digest: digest, ceremony: ceremony.rawValue)
         return try await withDatabaseTimeout(timeout) {
             // Committed before the answer: a challenge spent is spent for good.
-            let rows = try await client.committedQuery(
-                """
-                DELETE FROM passkey_challenges
-                WHERE app_id = \(appID.uuid) AND challenge_sha256 = \(ByteBuffer(bytes: digest))
-                  AND ceremony = \(ceremony.rawValue)
-                RETURNING expires_at > now(), user_id
-                """, logger: logger)
-            guard let (live, userID) = try rows.first?.decode((Bool, String?).self) else { return (false, nil) }
+            guard let (live, userID) = try await client.committedExecute(statement, logger: logger).first else {
+                return (false, nil)
+            }
             return (live, live ? userID : nil)
         }
+    }
+
+    // The token path's statements, prepared once a connection (planning them was a third of their cost).
+
+    private struct KeepChallenge: PostgresPreparedStatement {
+        static let name = "passkey_challenge_keep"
+        static let sql = """
+            WITH expired AS (
+                DELETE FROM passkey_challenges WHERE ctid IN (
+                    SELECT ctid FROM passkey_challenges WHERE app_id = $1 AND expires_at < now() LIMIT 100)
+            )
+            INSERT INTO passkey_challenges (app_id, challenge_sha256, ceremony, user_id, expires_at)
+            VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))
+            """
+        typealias Row = Void
+        let appID: AppID
+        let digest: [UInt8]
+        let ceremony: String
+        let userID: String?
+        let lifetimeSeconds: Int
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 5)
+            bindings.append(appID.uuid)
+            bindings.append(ByteBuffer(bytes: digest))
+            bindings.append(ceremony)
+            bindings.append(userID)
+            bindings.append(Double(lifetimeSeconds))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws {}
+    }
+
+    private struct SpendChallenge: PostgresPreparedStatement {
+        static let name = "passkey_challenge_spend"
+        static let sql = """
+            DELETE FROM passkey_challenges WHERE app_id = $1 AND challenge_sha256 = $2 AND ceremony = $3
+            RETURNING expires_at > now(), user_id
+            """
+        typealias Row = (Bool, String?)
+        let appID: AppID
+        let digest: [UInt8]
+        let ceremony: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 3)
+            bindings.append(appID.uuid)
+            bindings.append(ByteBuffer(bytes: digest))
+            bindings.append(ceremony)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> (Bool, String?) { try row.decode((Bool, String?).self) }
+    }
+
+    private struct FindPasskey: PostgresPreparedStatement {
+        static let name = "passkey_find"
+        static let sql = "SELECT \(PostgresPasskeys.columns) FROM passkeys WHERE app_id = $1 AND credential_id = $2"
+        typealias Row = StoredPasskey
+        let appID: AppID
+        let credentialID: [UInt8]
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(appID.uuid)
+            bindings.append(ByteBuffer(bytes: credentialID))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> StoredPasskey { try PostgresPasskeys.passkey(row) }
+    }
+
+    private struct RecordUse: PostgresPreparedStatement {
+        static let name = "passkey_record_use"
+        static let sql = """
+            UPDATE passkeys SET sign_count = $3, backup_eligible = $4, backed_up = $5, last_used_at = now()
+            WHERE app_id = $1 AND credential_id = $2 AND sign_count = $6
+            RETURNING 1
+            """
+        typealias Row = Int32
+        let appID: AppID
+        let credentialID: [UInt8]
+        let previous: UInt32
+        let asserted: AssertedCredential
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 6)
+            bindings.append(appID.uuid)
+            bindings.append(ByteBuffer(bytes: credentialID))
+            bindings.append(Int64(asserted.signCount))
+            bindings.append(asserted.backupEligible)
+            bindings.append(asserted.backedUp)
+            bindings.append(Int64(previous))
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Int32 { try row.decode(Int32.self) }
     }
 
     private static let columns = """
@@ -60,30 +146,21 @@ struct PostgresPasskeys: PasskeyStore {
         attestation_format, created_at, last_used_at
         """
 
-    private static func passkeys(_ rows: PostgresRowSequence) async throws -> [StoredPasskey] {
-        var found: [StoredPasskey] = []
-        for try await row in rows {
-            let (id, user, name, key, algorithm, count, eligible, backedUp, aaguid, format, created, used) = try row.decode(
-                (ByteBuffer, String, String, ByteBuffer, Int32, Int64, Bool, Bool, UUID, String, Date, Date?).self)
-            found.append(
-                StoredPasskey(
-                    credentialID: Array(id.readableBytesView), userID: user, name: name,
-                    publicKey: Array(key.readableBytesView), algorithm: Int(algorithm), signCount: UInt32(clamping: count),
-                    backupEligible: eligible, backedUp: backedUp, aaguid: aaguid, attestationFormat: format,
-                    createdAt: created, lastUsedAt: used))
-        }
-        return found
+    private static func passkey(_ row: PostgresRow) throws -> StoredPasskey {
+        let (id, user, name, key, algorithm, count, eligible, backedUp, aaguid, format, created, used) = try row.decode(
+            (ByteBuffer, String, String, ByteBuffer, Int32, Int64, Bool, Bool, UUID, String, Date, Date?).self)
+        return StoredPasskey(
+            credentialID: Array(id.readableBytesView), userID: user, name: name, publicKey: Array(key.readableBytesView),
+            algorithm: Int(algorithm), signCount: UInt32(clamping: count), backupEligible: eligible, backedUp: backedUp,
+            aaguid: aaguid, attestationFormat: format, createdAt: created, lastUsedAt: used)
     }
 
     func passkey(_ credentialID: [UInt8], in appID: AppID) async throws -> StoredPasskey? {
         let (client, logger) = (client, logger)
+        let statement = FindPasskey(appID: appID, credentialID: credentialID)
         return try await withDatabaseTimeout(timeout) {
-            let rows = try await client.tracedQuery(
-                """
-                SELECT \(unescaped: Self.columns) FROM passkeys
-                WHERE app_id = \(appID.uuid) AND credential_id = \(ByteBuffer(bytes: credentialID))
-                """, logger: logger)
-            return try await Self.passkeys(rows).first
+            for try await passkey in try await client.tracedExecute(statement, logger: logger) { return passkey }
+            return nil
         }
     }
 
@@ -95,7 +172,9 @@ struct PostgresPasskeys: PasskeyStore {
                 SELECT \(unescaped: Self.columns) FROM passkeys
                 WHERE app_id = \(appID.uuid) AND user_id = \(userID) ORDER BY created_at, credential_id
                 """, logger: logger)
-            return try await Self.passkeys(rows)
+            var found: [StoredPasskey] = []
+            for try await row in rows { found.append(try Self.passkey(row)) }
+            return found
         }
     }
 
@@ -130,16 +209,9 @@ struct PostgresPasskeys: PasskeyStore {
         of credentialID: [UInt8], in appID: AppID, previous: UInt32, asserted: AssertedCredential
     ) async throws -> Bool {
         let (client, logger) = (client, logger)
+        let statement = RecordUse(appID: appID, credentialID: credentialID, previous: previous, asserted: asserted)
         return try await withDatabaseTimeout(timeout) {
-            let rows = try await client.committedQuery(
-                """
-                UPDATE passkeys SET sign_count = \(Int64(asserted.signCount)), backup_eligible = \(asserted.backupEligible),
-                                    backed_up = \(asserted.backedUp), last_used_at = now()
-                WHERE app_id = \(appID.uuid) AND credential_id = \(ByteBuffer(bytes: credentialID))
-                  AND sign_count = \(Int64(previous))
-                RETURNING 1
-                """, logger: logger)
-            return !rows.isEmpty
+            try await !client.committedExecute(statement, logger: logger).isEmpty
         }
     }
 
