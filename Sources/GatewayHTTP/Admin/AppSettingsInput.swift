@@ -77,7 +77,10 @@ struct AppSettingsInput {
     /// the period), a rate limit looser than the deployment's default for
     /// that policy or than the app's own override in place, or removing an
     /// override (tighter limits of its own, and leaving a limit as it was,
-    /// are the app admin's to set).
+    /// are the app admin's to set); and loosening a second factor in place
+    /// (turning `mfa` off, `required` to `optional`, another exempt
+    /// credential type, a longer ticket lifetime), which may have been the
+    /// operator's: turning it on and tightening it are the app admin's.
     func requireOperatorFor(_ updated: AppSettings, from current: AppSettings) throws(GatewayError) {
         func operatorOnly(_ what: String) -> GatewayError {
             GatewayError(.insufficientScope, .forbidden, "\(what) needs an operator token.")
@@ -101,6 +104,19 @@ struct AppSettingsInput {
         }
         for name in current.rateLimits.keys.sorted() where updated.rateLimits[name] == nil {
             throw operatorOnly("Removing rate_limits.\(name)")
+        }
+        // A second factor in place may have been the operator's: an app admin only tightens it.
+        if let stored = current.mfa {
+            guard let next = updated.mfa else { throw operatorOnly("Turning the second factor (mfa) off") }
+            if stored.requirement == .required && next.requirement != .required {
+                throw operatorOnly("Loosening mfa.requirement from required")
+            }
+            if let added = next.exemptCredentialTypes.first(where: { !stored.exemptCredentialTypes.contains($0) }) {
+                throw operatorOnly("Exempting \(added) from the second factor (mfa.exempt_credential_types)")
+            }
+            if next.ticketLifetimeSeconds > stored.ticketLifetimeSeconds {
+                throw operatorOnly("Lengthening mfa.ticket_lifetime_seconds")
+            }
         }
     }
 

@@ -51,6 +51,43 @@ import Testing
         }
     }
 
+    /// A second factor in place may have been the operator's: the app's
+    /// admin turns it on and tightens it, never loosens nor turns it off.
+    @Test func anAppAdminTightensASecondFactorButNeverLoosensIt() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createApp()
+            let path = "/admin/v1/apps/\(app.appID)"
+            let operatorToken = try await gateway.adminToken(.operator)
+            let appAdmin = try await gateway.adminToken(.app(app.appID))
+            let required: [String: any Sendable] = ["requirement": "required", "ticket_lifetime_seconds": 300]
+            #expect(try await gateway.admin(.patch, path, token: operatorToken, json: ["mfa": required]).status == .ok)
+
+            let refused: [(any Sendable, String)] = [
+                (NSNull(), "Turning the second factor (mfa) off"),
+                (["requirement": "optional", "ticket_lifetime_seconds": 300] as [String: any Sendable], "Loosening mfa.requirement"),
+                (
+                    ["requirement": "required", "exempt_credential_types": ["static"], "ticket_lifetime_seconds": 300] as [String: any Sendable],
+                    "Exempting static"
+                ),
+                (["requirement": "required", "ticket_lifetime_seconds": 900] as [String: any Sendable], "Lengthening mfa.ticket_lifetime_seconds"),
+            ]
+            for (change, message) in refused {
+                let response = try await gateway.admin(.patch, path, token: appAdmin, json: ["mfa": change])
+                #expect(response.status == .forbidden, "\(change): \(text(response))")
+                #expect((try errorBody(response)["message"] as? String)?.hasPrefix(message) == true, "\(text(response))")
+            }
+            let shown = try jsonObject(try await gateway.admin(.get, path, token: appAdmin))
+            #expect((shown["mfa"] as? [String: Any])?["requirement"] as? String == "required")
+            // Tighter is the app admin's; and the operator may loosen or turn it off.
+            let shorter = try await gateway.admin(
+                .patch, path, token: appAdmin, json: ["mfa": ["requirement": "required", "ticket_lifetime_seconds": 120] as [String: any Sendable]])
+            #expect(shorter.status == .ok, "\(text(shorter))")
+            #expect(try await gateway.admin(.patch, path, token: operatorToken, json: ["mfa": NSNull()]).status == .ok)
+            // Off, the app admin may turn it on.
+            #expect(try await gateway.admin(.patch, path, token: appAdmin, json: ["mfa": [String: Int]()]).status == .ok)
+        }
+    }
+
     /// An override the operator set is the operator's: the app's admin may
     /// neither change (tighten included) nor remove it. Its own overrides it
     /// may tighten, never loosen or remove.
