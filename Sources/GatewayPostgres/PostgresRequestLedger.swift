@@ -290,10 +290,28 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         counts.reserveCapacity(statement.touches.count)
         var changed: Set<Int64> = []
         // Committed before a verdict is read: an admission is a promise that its row and counts are stored.
-        let rows =
-            retrying
-            ? try await client.committedExecute(LedgerWriteStatement.Retry(statement), logger: logger)
-            : try await client.committedExecute(statement, logger: logger)
+        // Each attempt first locks its rows' requests (RequestLocks) and holds them to its end: an attempt
+        // that timed out is not over (its COMMIT may still be on its way), and a retry beside it would not
+        // see what it commits.
+        let requestIDs = statement.rows.map(\.event.requestID)
+        let rows = try await client.withTransaction(logger: logger) { connection in
+            if !requestIDs.isEmpty {
+                for try await _ in try await DatabaseSpan.run(RequestLocks.sql, {
+                    try await connection.execute(RequestLocks(requestIDs: requestIDs), logger: logger)
+                }) {}
+            }
+            var rows: [LedgerWriteStatement.Row] = []
+            if retrying {
+                for try await row in try await DatabaseSpan.run(LedgerWriteStatement.Retry.sql, {
+                    try await connection.execute(LedgerWriteStatement.Retry(statement), logger: logger)
+                }) { rows.append(row) }
+            } else {
+                for try await row in try await DatabaseSpan.run(LedgerWriteStatement.sql, {
+                    try await connection.execute(statement, logger: logger)
+                }) { rows.append(row) }
+            }
+            return rows
+        }
         for (kind, request, current, previous, allowed, granted) in rows {
             if kind == 0 {
                 counts.append(CounterReading(current: Int(current), previous: Int(previous), allowed: allowed, granted: Int(granted)))

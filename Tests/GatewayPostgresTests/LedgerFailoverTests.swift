@@ -96,6 +96,58 @@ import Testing
         }
     }
 
+    /// The hole a full run's restart test found (two rows for one token): an
+    /// attempt that timed out is not over. Here its COMMIT takes 1.5 s (a
+    /// constraint trigger that sleeps, as a slow disk after a restart would);
+    /// the attempt times out after 300 ms and its retry runs beside it. The
+    /// retry must wait for that COMMIT before it looks for its rows, or both
+    /// write them.
+    @Test func aRetryBesideAnAttemptStillCommittingWritesNoRowTwice() async throws {
+        try await TestDatabase.with { client, url in
+            try await client.query(
+                """
+                CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN PERFORM pg_sleep(1.5); RETURN NULL; END $$
+                """, logger: TestDatabase.logger)
+            try await client.query(
+                """
+                CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON audit_events
+                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+                WHEN (NEW.request_id LIKE 'slow-%') EXECUTE FUNCTION slow_commit()
+                """, logger: TestDatabase.logger)
+            let ledger = PostgresRequestLedger(
+                client: client, logger: TestDatabase.logger, timeout: .milliseconds(300), retryWindow: .seconds(60))
+            let appID = AppID(uuid: UUID())
+            let requestIDs = (0..<3).map { "slow-\($0)" }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await ledger.run() }
+                try await withThrowingTaskGroup(of: Void.self) { writes in
+                    for requestID in requestIDs {
+                        writes.addTask {
+                            let row = AuditEvent(appID: appID, event: "token.issued", outcome: .success, requestID: requestID)
+                            let admitted = try await ledger.countAndRecord([], ifAllowed: row).admitted
+                            #expect(admitted, "\(requestID) was not admitted")
+                        }
+                    }
+                    try await writes.waitForAll()
+                }
+                group.cancelAll()
+            }
+            #expect(ledger.statistics.retries > 0, "no attempt timed out: the test proves nothing")
+            try await TestDatabase.withClient(url) { reader in
+                var perRequest: [String: Int] = [:]
+                for try await (requestID, count) in try await reader.query(
+                    "SELECT request_id, count(*)::int FROM audit_events WHERE request_id LIKE 'slow-%' GROUP BY 1",
+                    logger: TestDatabase.logger
+                ).decode((String, Int).self) {
+                    perRequest[requestID] = count
+                }
+                #expect(perRequest.count == requestIDs.count, "rows lost: \(perRequest)")
+                #expect(perRequest.values.allSatisfy { $0 == 1 }, "rows written twice: \(perRequest)")
+            }
+        }
+    }
+
     /// The hole the cuts above found: PostgresNIO ends a statement's rows at
     /// its CommandComplete, before the statement's own transaction commits,
     /// so a commit that then fails was once read as an admission (a token
