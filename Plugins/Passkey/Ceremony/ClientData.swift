@@ -1,4 +1,4 @@
-package import GatewayCore
+import GatewayCore
 
 /// The client data a browser or platform collected for a ceremony and the
 /// authenticator signed the hash of (WebAuthn Level 3, §5.8.1): its `type`,
