@@ -81,7 +81,8 @@ struct PasskeyRegistrar: Sendable {
             credentialID: credential.credentialID, userID: userID, name: name, publicKey: credential.publicKey,
             algorithm: Int(credential.algorithm.rawValue), signCount: credential.signCount,
             backupEligible: credential.backupEligible, backedUp: credential.backedUp,
-            aaguid: UUID(uuid: Self.uuid(credential.aaguid)), attestationFormat: credential.attestationFormat,
+            aaguid: UUID(uuid: credential.aaguid.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }),
+            attestationFormat: credential.attestationFormat,
             createdAt: Date(), lastUsedAt: nil)
         var row = row
         row.detail["credential_id"] = Base64URL.encode(passkey.credentialID)
@@ -105,13 +106,6 @@ struct PasskeyRegistrar: Sendable {
         guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else { throw .invalidRequest("name must be 1 to 64 characters without control characters.") }
         return name
-    }
-
-    private static func uuid(_ bytes: [UInt8]) -> uuid_t {
-        (
-            bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9], bytes[10],
-            bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-        )
     }
 
     /// What a registration's refusal tells the developer: the check, not the bytes.
