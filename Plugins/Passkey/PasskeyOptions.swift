@@ -19,7 +19,8 @@ import GatewayPluginKit
 /// iOS sends); each Android app's fingerprints add the
 /// `android:apk-key-hash:<base64url of the SHA-256>` origins that Android
 /// sends. `user_verification` is `required` (default) or `preferred`;
-/// `algorithms` must include ES256.
+/// `algorithms` must include ES256. `localhost` (with its `http://` origins)
+/// is for development apps only.
 struct PasskeyOptions: Sendable, Equatable {
     struct AndroidApp: Sendable, Equatable {
         let packageName: String
@@ -42,7 +43,7 @@ struct PasskeyOptions: Sendable, Equatable {
     let androidApps: [AndroidApp]
     let challengeLifetimeSeconds: Int
 
-    init(_ options: JSONValue) throws(GatewayError) {
+    init(_ options: JSONValue, environment: AppEnvironment) throws(GatewayError) {
         let path = "plugins.passkey"
         let reader = try JSONInput(options, path: path)
         try reader.rejectUnknown(allowed: [
@@ -52,6 +53,9 @@ struct PasskeyOptions: Sendable, Equatable {
         let rpID = try reader.requiredString("rp_id")
         guard Self.isDomain(rpID) else {
             throw .invalidRequest("\(path).rp_id must be a lower-case domain name without scheme or port, e.g. example.com.")
+        }
+        if environment == .production && rpID == "localhost" {
+            throw .invalidRequest("\(path).rp_id localhost is for development apps; a production app's passkeys need its domain.")
         }
         name = try reader.string("rp_name") ?? rpID
         guard (1...64).contains(name.count), !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })

@@ -25,7 +25,7 @@ public struct PasskeyPlugin: CredentialPlugin {
     public func makeVerifier(
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
-        PasskeyVerifier(options: try PasskeyOptions(options), store: services.passkeys)
+        PasskeyVerifier(options: try PasskeyOptions(options, environment: app.environment), store: services.passkeys)
     }
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {
