@@ -293,24 +293,31 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         // Each attempt first locks its rows' requests (RequestLocks) and holds them to its end: an attempt
         // that timed out is not over (its COMMIT may still be on its way), and a retry beside it would not
         // see what it commits.
+        // Once it holds a connection, an attempt runs to its end even when its waiter has gone (`withTimeout`
+        // cancels it): a cancellation landing in the rows' iteration would roll it back, and one landing after
+        // them would not, so whether a withheld token's row commits late would be chance. Unstructured, the
+        // statements are not cancelled; a wait for a connection still is.
         let requestIDs = statement.rows.map(\.event.requestID)
+        let written = statement
         let rows = try await client.withTransaction(logger: logger) { connection in
-            if !requestIDs.isEmpty {
-                for try await _ in try await DatabaseSpan.run(RequestLocks.sql, {
-                    try await connection.execute(RequestLocks(requestIDs: requestIDs), logger: logger)
-                }) {}
-            }
-            var rows: [LedgerWriteStatement.Row] = []
-            if retrying {
-                for try await row in try await DatabaseSpan.run(LedgerWriteStatement.Retry.sql, {
-                    try await connection.execute(LedgerWriteStatement.Retry(statement), logger: logger)
-                }) { rows.append(row) }
-            } else {
-                for try await row in try await DatabaseSpan.run(LedgerWriteStatement.sql, {
-                    try await connection.execute(statement, logger: logger)
-                }) { rows.append(row) }
-            }
-            return rows
+            try await Task {
+                if !requestIDs.isEmpty {
+                    for try await _ in try await DatabaseSpan.run(RequestLocks.sql, {
+                        try await connection.execute(RequestLocks(requestIDs: requestIDs), logger: logger)
+                    }) {}
+                }
+                var rows: [LedgerWriteStatement.Row] = []
+                if retrying {
+                    for try await row in try await DatabaseSpan.run(LedgerWriteStatement.Retry.sql, {
+                        try await connection.execute(LedgerWriteStatement.Retry(written), logger: logger)
+                    }) { rows.append(row) }
+                } else {
+                    for try await row in try await DatabaseSpan.run(LedgerWriteStatement.sql, {
+                        try await connection.execute(written, logger: logger)
+                    }) { rows.append(row) }
+                }
+                return rows
+            }.value
         }
         for (kind, request, current, previous, allowed, granted) in rows {
             if kind == 0 {

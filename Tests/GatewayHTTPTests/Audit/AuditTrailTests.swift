@@ -63,9 +63,10 @@ import Testing
     /// the token is withheld (503) and the row commits later. The denial the client got is kept in memory
     /// while its own write waits, and written once PostgreSQL lets it: the trail explains the issued row.
     ///
-    /// The row commits late only if its statement reached PostgreSQL before the timeout cancelled it. On a
-    /// loaded machine a new connection or a stalled pool took longer than 1 s (two full runs here), so two
-    /// connections are opened first and the timeout is 5 s.
+    /// The row commits late only if its attempt held a connection before the timeout (from then on the attempt
+    /// is not cancelled; before 2026-11-27 a cancellation landing in the rows' iteration rolled it back, and
+    /// this test failed one run in two). On a loaded machine a new connection or a stalled pool took longer
+    /// than 1 s (two full runs here), so two connections are opened first and the timeout is 5 s.
     @Test func aTokenWithheldWhileItsRowWaitsLeavesADenialBesideTheLateRow() async throws {
         try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(5)) { gateway in
             let app = try await gateway.createApp()
