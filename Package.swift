@@ -431,7 +431,7 @@ let package = Package(
             dependencies: [
                 "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayRuntime", "OpenSSLSigner", "StaticUsersPlugin",
                 "GatewayTestSupport",
-                Products.hummingbirdTesting, Products.httpTypes, Products.postgresNIO, Products.logging,
+                Products.hummingbirdTesting, Products.crypto, Products.httpTypes, Products.postgresNIO, Products.logging,
                 Products.nioCore, .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),

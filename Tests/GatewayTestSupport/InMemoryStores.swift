@@ -18,6 +18,7 @@ public final class InMemoryStores: Sendable {
         var userSessions = MemorySessions()
         var factors: [String: (factor: StoredSecondFactor, codes: [[UInt8]: Date?])] = [:]
         var tickets: [[UInt8]: StoredMFATicket] = [:]
+        var sessionReads = 0
         var failing = false
     }
 
@@ -27,6 +28,9 @@ public final class InMemoryStores: Sendable {
 
     /// Every audit row written, oldest first.
     public var events: [AuditEvent] { state.withLock { $0.events } }
+
+    /// How many times a user's session was read by its id (``SessionStore/find(_:in:)``).
+    public var sessionReads: Int { state.withLock { $0.sessionReads } }
 
     /// While `true`, every store call throws.
     public var failing: Bool {
@@ -223,7 +227,10 @@ public final class InMemoryStores: Sendable {
         let memory: InMemoryStores
 
         func find(_ sessionID: UUID, in appID: AppID) async throws -> SessionLookup {
-            try memory.change { SessionLookup(session: $0.userSessions.find(sessionID, in: appID), now: Date()) }
+            try memory.change {
+                $0.sessionReads += 1
+                return SessionLookup(session: $0.userSessions.find(sessionID, in: appID), now: Date())
+            }
         }
 
         func list(of userID: String, in appID: AppID, includingEnded: Bool, at now: Date) async throws -> [StoredSession] {

@@ -11,10 +11,13 @@ public struct RefreshTokens: Sendable {
 
     let store: any SessionStore
     let successorKey: SymmetricKey
+    /// The sessions this replica rotated last: a refresh of their live token needs no reading first.
+    let recent: RecentRotations
 
-    public init(store: any SessionStore, masterKey: MasterKey) {
+    public init(store: any SessionStore, masterKey: MasterKey, recentCapacity: Int = 20_000) {
         self.store = store
         self.successorKey = SymmetricKey(data: masterKey.derivedSecret(for: Self.keyPurpose))
+        self.recent = RecentRotations(capacity: recentCapacity)
     }
 
     /// A new session for `identity`'s sign-in: what the row's statement
@@ -31,6 +34,21 @@ public struct RefreshTokens: Sendable {
             maximumPerUser: settings.maximumPerUser)
         let expiresIn = min(settings.idleTimeoutSeconds, settings.absoluteLifetimeSeconds)
         return (change, IssuedSession(refreshToken: token, expiresInSeconds: expiresIn))
+    }
+
+    /// The `rotate` verdict on the refresh token `text` of `app` when this
+    /// replica rotated its session last and `text` is the live token it
+    /// left; nil otherwise (then ``verdict(on:in:settings:)`` reads). The
+    /// rotation's statement is what decides (``RecentRotations``).
+    func rememberedVerdict(on text: String?, in app: AppSettings, settings: SessionSettings) -> RefreshReading? {
+        guard let text, let token = RefreshToken(text: text),
+            let session = recent.session(whoseLiveTokenIs: token, in: app.appID)
+        else { return nil }
+        let now = Date()
+        let verdict = RefreshVerdict.of(
+            token, session: session, now: now, graceSeconds: settings.reuseGraceSeconds, key: successorKey)
+        guard case .rotate = verdict else { return nil }
+        return RefreshReading(token: token, session: session, now: now, verdict: verdict)
     }
 
     /// The verdict on the refresh token `text` of `app`, read against its session now.

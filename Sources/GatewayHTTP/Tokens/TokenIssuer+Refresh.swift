@@ -6,13 +6,16 @@ extension TokenIssuer {
     /// A refresh: `{"type": "refresh_token", "refresh_token": "rt1...."}`
     /// (``RefreshVerdict`` says what the token means for its session).
     ///
-    /// The verdict comes before the limits, from one read of the session: a
-    /// refresh then costs one statement, the counters, its row and the
-    /// spending of its token together, which is written only if every limit
-    /// allows and the token is still the live one. When another request
-    /// spent it first (a retry racing its original, another replica), the
-    /// session is read again, and the request is then a retry within the
-    /// grace window, answered with the same successor.
+    /// The verdict comes before the limits, from one read of the session,
+    /// or none when this replica rotated the session last and the token is
+    /// the live one it left (``RecentRotations``): a refresh then costs one
+    /// statement, the counters, its row and the spending of its token
+    /// together, which is written only if every limit allows and the token
+    /// is still the live one of a live session. When it is not (another
+    /// request spent it first, a retry racing its original, another replica,
+    /// or the session ended), the session is read again, and the request is
+    /// then judged on that reading: a retry within the grace window is
+    /// answered with the same successor.
     ///
     /// It counts against `ip` and `app`, a refused one also against
     /// `refresh_failures` (the client's refused refreshes: past it, a client
@@ -27,12 +30,18 @@ extension TokenIssuer {
     func refresh(_ asked: Asked, settings: SessionSettings, _ attempt: inout Attempt) async throws -> Ready {
         let app = asked.tenant.settings
         let presented = asked.credentials.fields["refresh_token"]
-        for round in 0..<3 {
-            // Counted once: a request that lost its token to another reads again without counting again.
-            let counted = round == 0 ? [RateLimitPolicy.app.name: "*"] : [:]
+        var remembered = sessions.rememberedVerdict(on: presented, in: app, settings: settings)
+        var counted = [RateLimitPolicy.app.name: "*"]
+        // The remembered verdict if any, then up to three readings.
+        for _ in 0..<(remembered == nil ? 3 : 4) {
             let failures = counted.merging([RateLimitPolicy.refreshFailures.name: attempt.passage.clientIP]) { own, _ in own }
             // A storage failure is answered 503 (`ErrorResponder`), never a refusal.
-            let reading = try await sessions.verdict(on: presented, in: app, settings: settings)
+            let reading: RefreshReading
+            if let known = remembered {
+                (reading, remembered) = (known, nil)
+            } else {
+                reading = try await sessions.verdict(on: presented, in: app, settings: settings)
+            }
             if let session = reading.session { attempt.passage.row.detail["session_id"] = session.sessionID.lowercasedText }
             let successor: RefreshToken
             let rotates: Bool
@@ -64,7 +73,15 @@ extension TokenIssuer {
                     tokenDigest: spent.digest, successorDigest: successor.digest,
                     idleTimeoutSeconds: settings.idleTimeoutSeconds)) : nil
             guard try await attempt.passage.admit(counted, app: app, recording: issued, changing: change) else {
-                continue  // Spent by another request meanwhile: read again.
+                // Spent by another request meanwhile, or its session ended: read again, without counting again.
+                sessions.recent.forget(session.sessionID, in: app.appID)
+                counted = [:]
+                continue
+            }
+            if rotates {
+                sessions.recent.remember(
+                    session, spent: spent, successor: successor, idleTimeoutSeconds: settings.idleTimeoutSeconds,
+                    now: reading.now)
             }
             let left = session.expiresAt.timeIntervalSince(reading.now)
             let expiresIn = max(0, min(settings.idleTimeoutSeconds, Int(left.rounded(.down))))
@@ -93,6 +110,7 @@ extension TokenIssuer {
     ) async throws -> Never {
         try await attempt.passage.check(subjects, app: app)
         if let session = reading.session, let token = reading.token {
+            sessions.recent.forget(session.sessionID, in: app.appID)
             var detected = attempt.passage.row
             detected.event = "session.reuse_detected"
             detected.userID = session.userID

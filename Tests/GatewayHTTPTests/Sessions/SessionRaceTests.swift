@@ -76,4 +76,56 @@ import Testing
             }
         }
     }
+
+    /// A replica answers a refresh of the token it rotated to last without
+    /// reading the session first (`RecentRotations`), and the database's
+    /// statement overrules what it remembers: another replica rotated the
+    /// session since, it went idle, it expired, an admin revoked it. Each is
+    /// answered as a fresh reading would answer it, by the replica that
+    /// remembered it live; counted, no token leaves for an ended session.
+    @Test func whatAReplicaRemembersOfASessionGivesWayToTheDatabase() async throws {
+        try await withTwoInstances { gateways in
+            let (remembering, other) = (gateways[0], gateways[1])
+            let app = try await remembering.createSessionApp(SessionSettings(reuseGraceSeconds: 60))
+            let signedIn = try await remembering.signIn(app)
+            let sessionID = try #require(signedIn.sessionID)
+            let first = try #require(try await remembering.refresh(app, signedIn.refreshToken).refreshToken)
+            // The other replica spends what the first remembers as live: the first then answers it from the grace window.
+            let second = try #require(try await other.refresh(app, first).refreshToken)
+            let retried = try await remembering.refresh(app, first)
+            #expect(retried.status == .ok && retried.refreshToken == second, "the other replica's successor, not a fork")
+            #expect(try await remembering.sessionState(sessionID)?.generation == 2)
+            let third = try #require(try await remembering.refresh(app, second).refreshToken)
+            #expect(try await other.refresh(app, third).status == .ok)
+
+            let admin = try await remembering.adminToken(.app(app.appID))
+            let endings: [(reason: String, end: (String) async throws -> Void)] = [
+                (RefreshVerdict.Reason.idle, { session in
+                    try await other.client.query(
+                        "UPDATE sessions SET idle_expires_at = now() - interval '1 second' WHERE session_id = \(UUID(uuidString: session)!)",
+                        logger: TestDatabase.logger)
+                }),
+                (RefreshVerdict.Reason.expired, { session in
+                    try await other.client.query(
+                        "UPDATE sessions SET expires_at = now() - interval '1 second' WHERE session_id = \(UUID(uuidString: session)!)",
+                        logger: TestDatabase.logger)
+                }),
+                (RefreshVerdict.Reason.revoked, { session in
+                    let ended = try await other.admin(.delete, "/admin/v1/apps/\(app.appID)/sessions/\(session)", token: admin)
+                    #expect(ended.status == .noContent)
+                }),
+            ]
+            var tokensForEndedSessions = 0
+            for ending in endings {
+                let started = try await remembering.signIn(app)
+                let live = try #require(try await remembering.refresh(app, started.refreshToken).refreshToken)
+                try await ending.end(try #require(started.sessionID))
+                let refused = try await remembering.refresh(app, live)
+                if refused.token != nil || refused.refreshToken != nil { tokensForEndedSessions += 1 }
+                #expect(refused.status == .unauthorized, "\(ending.reason)")
+                #expect(try await remembering.reason(of: refused) == ending.reason)
+            }
+            #expect(tokensForEndedSessions == 0)
+        }
+    }
 }
