@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
+import GatewayRuntime
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
@@ -236,6 +237,43 @@ import Testing
             let namedOther = try await signIn(
                 { authenticator.assert(challenge: $0, rpID: rp, origin: origin, userHandle: handle, signCount: 13) }, user: "bob")
             #expect(namedOther.0.status == .unauthorized && namedOther.1 == "passkey_user_id")
+        }
+    }
+
+    /// An app that requires a second factor and exempts passkeys: a passkey
+    /// the device verified its user with is two factors and gets its token;
+    /// the same passkey used without user verification (allowed, since the
+    /// app's `user_verification` is `preferred`) is one, and is sent to the
+    /// second factor like a password.
+    @Test func onlyAPasskeyWithUserVerificationSkipsARequiredSecondFactor() async throws {
+        try await TestGateway.with(plugins: passkeyPlugins) { gateway in
+            let app = try await gateway.createPasskeyApp(["user_verification": .string("preferred")])
+            let session = try await gateway.aliceSession(app)
+            let authenticator = SoftwareAuthenticator()
+            #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
+            let handle = try await gateway.userHandle(of: session, app)
+            let changed = try await gateway.admin(
+                .patch, "/admin/v1/apps/\(app.appID.uuid)", token: try await gateway.operatorToken(),
+                json: ["mfa": ["requirement": "required", "exempt_credential_types": ["passkey"]] as [String: any Sendable]])
+            #expect(changed.status == .ok)
+            gateway.tenants.invalidate(app.appID)  // what the change listener does on a NOTIFY, which this gateway does not run
+
+            let verified = authenticator.assert(
+                challenge: try await gateway.signInChallenge(app), rpID: TestGateway.rpID, origin: TestGateway.origin,
+                userHandle: handle, signCount: 1)
+            let twoFactors = try await gateway.post(TestGateway.passkeyRequest(app, verified), to: "/v1/identity_tokens")
+            #expect(twoFactors.status == .ok && twoFactors.json["identity_token"] is String, "\(twoFactors.text)")
+
+            let presentOnly = authenticator.assert(
+                challenge: try await gateway.signInChallenge(app), rpID: TestGateway.rpID, origin: TestGateway.origin,
+                userHandle: handle, signCount: 2, flags: [.userPresent, .backupEligible, .backedUp])
+            let oneFactor = try await gateway.post(TestGateway.passkeyRequest(app, presentOnly), to: "/v1/identity_tokens")
+            #expect(oneFactor.status == .forbidden && oneFactor.json["identity_token"] == nil, "\(oneFactor.text)")
+            #expect(oneFactor.json["error"] as? String == "mfa_enrollment_required")
+            #expect(oneFactor.json["mfa_ticket"] is String)
+
+            let password = try await gateway.post(aliceRequest(app, nonce: "n-\(UUID())"), to: "/v1/identity_tokens")
+            #expect(password.status == .forbidden && password.json["error"] as? String == "mfa_enrollment_required")
         }
     }
 

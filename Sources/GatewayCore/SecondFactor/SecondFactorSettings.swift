@@ -13,7 +13,7 @@ public struct SecondFactorSettings: Sendable, Equatable, Codable {
     public var requirement: Requirement
     /// First factors that already are two (a passkey with user
     /// verification, a tenant's webhook that asks its own): their sign-ins
-    /// are asked for nothing more.
+    /// are asked for nothing more (see ``exempts(_:signInMethods:)``).
     public var exemptCredentialTypes: [String]
     /// How long a ticket for the second step lives.
     public var ticketLifetimeSeconds: Int
@@ -40,10 +40,23 @@ public struct SecondFactorSettings: Sendable, Equatable, Codable {
         case issuer
     }
 
-    /// What a sign-in by `credentialType` of a user whose factor is
-    /// `factor` (nil: none, or not confirmed) must do before its token.
-    public func demand(credentialType: String, factor: StoredSecondFactor?) -> SecondFactorDemand {
-        if exemptCredentialTypes.contains(credentialType) { return .nothing }
+    /// Whether a sign-in by `credentialType` is asked for nothing more: its
+    /// type is exempt and, where its verifier says of each sign-in how it
+    /// was made (`signInMethods`, ``VerifiedIdentity/methods``: a passkey),
+    /// that sign-in was two factors itself (`mfa`). A passkey used without
+    /// user verification is one factor, what the user has, exempt or not,
+    /// so an app's `plugins.passkey.user_verification` of `preferred` never
+    /// loosens the operator's exemption.
+    public func exempts(_ credentialType: String, signInMethods: [String]?) -> Bool {
+        guard exemptCredentialTypes.contains(credentialType) else { return false }
+        return signInMethods.map { $0.contains("mfa") } ?? true
+    }
+
+    /// What a sign-in by `credentialType` (its own methods `signInMethods`,
+    /// if its verifier says them) of a user whose factor is `factor` (nil:
+    /// none, or not confirmed) must do before its token.
+    public func demand(credentialType: String, signInMethods: [String]?, factor: StoredSecondFactor?) -> SecondFactorDemand {
+        if exempts(credentialType, signInMethods: signInMethods) { return .nothing }
         if let factor, factor.isConfirmed { return .code }
         return requirement == .required ? .enrolment : .nothing
     }

@@ -17,14 +17,15 @@ public struct SecondFactors: Sendable {
     public static let recoveryCodeType = "recovery_code"
     public static let credentialTypes: Set<String> = [totpType, recoveryCodeType]
 
-    /// What a verified first factor of `userID` still owes under `settings`.
+    /// What a verified first factor of `userID` (its own methods
+    /// `signInMethods`, if its verifier says them) still owes under `settings`.
     func demand(
-        _ settings: SecondFactorSettings, credentialType: String, userID: String, in appID: AppID
+        _ settings: SecondFactorSettings, credentialType: String, signInMethods: [String]?, userID: String, in appID: AppID
     ) async throws -> SecondFactorDemand {
         // An exempt first factor needs no read.
-        guard !settings.exemptCredentialTypes.contains(credentialType) else { return .nothing }
+        guard !settings.exempts(credentialType, signInMethods: signInMethods) else { return .nothing }
         let factor = try await store.factor(of: userID, in: appID)
-        return settings.demand(credentialType: credentialType, factor: factor)
+        return settings.demand(credentialType: credentialType, signInMethods: signInMethods, factor: factor)
     }
 
     /// A new ticket for `grant`'s sign-in, kept before it is shown.

@@ -79,7 +79,7 @@ extension TokenIssuer {
 
         if let mfa = app.mfa {
             let demand = try await secondFactors.demand(
-                mfa, credentialType: credentials.type, userID: identity.userID, in: app.appID)
+                mfa, credentialType: credentials.type, signInMethods: identity.methods, userID: identity.userID, in: app.appID)
             if demand != .nothing {
                 let challenge = try await secondFactors.challenge(demand, settings: mfa) { ticket in
                     MFATicketGrant(
