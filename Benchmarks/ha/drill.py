@@ -381,6 +381,12 @@ class Load:
                 kind = "refresh"
             sent_at = time.monotonic()
             status, data, connection = self.send(connection, body, request_id, client)
+            if status == 0:
+                # The connection dropped (a replica killed mid-answer): the same request again at once, on a new
+                # connection, as the load's clients do; a refresh is then a retry of a token perhaps spent.
+                kind = f"{kind} (sent again after a dropped connection)"
+                request_id = str(uuid.uuid4())
+                status, data, connection = self.send(None, body, request_id, client)
             if status == 200:
                 answer = json.loads(data)
                 if token is not None:
