@@ -8,7 +8,7 @@ public import GatewayOutbound
 /// sends it; the gateway checks it against the provider's published keys and
 /// the app's settings (``IDTokenVerifier``), and the verified `sub` becomes
 /// the user. Options (`plugins.id_token`) are in ``IDTokenOptions`` and the
-/// README.
+/// docs/plugins.md.
 public struct IDTokenPlugin: CredentialPlugin {
     static let type = "id_token"
     public let credentialType = type

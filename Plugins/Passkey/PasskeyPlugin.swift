@@ -7,7 +7,7 @@ public import Hummingbird
 /// live session or through the app's admin API (``PasskeyController``,
 /// ``PasskeyAdminController``); signing in needs no user id (the passkey
 /// names its user) and no secret the gateway keeps. Options
-/// (`plugins.passkey`) are in ``PasskeyOptions`` and the README.
+/// (`plugins.passkey`) are in ``PasskeyOptions`` and docs/plugins.md.
 public struct PasskeyPlugin: CredentialPlugin {
     static let type = "passkey"
     public let credentialType = type

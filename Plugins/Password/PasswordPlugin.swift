@@ -25,7 +25,7 @@ public struct PasswordPlugin: CredentialPlugin {
         self.lastLoginDelay = lastLoginDelay
     }
 
-    /// The hasher's limits come from the `password.*` settings (README, "Configuration").
+    /// The hasher's limits come from the `password.*` settings (docs/configuration.md).
     public static func make(_ setup: PluginSetup) -> PasswordPlugin? {
         let settings = setup.settings
         let concurrency = settings.integer("password.hash_concurrency", in: 0...256, default: 0)

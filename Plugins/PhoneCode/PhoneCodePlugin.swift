@@ -11,7 +11,7 @@ public import Hummingbird
 /// code for a token. Codes are random digits, stored only as an HMAC under a
 /// key derived from the master key, single use, dead after the app's number
 /// of wrong tries. Options (`plugins.phone_code`) are in ``PhoneCodeOptions``
-/// and the README.
+/// and docs/plugins.md.
 public struct PhoneCodePlugin: CredentialPlugin {
     static let type = "phone_code"
     public let credentialType = type

@@ -12,7 +12,7 @@ public import Hummingbird
 /// answer `{"valid": true, ...}` becomes the token's identity. With
 /// `migrate_on_success: "password"` a user the service vouches for is added
 /// to the app's password directory, and checked there from then on.
-/// Options (`plugins.webhook`) are in ``WebhookOptions`` and the README; the
+/// Options (`plugins.webhook`) are in ``WebhookOptions`` and docs/plugins.md; the
 /// order of checks is in ``WebhookVerifier``.
 public struct WebhookPlugin: CredentialPlugin {
     static let type = "webhook"

@@ -5,8 +5,8 @@ public import Foundation
 /// webhook, a credential webhook), so the tenant can refuse forgeries and
 /// replays: `X-Gateway-Timestamp` is the Unix time in seconds, and
 /// `X-Gateway-Signature` is `v1=` and the hex HMAC-SHA256, under the app's
-/// secret, of the timestamp, a dot and the body's exact bytes (README,
-/// "Verifying the gateway's signature").
+/// secret, of the timestamp, a dot and the body's exact bytes
+/// (docs/plugins.md, "Verifying the gateway's signature").
 public enum WebhookSignature {
     public static let timestampHeader = "X-Gateway-Timestamp"
     public static let signatureHeader = "X-Gateway-Signature"

@@ -10,7 +10,7 @@ import Testing
 /// from the public endpoint, validate it, see the issued row and the chart in
 /// the audit page, then revoke the signed-in token and see the session end.
 /// It also checks every page's fields have labels and fit a phone's width,
-/// and leaves the README's screenshots in `GATEWAY_TEST_SCREENSHOTS`.
+/// and leaves docs/admin.md's screenshots in `GATEWAY_TEST_SCREENSHOTS`.
 @Suite struct ConsoleBrowserTests {
     @Test func theConsoleWorksInARealBrowser() async throws {
         let environment = ProcessInfo.processInfo.environment

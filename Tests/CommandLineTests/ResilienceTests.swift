@@ -236,7 +236,7 @@ import Testing
         #expect(await server.stop() == 0)
 
         // Every token that left has exactly one row. A refused request may have one only if its batch was
-        // committed after the gateway stopped waiting for it (README, "The audit trail"): it was answered
+        // committed after the gateway stopped waiting for it (docs/limits-and-audit.md, "The audit trail"): it was answered
         // 503 no sooner than the one-second database timeout. None refused sooner claims a token.
         func requestIDs(_ event: String, reason: String? = nil) async throws -> [String] {
             try await TestDatabase.withClient(url) { client in

@@ -12,7 +12,7 @@ where "verified" is py_webauthn's verdict and "expect" what the plugin must
 do: "agree" (the same verdict), "stricter" (refuse what py_webauthn may take:
 a cross-origin frame, a member named twice, BS without BE, attested data in
 an assertion) or "unverified_attestation" (take, unverified, a statement of
-a registered format that py_webauthn checks and refuses: the README's policy).
+a registered format that py_webauthn checks and refuses: docs/plugins.md's policy).
 Usage: passkey_ceremony_judge.py SEED"""
 import hashlib
 import json

@@ -2,7 +2,7 @@
 /// the attestation statement's format, the statement, and the
 /// authenticator data with the new credential.
 ///
-/// The policy (README, "Passkeys"): format `none` with an empty statement
+/// The policy (docs/plugins.md, "Passkeys"): format `none` with an empty statement
 /// is what passkey providers send when asked for no attestation, as the
 /// gateway asks. A statement of another registered format (`packed`,
 /// `tpm`, `android-key`, `android-safetynet`, `fido-u2f`, `apple`) is

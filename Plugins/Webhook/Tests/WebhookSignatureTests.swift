@@ -5,11 +5,11 @@ import GatewayTestSupport
 import Testing
 import WebhookPlugin
 
-/// The README's way for a tenant to check the signature works on what the gateway really sends.
+/// docs/plugins.md's way for a tenant to check the signature works on what the gateway really sends.
 @Suite struct WebhookSignatureTests {
-    /// The Python block after "to check it in the service" in the README.
+    /// The Python block after "to check it in the service" in docs/plugins.md.
     static func readmeVerifier() throws -> String {
-        let readme = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../../README.md").standardized
+        let readme = URL(filePath: #filePath).deletingLastPathComponent().appending(path: "../../../docs/plugins.md").standardized
         let text = try String(contentsOf: readme, encoding: .utf8)
         let anchor = try #require(text.range(of: "to check it in the service"))
         let start = try #require(text.range(of: "```python\n", range: anchor.upperBound..<text.endIndex))

@@ -26,7 +26,7 @@ import Testing
 
     /// The most a sliding window lets through for `limit`: a burst that
     /// straddles a window's edge may pass the previous window's count times the
-    /// share of the window the burst took (README, "Rate limits").
+    /// share of the window the burst took (docs/limits-and-audit.md, "Rate limits").
     static func most(_ limit: Int, burstOf requests: Int, lasting burst: Duration) -> Int {
         limit + Int((Double(requests) * (burst / .seconds(period))).rounded(.up))
     }

@@ -8,7 +8,7 @@ import PostgresNIO
 
 /// The development app `identity-gateway dev` seeds on first start: a fixed
 /// app id (so the README's curl works as written), a generated provider id and
-/// RSA key, two static test users, and sessions on (the README's worked example).
+/// RSA key, two static test users, and sessions on (docs/tokens.md's worked example).
 enum DemoApp {
     static let appID = AppID("layer:///apps/staging/4d3e1f60-2b1a-4c9e-9f3a-7d5c8b6a1e20")!
     static let users: [(id: String, password: String, first: String, last: String)] = [

@@ -22,7 +22,7 @@ import Testing
         }
     }
 
-    /// The README's example: 300 at the end of one window let 50 more through
+    /// docs/limits-and-audit.md's example: 300 at the end of one window let 50 more through
     /// in the first 10 s of the next, 350 within one period.
     @Test func aFullWindowAtItsEndLetsTheNextWindowsShareThroughWithinOnePeriod() {
         let end = (0..<300).map { Self.epoch + 59.5 + Double($0) / 1_000 }

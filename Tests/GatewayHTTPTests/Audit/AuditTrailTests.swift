@@ -59,7 +59,7 @@ import Testing
         }
     }
 
-    /// The late commit the README describes: the issued row's statement waits past the database timeout, so
+    /// The late commit docs/limits-and-audit.md describes: the issued row's statement waits past the database timeout, so
     /// the token is withheld (503) and the row commits later. The denial the client got is kept in memory
     /// while its own write waits, and written once PostgreSQL lets it: the trail explains the issued row.
     ///

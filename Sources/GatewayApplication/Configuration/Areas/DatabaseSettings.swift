@@ -28,7 +28,7 @@ public struct DatabaseSettings: Sendable {
         if settings.isSet("database.min_connections") {
             settings.noteLine(
                 SettingsReader.label("database.min_connections")
-                    + " is no longer read: connections open on demand, as the README's database.max_connections says; "
+                    + " is no longer read: connections open on demand, as docs/configuration.md's database.max_connections says; "
                     + "remove it")
         }
         keepAliveSeconds = settings.integer("database.keepalive_seconds", in: 0...3600, default: keepAliveSeconds)
