@@ -414,14 +414,14 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         // The token profiles' settings, secrets and checks, without a database; the vendors' libraries judge
-        // their tokens in CommandLineTests (TokenProfileVendorTests).
+        // their tokens in CommandLineIntegrationTests (TokenProfileVendorTests).
         .testTarget(
             name: "TokenProfileTests",
             dependencies: ["GatewayCore", "GatewayPluginKit", "GatewayRuntime"] + tokenProfiles.map { .target(name: "\($0.name)Profile") },
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
-            name: "GatewayPostgresTests",
+            name: "GatewayPostgresIntegrationTests",
             dependencies: ["GatewayPostgres", "GatewayTestSupport"],
             swiftSettings: upcomingFeatures
         ),
@@ -440,7 +440,7 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
-            name: "GatewayHTTPTests",
+            name: "GatewayHTTPIntegrationTests",
             dependencies: [
                 "GatewayCore", "GatewayPluginKit", "GatewayPostgres", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayRuntime",
                 "GatewayTestSupport", Products.hummingbird, Products.hummingbirdTesting, Products.httpTypes,
@@ -452,7 +452,7 @@ let package = Package(
         // The console over a test database, driven as a browser would (forms, cookies) without one;
         // the real-browser suite is Tests/Browser, run by ./scripts/test.
         .testTarget(
-            name: "GatewayConsoleTests",
+            name: "GatewayConsoleIntegrationTests",
             dependencies: [
                 "GatewayConsole", "GatewayConsoleKit", "GatewayCore", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayTestSupport",
                 "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
@@ -478,7 +478,7 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         .testTarget(
-            name: "CommandLineTests",
+            name: "CommandLineIntegrationTests",
             dependencies: [
                 "GatewayCore", "GatewayPostgres", "GatewayHTTPTestSupport", "GatewayTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), Products.nioCore,
