@@ -35,25 +35,18 @@ struct PhoneCodeController: Sendable {
     }
 
     private func respond(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
-        var passage = services.gate.open(
-            "phone_code.sent", credentialType: "phone_code", request: request, context: context)
-        let answer: Answer
-        do {
-            answer = try await send(request, context, &passage)
-        } catch {
-            // No code went out (too soon, delivery failed, storage away): its send units are given
-            // back. A refusal gave them back already.
-            if passage.limits.refusal == nil { await passage.giveBackReservations() }
-            await passage.deny(error)
-            // A limit's refusal says which policy and when it lifts.
-            if passage.limits.refusal != nil { throw HeaderedError(error, headers: passage.limits.headers) }
-            throw error
+        // No code went out on a failure (too soon, delivery failed, storage away): its send units are
+        // given back. A refusal gave them back already.
+        try await services.gate.answer(
+            "phone_code.sent", credentialType: "phone_code", request: request, context: context, givesBackOnFailure: true
+        ) { passage in
+            let answer = try await send(request, context, &passage)
+            // An unbound number is answered alike but audited as not sent. The code has left by now, so the
+            // answer does not wait on the row: while PostgreSQL is away it is kept and written later.
+            if passage.row.reason == nil { passage.row.outcome = .success }
+            await passage.recordEventually()
+            return try AdminResponses.json(answer, status: .accepted)
         }
-        // An unbound number is answered alike but audited as not sent. The code has left by now, so the
-        // answer does not wait on the row: while PostgreSQL is away it is kept and written later.
-        if passage.row.reason == nil { passage.row.outcome = .success }
-        await passage.recordEventually()
-        return try AdminResponses.json(answer, status: .accepted)
     }
 
     struct Answer: Encodable {

@@ -22,6 +22,9 @@ import Testing
                 let app = try await gateway.createPhoneApp(webhook: base + "/sms")
                 let sent = try await gateway.requestCode(app)
                 #expect(sent.status == .accepted)
+                // Ended by the gate like every public request: never cached, with the limits' headers.
+                #expect(sent.headers[.cacheControl] == "no-store")
+                #expect(sent.headers[HTTPField.Name("RateLimit-Policy")!]?.contains("code_sends_number") == true, "\(sent.headers)")
                 let answer = try jsonObject(sent)
                 #expect(answer["expires_in"] as? Int == 300)
                 #expect(answer["resend_after"] as? Int == 60)

@@ -22,17 +22,12 @@ struct SignOutController: Sendable {
     }
 
     private func signOut(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
-        var passage = gate.open("session.signed_out", credentialType: RefreshToken.credentialType, request: request, context: context)
-        do {
+        try await gate.answer(
+            "session.signed_out", credentialType: RefreshToken.credentialType, request: request, context: context
+        ) { passage in
             try await end(request, context, &passage)
-        } catch {
-            await passage.deny(error)
-            if passage.limits.refusal != nil { throw HeaderedError(error, headers: passage.limits.headers) }
-            throw error
+            return AdminResponses.noContent()
         }
-        var response = AdminResponses.noContent()
-        response.headers.set(passage.limits.headers)
-        return response
     }
 
     private func end(

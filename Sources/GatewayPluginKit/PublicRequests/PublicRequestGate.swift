@@ -35,13 +35,17 @@ public struct PublicRequestGate: Sendable {
     }
 
     /// Runs `body` as one public request whose success writes its own rows
-    /// (an enrolment, a registration): a failure is answered as
+    /// (an enrolment, a registration, a code sent): a failure is answered as
     /// ``ErrorResponder`` translates it and leaves the request's row
     /// (``PublicRequest/deny(_:)``); every answer carries the limits'
     /// headers and `Cache-Control: no-store`.
+    ///
+    /// `givesBackOnFailure`: a failure that no limit refused gives back
+    /// what the request reserved, for units that count work done (a code
+    /// sent) rather than attempts (which a failure must keep spent).
     public func answer(
         _ event: String, credentialType: String, request: Request, context: GatewayRequestContext,
-        _ body: (inout PublicRequest) async throws -> Response
+        givesBackOnFailure: Bool = false, _ body: (inout PublicRequest) async throws -> Response
     ) async throws -> Response {
         var passage = open(event, credentialType: credentialType, request: request, context: context)
         do {
@@ -51,6 +55,7 @@ public struct PublicRequestGate: Sendable {
             return response
         } catch {
             let answer = ErrorResponder.translate(error, logger: context.logger)
+            if givesBackOnFailure && passage.limits.refusal == nil { await passage.giveBackReservations() }
             await passage.deny(answer)
             if passage.limits.refusal != nil { throw HeaderedError(answer, headers: passage.limits.headers) }
             throw answer
