@@ -6,7 +6,8 @@ import HTTPTypes
 import HummingbirdTesting
 import Testing
 
-/// `POST /v1/identity_tokens/validate` finds each problem on purpose-built bad tokens.
+/// `POST /v1/identity_tokens/validate` finds each problem on purpose-built bad tokens (over
+/// `MemoryGateway`: what it decides needs no database).
 @Suite struct TokenValidationTests {
     /// A token for `app` signed by `signer`, built from edited header and claims.
     static func forge(
@@ -26,7 +27,7 @@ import Testing
         return input + "." + Base64URL.encode(try signer.signer.sign(Array(input.utf8)))
     }
 
-    func problems(_ gateway: TestGateway, _ token: String) async throws -> (valid: Bool, codes: [String]) {
+    func problems(_ gateway: MemoryGateway, _ token: String) async throws -> (valid: Bool, codes: [String]) {
         let response = try await gateway.test { try await $0.postJSON(["identity_token": token], to: "/v1/identity_tokens/validate") }
         #expect(response.status == .ok)
         let body = try jsonObject(response)
@@ -36,7 +37,7 @@ import Testing
     }
 
     @Test func aGoodTokenIsValidAndExpiryIsNotJudged() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let verdict = try await problems(gateway, try Self.forge(app))
             #expect(verdict.valid)
@@ -46,7 +47,7 @@ import Testing
 
     @Test func eachProblemIsFoundOnItsOwn() async throws {
         let otherKey = try RSAKeyPair.generate(bits: 2048)
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let cases: [(String, String)] = [
                 (try Self.forge(app, header: { $0["alg"] = "HS256" }), "wrong_alg,bad_signature"),
@@ -75,7 +76,7 @@ import Testing
     }
 
     @Test func tamperedClaimsNeverValidate() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let issued = try #require(identityToken(in: try await gateway.test { try await $0.postJSON(aliceRequest(app)) }))
             var parts = issued.split(separator: ".").map(String.init)
@@ -91,7 +92,7 @@ import Testing
     }
 
     @Test func theBodyIsCheckedLikeAnyOther() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let missing = try await gateway.test { try await $0.postJSON([:], to: "/v1/identity_tokens/validate") }
             #expect(missing.status == .badRequest)
             let form = try await gateway.test { try await $0.post("/v1/identity_tokens/validate", contentType: "text/plain", body: "x") }
