@@ -317,6 +317,14 @@ let package = Package(
         ),
 
         // The token path's steps, each prepared once and run many times by Benchmarks/micro;
+        // The floor under the token path for the load benchmark's `floor` scenario (issue 61); built by
+        // every `swift build`, so it cannot rot unseen.
+        .executableTarget(
+            name: "token-floor",
+            dependencies: ["GatewayCore", "GatewayHTTP", "OpenSSLSigner", Products.hummingbird],
+            path: "Benchmarks/Floor",
+            swiftSettings: upcomingFeatures
+        ),
         // BenchmarkWorkloadTests runs each once.
         .target(
             name: "GatewayBenchmarkWorkloads",
