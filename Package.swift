@@ -45,8 +45,9 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
     // their tests install the password plugin that provides it.
     ("Webhook", ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
     ("IDToken", ["GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
-    // Passkeys: WebAuthn's CBOR, COSE keys (ES256, RS256, EdDSA) and ceremonies, written here.
-    ("Passkey", [Products.crypto, Products.cryptoExtras], [Products.crypto]),
+    // Passkeys: WebAuthn's CBOR, COSE keys (ES256, RS256, EdDSA) and ceremonies, written here; their tests
+    // install the password plugin, whose disabled users a passkey does not sign in.
+    ("Passkey", [Products.crypto, Products.cryptoExtras], [Products.crypto, "PasswordPlugin"]),
 ]
 
 /// What every plugin builds on: the seam and the libraries its types speak. Calling out

@@ -11,10 +11,18 @@ public import Hummingbird
 public struct PasskeyPlugin: CredentialPlugin {
     static let type = "passkey"
     public let credentialType = type
+    /// The password plugin's users, when it is installed: a passkey of a
+    /// user it has disabled signs nobody in, and a sign-in carries the
+    /// profile it keeps for the user.
+    private let passwords: (any PasswordDirectoryProvider)?
 
-    public init() {}
+    public init(passwords: (any PasswordDirectoryProvider)? = nil) {
+        self.passwords = passwords
+    }
 
-    public static func make(_ setup: PluginSetup) -> PasskeyPlugin? { PasskeyPlugin() }
+    public static func make(_ setup: PluginSetup) -> PasskeyPlugin? {
+        PasskeyPlugin(passwords: setup.plugin(offering: (any PasswordDirectoryProvider).self))
+    }
 
     public static var rateLimitPolicies: [RateLimitPolicy] { [.passkeyChallenges] }
 
@@ -25,7 +33,11 @@ public struct PasskeyPlugin: CredentialPlugin {
     public func makeVerifier(
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
-        PasskeyVerifier(options: try PasskeyOptions(options, environment: app.environment), store: services.passkeys)
+        PasskeyVerifier(
+            options: try PasskeyOptions(options, environment: app.environment), store: services.passkeys,
+            // Wrong password options fail the app's password logins already (a 400 naming them); a passkey
+            // then signs in without the directory's word rather than not at all.
+            directory: try? passwords?.directory(for: app, services: services))
     }
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {

@@ -16,7 +16,11 @@ import Logging
 ///    with the request must be that user;
 /// 3. the checks of ``PasskeyCeremonies/assert(clientData:clientDataJSON:authenticatorData:signature:credential:relyingParty:)``:
 ///    type, origin, RP ID hash, flags, signature, counter;
-/// 4. the counter and flags are stored only over the counter read in 2, so
+/// 4. where the password plugin keeps the app's users, the user is not
+///    disabled there (`passkey_user_disabled`), and the sign-in carries the
+///    profile kept there; a user it does not know signs in as before (a
+///    passkey's user may come from a webhook or an ID token);
+/// 5. the counter and flags are stored only over the counter read in 2, so
 ///    two assertions of one passkey at once pass once.
 ///
 /// Each failed check is a 401 whose audit reason names it
@@ -31,6 +35,8 @@ struct PasskeyVerifier: CredentialVerifier {
 
     let options: PasskeyOptions
     let store: any PasskeyStore
+    /// The password plugin's users of the app, when it is installed.
+    var directory: (any PasswordDirectory)? = nil
 
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         let outcome = try await check(attempt)
@@ -72,10 +78,15 @@ struct PasskeyVerifier: CredentialVerifier {
         } catch {
             return .rejected(reason: error.auditReason)
         }
+        var identity = VerifiedIdentity(userID: passkey.userID)
+        switch try await directory?.identity(of: passkey.userID, in: appID) {
+        case .verified(let kept)?: identity.profile = kept.profile
+        case .rejected?: return .rejected(reason: "passkey_user_disabled", userID: passkey.userID)
+        case .undecided?, nil: break
+        }
         guard try await store.recordUse(of: credentialID, in: appID, previous: passkey.signCount, asserted: asserted) else {
             return .rejected(reason: PasskeyRefusal.counter.auditReason, userID: passkey.userID)
         }
-        var identity = VerifiedIdentity(userID: passkey.userID)
         identity.methods = Self.methods(of: asserted)
         return .verified(identity)
     }

@@ -6,6 +6,8 @@ import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import PasskeyPlugin
+import PasswordPlugin
+import StaticUsersPlugin
 import Testing
 
 /// Passkeys end to end against PostgreSQL: registered with the user's
@@ -274,6 +276,62 @@ import Testing
 
             let password = try await gateway.post(aliceRequest(app, nonce: "n-\(UUID())"), to: "/v1/identity_tokens")
             #expect(password.status == .forbidden && password.json["error"] as? String == "mfa_enrollment_required")
+        }
+    }
+
+    /// Where the password plugin keeps the app's users, a passkey signs in
+    /// with the profile kept there, and a user disabled there is refused
+    /// like every other sign-in of theirs (`passkey_user_disabled`); enabled
+    /// again, the same passkey works.
+    @Test func aPasskeyOfAUserThePasswordDirectoryDisabledSignsNobodyIn() async throws {
+        let passwords = PasswordPlugin(hasher: PasswordHasher())
+        let plugins = PluginRegistry([StaticUsersPlugin(), passwords, PasskeyPlugin(passwords: passwords)])
+        try await TestGateway.with(plugins: plugins) { gateway in
+            let app = try await gateway.createPasskeyApp()
+            let changed = try await gateway.admin(
+                .patch, "/admin/v1/apps/\(app.appID.uuid)", token: try await gateway.operatorToken(),
+                json: [
+                    "credential_types": ["password", "passkey"],
+                    "plugins": [
+                        "password": ["argon2": ["memory_kib": 8192, "iterations": 1] as [String: any Sendable]] as [String: any Sendable],
+                        "passkey": ["rp_id": TestGateway.rpID] as [String: any Sendable],
+                    ] as [String: any Sendable],
+                ])
+            #expect(changed.status == .ok)
+            gateway.tenants.invalidate(app.appID)
+            let operatorToken = try await gateway.operatorToken()
+            let user = "/admin/v1/apps/\(app.appID.uuid)/users/ada"
+            let created = try await gateway.admin(
+                .put, user, token: operatorToken,
+                json: ["password": "analytical engine", "display_name": "Ada L."])
+            #expect([.created, .ok].contains(created.status))
+            let signedIn = try await gateway.post(
+                ["app_id": app.appID.uuid.uuidString, "user_id": "ada", "nonce": "n-\(UUID())",
+                 "credentials": ["type": "password", "password": "analytical engine"]], to: "/v1/identity_tokens")
+            let session = try #require(signedIn.json["refresh_token"] as? String, "\(signedIn.text)")
+            let authenticator = SoftwareAuthenticator()
+            #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
+            let handle = try await gateway.userHandle(of: session, app)
+            func passkeySignIn(_ count: UInt32) async throws -> Answer {
+                let assertion = authenticator.assert(
+                    challenge: try await gateway.signInChallenge(app), rpID: TestGateway.rpID, origin: TestGateway.origin,
+                    userHandle: handle, signCount: count)
+                return try await gateway.post(TestGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
+            }
+
+            let enabled = try await passkeySignIn(1)
+            #expect(enabled.status == .ok, "\(enabled.text)")
+            let token = try #require(enabled.json["identity_token"] as? String)
+            #expect(ParsedIdentityToken(compact: token)?.claims["display_name"] == .string("Ada L."), "the directory's profile")
+
+            let disabled = try await gateway.admin(.patch, user, token: operatorToken, json: ["disabled": true])
+            #expect(disabled.status == .ok)
+            let refused = try await passkeySignIn(2)
+            #expect(refused.status == .unauthorized && refused.json["identity_token"] == nil, "\(refused.text)")
+            #expect(try await gateway.reason(of: refused, event: "token.denied") == "passkey_user_disabled")
+
+            #expect(try await gateway.admin(.patch, user, token: operatorToken, json: ["disabled": false]).status == .ok)
+            #expect(try await passkeySignIn(3).status == .ok)
         }
     }
 
