@@ -96,7 +96,7 @@ struct PasskeyVerifier: CredentialVerifier {
     /// as the user was present; `mfa` when the user was verified too (a
     /// PIN or biometric unlocked the key: two factors, AAL2).
     static func methods(of asserted: AssertedCredential) -> [String] {
-        [asserted.backupEligible ? "swk" : "hwk", "user"] + (asserted.userVerified ? ["mfa"] : [])
+        [asserted.backupEligible ? "swk" : "hwk", "user"] + (asserted.userVerified ? [AuthenticationMethods.multipleFactors] : [])
     }
 
     /// `gateway_passkey_checks_total`: each assertion checked, by app and outcome (`verified` or the audit reason).

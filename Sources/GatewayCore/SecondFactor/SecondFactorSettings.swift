@@ -49,7 +49,7 @@ public struct SecondFactorSettings: Sendable, Equatable, Codable {
     /// loosens the operator's exemption.
     public func exempts(_ credentialType: String, signInMethods: [String]?) -> Bool {
         guard exemptCredentialTypes.contains(credentialType) else { return false }
-        return signInMethods.map { $0.contains("mfa") } ?? true
+        return signInMethods.map(AuthenticationMethods.areMultipleFactors) ?? true
     }
 
     /// What a sign-in by `credentialType` (its own methods `signInMethods`,

@@ -31,6 +31,6 @@ public struct TokenGrant: Sendable, Equatable {
     /// (The levels of NIST SP 800-63B, as Supabase names them.)
     public var assuranceLevel: String? {
         guard !methods.isEmpty else { return nil }
-        return methods.contains("mfa") ? "aal2" : "aal1"
+        return AuthenticationMethods.areMultipleFactors(methods) ? "aal2" : "aal1"
     }
 }

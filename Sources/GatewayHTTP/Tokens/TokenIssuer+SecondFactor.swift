@@ -64,7 +64,7 @@ extension TokenIssuer {
         }
 
         var methods = signIn.methods
-        for method in ["otp", "mfa"] where !methods.contains(method) { methods.append(method) }
+        for method in [AuthenticationMethods.oneTimeCode, AuthenticationMethods.multipleFactors] where !methods.contains(method) { methods.append(method) }
         let identity = VerifiedIdentity(userID: signIn.userID, profile: signIn.profile)
         let grant = TokenGrant(app: app, identity: identity, nonce: signIn.nonce, issuedAt: issuedAt, methods: methods)
         let minter = try await minterForAProvenUser(asked, for: grant, &attempt)
