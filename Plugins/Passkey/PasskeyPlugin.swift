@@ -1,6 +1,7 @@
 public import GatewayCore
 public import GatewayPluginKit
 public import Hummingbird
+import Logging
 
 /// `credentials.type = "passkey"`: sign in with a passkey (WebAuthn): Face
 /// ID, a fingerprint, a security key. A user registers passkeys with their
@@ -33,11 +34,19 @@ public struct PasskeyPlugin: CredentialPlugin {
     public func makeVerifier(
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
-        PasskeyVerifier(
-            options: try PasskeyOptions(options, environment: app.environment), store: services.passkeys,
-            // Wrong password options fail the app's password logins already (a 400 naming them); a passkey
-            // then signs in without the directory's word rather than not at all.
-            directory: try? passwords?.directory(for: app, services: services))
+        let verified = try PasskeyOptions(options, environment: app.environment)
+        var directory: (any PasswordDirectory)?
+        do {
+            directory = try passwords?.directory(for: app, services: services)
+        } catch {
+            // Password options the operator's argon2 ceiling no longer allows fail the app's password logins
+            // (a 400 naming them); passkeys then sign in without the directory's word rather than not at all,
+            // and the operator is told which app, once each time the app is loaded.
+            services.logger.warning(
+                "passkey sign-ins of this app are not checked against its password users",
+                metadata: ["app_id": "\(app.appID)", "error": "\(error.message)"])
+        }
+        return PasskeyVerifier(options: verified, store: services.passkeys, directory: directory)
     }
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {

@@ -335,6 +335,29 @@ import Testing
         }
     }
 
+    /// Password options the operator's argon2 ceiling no longer allows (here
+    /// the defaults, over a ceiling of 8 MiB) leave no directory to ask: a
+    /// passkey still signs in, and the log names the app whose passkeys go
+    /// unchecked against its password users.
+    @Test func aPasskeySignsInWithoutTheDirectoryItCannotOpenAndTheLogSaysSo() async throws {
+        let passwords = PasswordPlugin(hasher: PasswordHasher(limits: .init(maximumMemoryKiB: 8192)))
+        let plugins = PluginRegistry([StaticUsersPlugin(), passwords, PasskeyPlugin(passwords: passwords)])
+        let log = CapturedLog()
+        try await TestGateway.with(plugins: plugins, logger: log.logger) { gateway in
+            let app = try await gateway.createPasskeyApp()
+            let session = try await gateway.aliceSession(app)
+            let authenticator = SoftwareAuthenticator()
+            #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
+            let assertion = authenticator.assert(
+                challenge: try await gateway.signInChallenge(app), rpID: TestGateway.rpID, origin: TestGateway.origin,
+                userHandle: try await gateway.userHandle(of: session, app))
+            let signedIn = try await gateway.post(TestGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
+            #expect(signedIn.status == .ok, "\(signedIn.text)")
+            #expect(log.text.contains("passkey sign-ins of this app are not checked against its password users"))
+            #expect(log.text.contains(app.appID.description) && log.text.contains("plugins.password.argon2"))
+        }
+    }
+
     /// The association files an operator serves at the RP domain, from the app's options.
     @Test func theAdminAPIRendersTheAssociationFiles() async throws {
         try await TestGateway.with(plugins: passkeyPlugins) { gateway in
