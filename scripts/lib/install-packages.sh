@@ -24,5 +24,6 @@ GATEWAY_RUNTIME_PACKAGES=(postgresql pkg-config libsodium-dev libssl-dev)
 # independently; libargon2 (the reference argon2) checks the hashes made
 # through libsodium; python3 runs the OpenAPI validator from PyPI; haproxy
 # checks deploy/patroni/haproxy.cfg; Chromium and its driver run the
-# console's browser suite.
-GATEWAY_TEST_PACKAGES=(openssl libargon2-dev python3 python3-venv haproxy chromium chromium-driver oathtool)
+# console's browser suite; gdb prints the threads of a test run that hung
+# (scripts/lib/watch-tests.py).
+GATEWAY_TEST_PACKAGES=(openssl libargon2-dev python3 python3-venv haproxy chromium chromium-driver oathtool gdb)
