@@ -9,6 +9,10 @@ public enum ChildCommand {
         let child = try SpawnedChild(
             executable: executable, arguments: arguments, environment: ProcessInfo.processInfo.environment,
             output: .file("/dev/null"))
-        return await child.exitStatus()
+        let (status, timedOut) = await child.within(GatewayProcess.Limits.run) { await child.exitStatus() }
+        guard !timedOut else {
+            throw GatewayProcess.Failure(description: "\(executable) \(arguments.joined(separator: " ")) did not exit within \(GatewayProcess.Limits.run) (killed)")
+        }
+        return status
     }
 }

@@ -1,6 +1,7 @@
 public import Foundation
 import GatewayPostgres
 import Synchronization
+import Testing
 
 /// The built `identity-gateway` binary run as a child process, the way an
 /// operator runs it. Its path comes from `GATEWAY_TEST_BINARY`, set by
@@ -53,9 +54,25 @@ public final class GatewayProcess: Sendable {
         defer { try? FileManager.default.removeItem(at: outputURL) }
         let child = try SpawnedChild(
             executable: executable, arguments: arguments, environment: environment, output: .file(outputURL.path))
-        let status = await child.exitStatus()
+        let (status, timedOut) = await child.within(Limits.run) { await child.exitStatus() }
         let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+        guard !timedOut else {
+            throw Failure(description: "\(executable) \(arguments.first ?? "") did not exit within \(Limits.run) (killed):\n\(text)")
+        }
         return Exit(status: status, output: text)
+    }
+
+    /// How long a child may take; past it, it is killed and the test fails
+    /// saying which child and what it printed. Far above what a loaded
+    /// two-core machine needs, well below CI's limit for the whole run.
+    public enum Limits {
+        /// A command, from start to exit.
+        public static let run = Duration.seconds(300)
+        /// A server or helper, from start to the lines saying it is ready.
+        public static let start = Duration.seconds(120)
+        /// A server, from SIGTERM to exit: the gateway's own grace (30 s
+        /// unless set) and drain, and then some.
+        public static let stop = Duration.seconds(120)
     }
 
     /// Starts `serve` and returns once it logs that `listeners` servers listen
@@ -120,16 +137,21 @@ public final class GatewayProcess: Sendable {
         let lines = SpawnedChild.readUntilClosed(descriptors[0])
 
         var seen = ""
-        for await chunk in lines {
-            seen += chunk
-            if isReady(seen) {
-                let server = GatewayProcess(child: child, ports: listeningPorts(in: seen), seen: seen)
-                let reader = Task { for await chunk in lines { server.output.withLock { $0 += chunk } } }
-                server.reader.withLock { $0 = reader }
-                return server
+        let (ready, timedOut) = await child.within(Limits.start) { () -> Bool in
+            for await chunk in lines {
+                seen += chunk
+                if isReady(seen) { return true }
             }
+            return false
         }
-        throw Failure(description: "\(executable) exited (\(await child.exitStatus())) before listening:\n\(seen)")
+        guard ready else {
+            let why = timedOut ? "was not ready within \(Limits.start) (killed)" : "exited (\(await child.exitStatus())) before listening"
+            throw Failure(description: "\(executable) \(why):\n\(seen)")
+        }
+        let server = GatewayProcess(child: child, ports: listeningPorts(in: seen), seen: seen)
+        let reader = Task { for await chunk in lines { server.output.withLock { $0 += chunk } } }
+        server.reader.withLock { $0 = reader }
+        return server
     }
 
     private init(child: SpawnedChild, ports: [Int], seen: String) {
@@ -143,12 +165,17 @@ public final class GatewayProcess: Sendable {
     public var printed: String { output.withLock { $0 } }
 
     /// Sends SIGTERM (unless the child already exited) and waits for the
-    /// exit status and the last of the output.
+    /// exit status and the last of the output. A child still running
+    /// ``Limits/stop`` later is killed and the test fails: a server must
+    /// stop when told to.
     @discardableResult
     public func stop() async -> Int32 {
         child.terminate()
-        let status = await child.exitStatus()
+        let (status, timedOut) = await child.within(Limits.stop) { await child.exitStatus() }
         await reader.withLock { $0 }?.value
+        if timedOut {
+            Issue.record("the child \(child.pid) did not exit within \(Limits.stop) of SIGTERM (killed); it printed:\n\(printed.suffix(20_000))")
+        }
         return status
     }
 

@@ -114,6 +114,30 @@ final class SpawnedChild: Sendable {
         if isRunning { kill(pid, SIGTERM) }
     }
 
+    /// Runs `body` (a wait on this child); should `limit` pass first, the
+    /// child is killed (SIGKILL), which ends the wait, and `timedOut` says so.
+    /// Every wait on a child in the tests is bounded this way: an unbounded
+    /// one that never ended held a CI run until its own limit, with nothing
+    /// to say which test it was.
+    func within<Value>(_ limit: Duration, _ body: () async throws -> Value) async rethrows -> (value: Value, timedOut: Bool) {
+        let fired = Flag()
+        let timer = Task { [pid, status] in
+            guard (try? await Task.sleep(for: limit)) != nil else { return }
+            status.value.withLock { code in
+                guard code == nil else { return }  // reaped: the pid may be another process's by now
+                fired.value.store(true, ordering: .relaxed)
+                kill(pid, SIGKILL)
+            }
+        }
+        defer { timer.cancel() }
+        let value = try await body()
+        return (value, fired.value.load(ordering: .relaxed))
+    }
+
+    private final class Flag: Sendable {
+        let value = Atomic(false)
+    }
+
     /// Waits for the exit; the exit code, or the signal's number.
     func exitStatus() async -> Int32 {
         if let known = status.value.withLock({ $0 }) { return known }
