@@ -9,7 +9,7 @@ minutes on two cores), this prints:
     "started" and "passed"/"failed" lines),
   - every thread's backtrace in the test process (gdb, names demangled),
   - the test cluster's busy sessions and the locks they wait for (psql),
-then ends the whole process group and exits 124, as timeout(1) does.
+then kills every process under it and exits 124, as timeout(1) does.
 
 The tests get no standard input: a test that read it would wait on whatever
 CI left there.
@@ -134,6 +134,17 @@ def report(root, progress, limit):
             say(f"(no sessions: {error})")
 
 
+def end_tree(root):
+    """Kills `root` and every process under it: `swift test` starts the test
+    process in a process group of its own, and that one its servers and helpers."""
+    for pid in descendants(root):
+        for kill in (lambda: os.killpg(os.getpgid(pid), signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+            try:
+                kill()
+            except OSError:
+                pass
+
+
 def main():
     limit = int(os.environ.get("GATEWAY_TEST_TIME_LIMIT", "1200"))
     child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -145,7 +156,7 @@ def main():
         code = child.wait(timeout=limit)
     except subprocess.TimeoutExpired:
         report(child.pid, progress, limit)
-        os.killpg(child.pid, signal.SIGKILL)
+        end_tree(child.pid)
         child.wait()
         reader.join(timeout=5)
         return 124
