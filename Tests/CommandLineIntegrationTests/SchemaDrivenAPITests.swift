@@ -298,7 +298,9 @@ import Testing
                 "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": folder.path,
                 "PYTHONPATH": hooks.path, "SCHEMATHESIS_HOOKS": "hooks", "GATEWAY_ST_KEPT_TOKEN_IDS": keptTokens.joined(separator: ","),
                 "GATEWAY_ST_KEPT_APP_ID": keptApp,
-            ])
+            ],
+            // About 380 s for 50 examples on two cores; the limit grows with a longer run.
+            limit: .seconds(max(900, examples * 18)))
         return Run(status: run.status, output: run.output)
     }
 }

@@ -46,18 +46,19 @@ public final class GatewayProcess: Sendable {
     }
 
     /// Runs any program to completion with exactly `environment`, and
-    /// returns its exit status and everything it printed.
-    public static func runProgram(_ executable: String, _ arguments: [String], environment: [String: String]) async throws
-        -> Exit
-    {
+    /// returns its exit status and everything it printed; past `limit` it
+    /// is killed and this throws.
+    public static func runProgram(
+        _ executable: String, _ arguments: [String], environment: [String: String], limit: Duration = Limits.run
+    ) async throws -> Exit {
         let outputURL = FileManager.default.temporaryDirectory.appending(path: "gateway-output-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: outputURL) }
         let child = try SpawnedChild(
             executable: executable, arguments: arguments, environment: environment, output: .file(outputURL.path))
-        let (status, timedOut) = await child.within(Limits.run) { await child.exitStatus() }
+        let (status, timedOut) = await child.within(limit) { await child.exitStatus() }
         let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
         guard !timedOut else {
-            throw Failure(description: "\(executable) \(arguments.first ?? "") did not exit within \(Limits.run) (killed):\n\(text)")
+            throw Failure(description: "\(executable) \(arguments.first ?? "") did not exit within \(limit) (killed):\n\(text)")
         }
         return Exit(status: status, output: text)
     }
@@ -66,7 +67,7 @@ public final class GatewayProcess: Sendable {
     /// saying which child and what it printed. Far above what a loaded
     /// two-core machine needs, well below CI's limit for the whole run.
     public enum Limits {
-        /// A command, from start to exit.
+        /// A command, from start to exit (a longer one passes its own).
         public static let run = Duration.seconds(300)
         /// A server or helper, from start to the lines saying it is ready.
         public static let start = Duration.seconds(120)
