@@ -38,16 +38,15 @@ public struct MemoryGateway: GatewayUnderTest {
         let memory = self.memory
         // Timeouts as generous as TestGateway's: a loaded machine must not turn slow steps into 503s.
         let timeout = Duration.seconds(10)
-        let services = PluginServices(
-            storage: .memory(PluginMemory(recording: { try memory.record($0) })), apps: stores.apps, sessions: stores.sessions,
-            logger: logger, databaseRetry: .once(within: timeout))
-        pluginServices = services
-        tenants = TenantCache(
-            store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
-            pluginServices: services, masterKey: masterKey, logger: logger)
         let dependencies = GatewayDependencies(
-            stores: stores, tenants: tenants, plugins: plugins, pluginServices: services, masterKey: masterKey,
-            rateLimits: rateLimits, databaseTimeout: timeout, logsRequests: false, frontEnds: (try? frontEnds(stores, masterKey)) ?? [], logger: logger)
+            stores: stores, pluginStorage: .memory(PluginMemory(recording: { try memory.record($0) })), plugins: plugins,
+            masterKey: masterKey, makeSigner: { try OpenSSLRS256Signer($0) },
+            options: .init(
+                rateLimits: rateLimits, databaseRetry: .once(within: timeout), signers: .sharedByTests, logsRequests: false,
+                frontEnds: (try? frontEnds(stores, masterKey)) ?? []),
+            logger: logger)
+        pluginServices = dependencies.pluginServices
+        tenants = dependencies.tenants
         application = Application(router: GatewayRouter.make(dependencies), logger: logger)
     }
 

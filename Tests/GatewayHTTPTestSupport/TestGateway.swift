@@ -70,18 +70,16 @@ public struct TestGateway: GatewayUnderTest {
         let timeout = Duration.seconds(20)
         let ledger = PostgresRequestLedger(client: client, logger: logger, timeout: auditWriteTimeout)
         let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger, databaseRetry: .once(within: timeout))
-        let pluginServices = PluginServices(
-            storage: .postgres(client), apps: stores.apps, sessions: stores.sessions, logger: logger,
-            databaseRetry: .once(within: timeout))
-        let tenants = TenantCache(
-            store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
-            pluginServices: pluginServices, masterKey: masterKey, logger: logger)
         let dependencies = GatewayDependencies(
-            stores: stores, tenants: tenants, plugins: plugins, pluginServices: pluginServices, masterKey: masterKey,
-            rateLimits: rateLimits, databaseTimeout: timeout, frontEnds: try frontEnds(stores, masterKey), logger: logger)
+            stores: stores, pluginStorage: .postgres(client), plugins: plugins, masterKey: masterKey,
+            makeSigner: { try OpenSSLRS256Signer($0) },
+            options: .init(
+                rateLimits: rateLimits, databaseRetry: .once(within: timeout), signers: .sharedByTests,
+                frontEnds: try frontEnds(stores, masterKey)),
+            logger: logger)
         let gateway = TestGateway(
-            client: client, masterKey: masterKey, tenants: tenants, dependencies: dependencies, ledger: ledger,
-            application: Application(router: GatewayRouter.make(dependencies), logger: logger), databaseURL: databaseURL)
+            client: client, masterKey: masterKey, tenants: dependencies.tenants, dependencies: dependencies,
+            ledger: ledger, application: Application(router: GatewayRouter.make(dependencies), logger: logger), databaseURL: databaseURL)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await ledger.run() }
             defer { group.cancelAll() }

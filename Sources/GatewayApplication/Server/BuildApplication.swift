@@ -47,11 +47,6 @@ public func buildApplication(
         client: client, logger: logger, timeout: databaseTimeout, retryWindow: retryWindow,
         writesAudit: configuration.audit.enabled)
     let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger, databaseRetry: databaseRetry)
-    let pluginServices = PluginServices(
-        storage: .postgres(client), apps: stores.apps, sessions: stores.sessions, logger: logger, databaseRetry: databaseRetry)
-    let tenants = TenantCache(
-        store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: plugins,
-        pluginServices: pluginServices, masterKey: masterKey, logger: logger)
     if !configuration.audit.enabled {
         logger.critical("GATEWAY_AUDIT_ENABLED=false: tokens are issued WITHOUT audit rows (benchmarking only)")
     }
@@ -69,20 +64,22 @@ public func buildApplication(
     let metricsOnMainPort = configuration.http.metricsPort == nil ? exposition : nil
     let traceExport = try TraceExport.start(
         configuration.tracing, trustedProxies: configuration.rateLimits.trustedProxies, logger: logger)
-    let router = GatewayRouter.make(
-        GatewayDependencies(
-            stores: stores, tenants: tenants, plugins: plugins, pluginServices: pluginServices, masterKey: masterKey,
-            rateLimits: configuration.rateLimits,
-            databaseTimeout: databaseTimeout, readiness: readiness, logsRequests: configuration.log.requests,
-            metricsExposition: metricsOnMainPort,
+    let dependencies = GatewayDependencies(
+        stores: stores, pluginStorage: .postgres(client), plugins: plugins, masterKey: masterKey,
+        makeSigner: { try OpenSSLRS256Signer($0) },
+        options: .init(
+            rateLimits: configuration.rateLimits, databaseRetry: databaseRetry, signers: SigningThreads(),
+            readiness: readiness, logsRequests: configuration.log.requests, metricsExposition: metricsOnMainPort,
             frontEnds: configuration.console.enabled
                 ? [
                     try Console(
                         settings: configuration.console, sessions: stores.consoleSessions, masterKey: masterKey,
                         plugins: plugins)
                 ] : [],
-            servesTLS: configuration.http.tls != nil, serverSpans: traceExport?.serverSpans,
-            signers: SigningThreads(), logger: logger))
+            servesTLS: configuration.http.tls != nil, serverSpans: traceExport?.serverSpans),
+        logger: logger)
+    let tenants = dependencies.tenants
+    let router = GatewayRouter.make(dependencies)
     let changeListener = AppChangeListener(
         client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds),
         onConnection: { readiness.setListening($0) }

@@ -110,11 +110,11 @@ import Testing
         // Without limits: their counters share the audit rows' statement, which the lock holds too.
         try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(1)) { gateway in
             let app = try await gateway.createApp()
-            gateway.dependencies.readiness.markStarted()
-            gateway.dependencies.readiness.setListening(true)
+            gateway.dependencies.options.readiness.markStarted()
+            gateway.dependencies.options.readiness.setListening(true)
             let router = Router(context: GatewayRequestContext.self)
             HealthController(
-                readiness: gateway.dependencies.readiness,
+                readiness: gateway.dependencies.options.readiness,
                 storage: PostgresStorageHealth(client: gateway.client, ledger: gateway.ledger, logger: gateway.dependencies.logger),
                 staleBacklogAfter: .zero
             ).addRoutes(to: router)
