@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// A child process started with `posix_spawn` and reaped by a blocking
-/// `waitpid` on a thread of its own.
+/// `waitpid` on a thread of its own (``detachThread(_:)``).
 ///
 /// Not Foundation's `Process`: with it, a test sometimes waited forever for
 /// a child that had already exited (once in nine runs of CommandLineTests,
@@ -70,7 +70,7 @@ final class SpawnedChild: Sendable {
         let (exited, finish) = AsyncStream<Void>.makeStream()
         self.exited = exited
         let status = self.status
-        Thread.detachNewThread {
+        detachThread {
             var raw: Int32 = 0
             while waitpid(pid, &raw, 0) == -1, errno == EINTR {}
             // Like Foundation: the exit code, or the number of the signal that ended it.
@@ -86,7 +86,7 @@ final class SpawnedChild: Sendable {
     /// descriptor is closed at the end.
     static func readUntilClosed(_ descriptor: Int32) -> AsyncStream<String> {
         let (chunks, continuation) = AsyncStream<String>.makeStream()
-        Thread.detachNewThread {
+        detachThread {
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
@@ -143,5 +143,37 @@ final class SpawnedChild: Sendable {
         if let known = status.value.withLock({ $0 }) { return known }
         for await _ in exited {}
         return status.value.withLock { $0 } ?? -1
+    }
+}
+
+/// Runs `body` on a new POSIX thread that ends with it.
+///
+/// Not Foundation's `Thread`: on Linux a `Thread` keeps the `pthread_t` of
+/// a thread that has ended (swift-corelibs-foundation issue 5240: memory
+/// damage), and a full test run starts and ends two threads for every child
+/// process, hundreds in all. A run with such threads crashed on damaged
+/// memory (a `PostgresRequestLedger` whose fields read as null, 2026-11-28);
+/// whether they also explain the CI run that hung (stop 66) is not known.
+/// The gateway's own threads never end.
+func detachThread(_ body: @escaping @Sendable () -> Void) {
+    final class Work {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    defer { pthread_attr_destroy(&attributes) }
+    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    let work = Unmanaged.passRetained(Work(body)).toOpaque()
+    var thread = pthread_t()
+    let created = pthread_create(
+        &thread, &attributes,
+        { context in
+            Unmanaged<Work>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, work)
+    guard created == 0 else {
+        Unmanaged<Work>.fromOpaque(work).release()
+        fatalError("pthread_create failed: \(String(cString: strerror(created)))")
     }
 }
