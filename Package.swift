@@ -419,7 +419,7 @@ let package = Package(
         ),
         .testTarget(
             name: "GatewayRuntimeTests",
-            dependencies: ["GatewayCore", "GatewayRuntime"],
+            dependencies: ["GatewayCore", "GatewayPluginKit", "GatewayRuntime", "GatewayTestSupport"],
             swiftSettings: upcomingFeatures
         ),
         // The token profiles' settings, secrets and checks, without a database; the vendors' libraries judge

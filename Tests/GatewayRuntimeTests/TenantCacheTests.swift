@@ -1,9 +1,8 @@
 import Foundation
 import GatewayCore
-@testable import GatewayHTTP
-import GatewayHTTPTestSupport
-@testable import GatewayPluginKit
+import GatewayPluginKit
 @testable import GatewayRuntime
+import GatewayTestSupport
 import Logging
 import Synchronization
 import Testing
@@ -77,9 +76,13 @@ import Testing
             appID: AppID(uuid: UUID()), name: "before", environment: .development, providerID: ProviderID(uuid: UUID()),
             credentialTypes: [])
         let store = GatedStore(settings)
+        let stores = InMemoryStores().stores
         let cache = TenantCache(
             store: store, makeSigner: { _ in fatalError("no keys") }, plugins: PluginRegistry([]),
-            pluginServices: MemoryGateway().pluginServices, masterKey: try MasterKey(base64: MasterKey.generateBase64()),
+            pluginServices: PluginServices(
+                storage: .memory(PluginMemory(recording: { _ in })), apps: stores.apps, sessions: stores.sessions,
+                logger: Logger(label: "test")),
+            masterKey: try MasterKey(base64: MasterKey.generateBase64()),
             logger: Logger(label: "test"))
         let appID = settings.appID
         var reads = store.started.makeAsyncIterator()
