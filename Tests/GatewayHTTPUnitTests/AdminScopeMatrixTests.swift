@@ -1,14 +1,13 @@
 import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
-import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
-import PostgresNIO
 import Testing
 
-/// Who may do what: every admin route, called by every kind of caller.
+/// Who may do what: every admin route, called by every kind of caller. A
+/// decision of the HTTP layer, tested over memory.
 @Suite struct AdminScopeMatrixTests {
     enum Caller: String, CaseIterable {
         case operatorToken, appAToken, appBToken, noToken, revokedToken, expiredToken, garbageToken
@@ -20,7 +19,7 @@ import Testing
         let operatorOnly: Bool
         /// Whether the path names an app: a token of another app must see 404 there, as if it did not exist.
         var targetsApp: Bool { name.contains("/apps/{id}") }
-        let call: @Sendable (TestGateway, AppSettings, String?) async throws -> TestResponse
+        let call: @Sendable (MemoryGateway, AppSettings, String?) async throws -> TestResponse
     }
 
     static func routes() -> [Route] {
@@ -76,10 +75,7 @@ import Testing
             },
             Route(name: "DELETE /admin_tokens/{id}", operatorOnly: true) { gateway, _, token in
                 let victim = AdminTokenRecord(name: "victim", scope: .operator)
-                try await gateway.client.withConnection {
-                    try await AdminTokenRepository(client: gateway.client, logger: TestDatabase.logger)
-                        .insert(victim, secret: .generate(), on: $0)
-                }
+                try await gateway.memory.stores.adminTokens.create(victim, secret: .generate(), recording: .testSetup)
                 return try await gateway.test { try await $0.admin(.delete, "/admin/v1/admin_tokens/\(victim.id)", token: token) }
             },
         ]
@@ -87,7 +83,7 @@ import Testing
 
     @Test(arguments: Caller.allCases)
     func everyRouteAnswersEachCallerAsItsScopeAllows(_ caller: Caller) async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let appB = try await gateway.createApp { $0.name = "App B" }
             let token: String?
             switch caller {
@@ -125,12 +121,25 @@ import Testing
     }
 }
 
-extension TestGateway {
+extension MemoryGateway {
     /// Adds a `next` key to the app and returns its id.
     func addNextKey(to app: AppSettings) async throws -> KeyID {
         let keyID = KeyID(uuid: UUID())
-        try await AppKeyRepository(client: client, logger: TestDatabase.logger).insert(
-            StoredKey(appID: app.appID, keyID: keyID, status: .next, pair: TestKeys.shared, masterKey: masterKey))
+        let masterKey = masterKey
+        _ = try await memory.stores.keys.add(
+            to: app.appID,
+            { status in
+                #expect(status == .next)
+                return try StoredKey(appID: app.appID, keyID: keyID, status: status, pair: TestKeys.shared, masterKey: masterKey)
+            },
+            recording: { _ in .testSetup })
         return keyID
+    }
+}
+
+extension AuditEvent {
+    /// What a test's own setup records.
+    fileprivate static var testSetup: AuditEvent {
+        AuditEvent(appID: nil, event: "test.setup", outcome: .success, requestID: "setup")
     }
 }
