@@ -326,7 +326,7 @@ let package = Package(
             path: "Benchmarks/Floor",
             swiftSettings: upcomingFeatures
         ),
-        // BenchmarkWorkloadTests runs each once.
+        // BenchmarkWorkloadTests runs each once (and checks Benchmarks/load/profile_pieces.py).
         .target(
             name: "GatewayBenchmarkWorkloads",
             dependencies: [
@@ -471,7 +471,7 @@ let package = Package(
         ),
         .testTarget(
             name: "BenchmarkWorkloadTests",
-            dependencies: ["GatewayBenchmarkWorkloads"],
+            dependencies: ["GatewayBenchmarkWorkloads", "GatewayTestSupport"],
             swiftSettings: upcomingFeatures
         ),
         // Every committed fuzz input (Fuzz/Corpus), run through its target's invariants.

@@ -65,7 +65,7 @@ def strip_generic_specialization(name):
         for index, character in enumerate(name):
             if character == "<":
                 depth += 1
-            elif character == ">":
+            elif character == ">" and name[index - 1] != "-":  # not the arrow of a function type
                 depth -= 1
                 if depth == 0:
                     name = name[index + 1:].removeprefix(" of ")
