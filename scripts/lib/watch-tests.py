@@ -9,7 +9,15 @@ minutes on two cores), this prints:
     "started" and "passed"/"failed" lines),
   - every thread's backtrace in the test process (gdb, names demangled),
   - the test cluster's busy sessions and the locks they wait for (psql),
-then kills every process under it and exits 124, as timeout(1) does.
+then kills every process under it.
+
+A run that hung, or whose test process crashed (a signal, not a failed
+expectation), is run once more, whole, and the second run's result is the
+answer; a banner before the second run and a line at the very end say that
+the first one broke and how, so it is read, not lost. Set
+GATEWAY_TEST_RETRY_BROKEN_RUN=0 to answer with the first run (124 for a
+hang, as timeout(1) does). A test that fails an expectation is never run
+again.
 
 The tests get no standard input: a test that read it would wait on whatever
 CI left there.
@@ -24,6 +32,7 @@ import sys
 import threading
 import time
 
+CRASHED = re.compile(r"\*\*\* Program crashed|exited with unexpected signal code")
 STARTED = re.compile(r"^\S+ (Suite|Test) (.+?) started\.$")
 ENDED = re.compile(r"^\S+ (Suite|Test) (.+?) (?:with \d+ test cases? )?(?:passed|failed) after ")
 
@@ -35,8 +44,11 @@ class Progress:
         self.lock = threading.Lock()
         self.running = collections.Counter()
         self.started_at = {}
+        self.crashed = False
 
     def read(self, line):
+        if CRASHED.search(line):
+            self.crashed = True
         started = STARTED.match(line)
         ended = ENDED.match(line)
         if any(match and match.group(2).startswith("case passing") for match in (started, ended)):
@@ -145,9 +157,9 @@ def end_tree(root):
                 pass
 
 
-def main():
-    limit = int(os.environ.get("GATEWAY_TEST_TIME_LIMIT", "1200"))
-    child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+def run_once(command, limit):
+    """Runs the tests once; their exit code, and how the run broke ("hung", "crashed") or None."""
+    child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, start_new_session=True)
     progress = Progress()
     reader = threading.Thread(target=pass_through, args=(child.stdout, progress), daemon=True)
@@ -159,9 +171,24 @@ def main():
         end_tree(child.pid)
         child.wait()
         reader.join(timeout=5)
-        return 124
+        return 124, "hung"
     reader.join()
-    return code if code >= 0 else 128 - code  # ended by a signal: as a shell reports it
+    code = code if code >= 0 else 128 - code  # ended by a signal: as a shell reports it
+    return code, ("crashed" if code != 0 and progress.crashed else None)
+
+
+def main():
+    limit = int(os.environ.get("GATEWAY_TEST_TIME_LIMIT", "1200"))
+    command = sys.argv[1:]
+    code, broke = run_once(command, limit)
+    if broke is None or os.environ.get("GATEWAY_TEST_RETRY_BROKEN_RUN", "1") == "0":
+        return code
+    print(f"\n=== THE TEST RUN {broke.upper()} (its report is above): running every test once more ===\n", flush=True)
+    code, broke_again = run_once(command, limit)
+    outcome = "passed" if code == 0 else (broke_again or "failed")
+    print(f"\n=== NOTE: the first test run {broke} (report above); this result ({outcome}) is the second run's ===",
+          flush=True)
+    return code
 
 
 if __name__ == "__main__":
