@@ -17,7 +17,7 @@ public import Tracing
 /// are in docs/performance.md ("What changed").
 ///
 /// The application makes one (`buildApplication`) and hands it to the token
-/// path through ``GatewayDependencies/signers``. Its threads run until the
+/// path through ``GatewayDependencies/Options/signers``. Its threads run until the
 /// process ends: stopping them when the instance was released was tried,
 /// and full test runs then failed (memory damage with exiting Foundation
 /// threads, stalls with NIO's pool), cause not established.
