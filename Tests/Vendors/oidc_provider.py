@@ -47,13 +47,28 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, padding
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
+
+
+def full_width_ec_key(kid):
+    """A P-256 key whose JWK carries both coordinates at their full 32 bytes,
+    as RFC 7518 (6.2.1.2) requires. authlib writes a coordinate whose first
+    byte is zero one byte short (17 keys in 2 000), which the gateway, like
+    PyJWT, refuses: the suites that sign with "ec" failed about one run in a
+    hundred on it."""
+    while True:
+        key = JsonWebKey.generate_key("EC", "P-256", is_private=True, options={"kid": kid})
+        public = key.as_dict(is_private=False)
+        if all(len(base64.urlsafe_b64decode(public[c] + "=" * (-len(public[c]) % 4))) == 32 for c in ("x", "y")):
+            return key
+
+
 app = oidc_provider_mock.app()
 lock = threading.Lock()
 state = {"down": False, "jwks_fetches": 0, "discovery_fetches": 0, "clients": {}, "base": ""}
 stand_ins = {
     "apple": JsonWebKey.generate_key("RSA", 2048, is_private=True, options={"kid": "apple-test-key"}),
     "google": JsonWebKey.generate_key("RSA", 2048, is_private=True, options={"kid": "google-test-key"}),
-    "ec": JsonWebKey.generate_key("EC", "P-256", is_private=True, options={"kid": "ec-test-key"}),
+    "ec": full_width_ec_key("ec-test-key"),
 }
 stranger = JsonWebKey.generate_key("RSA", 2048, is_private=True, options={"kid": "stranger"})
 
