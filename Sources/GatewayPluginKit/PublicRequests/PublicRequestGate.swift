@@ -1,5 +1,6 @@
 public import GatewayCore
 public import Hummingbird
+import Logging
 
 /// The one way a public request against an app goes: the token endpoint and
 /// every public route a plugin adds (`POST /v1/phone_codes`) pass through
@@ -27,11 +28,19 @@ public struct PublicRequestGate: Sendable {
     public func open(
         _ event: String, credentialType: String? = nil, request: Request, context: GatewayRequestContext
     ) -> PublicRequest {
-        var row = AuditEvent(
-            appID: nil, event: event, outcome: .failure, credentialType: credentialType, requestID: context.requestID)
-        row.clientIP = context.clientIP
-        row.userAgent = request.headers[.userAgent]
-        return PublicRequest(gate: self, row: row, clientIP: context.clientIP ?? "unknown", logger: context.logger)
+        open(
+            event, credentialType: credentialType, requestID: context.requestID, clientIP: context.clientIP,
+            userAgent: request.headers[.userAgent], logger: context.logger)
+    }
+
+    /// ``open(_:credentialType:request:context:)`` from what it reads of the request and its context.
+    func open(
+        _ event: String, credentialType: String?, requestID: String, clientIP: String?, userAgent: String?, logger: Logger
+    ) -> PublicRequest {
+        var row = AuditEvent(appID: nil, event: event, outcome: .failure, credentialType: credentialType, requestID: requestID)
+        row.clientIP = clientIP
+        row.userAgent = userAgent
+        return PublicRequest(gate: self, row: row, clientIP: clientIP ?? "unknown", logger: logger)
     }
 
     /// Runs `body` as one public request whose success writes its own rows
@@ -47,14 +56,23 @@ public struct PublicRequestGate: Sendable {
         _ event: String, credentialType: String, request: Request, context: GatewayRequestContext,
         givesBackOnFailure: Bool = false, _ body: (inout PublicRequest) async throws -> Response
     ) async throws -> Response {
-        var passage = open(event, credentialType: credentialType, request: request, context: context)
+        let passage = open(event, credentialType: credentialType, request: request, context: context)
+        return try await answer(passage, logger: context.logger, givesBackOnFailure: givesBackOnFailure, body)
+    }
+
+    /// ``answer(_:credentialType:request:context:givesBackOnFailure:_:)`` for a request already opened.
+    func answer(
+        _ opened: PublicRequest, logger: Logger, givesBackOnFailure: Bool,
+        _ body: (inout PublicRequest) async throws -> Response
+    ) async throws -> Response {
+        var passage = opened
         do {
             var response = try await body(&passage)
             response.headers.set(passage.limits.headers)
             response.headers[.cacheControl] = "no-store"
             return response
         } catch {
-            let answer = ErrorResponder.translate(error, logger: context.logger)
+            let answer = ErrorResponder.translate(error, logger: logger)
             if givesBackOnFailure && passage.limits.refusal == nil { await passage.giveBackReservations() }
             await passage.deny(answer)
             if passage.limits.refusal != nil { throw HeaderedError(answer, headers: passage.limits.headers) }
