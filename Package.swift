@@ -371,8 +371,8 @@ let package = Package(
         .target(
             name: "GatewayHTTPTestSupport",
             dependencies: [
-                "GatewayCore", "GatewayHTTP", "GatewayPluginKit", "GatewayRuntime", "GatewayPostgres", "GatewayTestSupport",
-                "InstalledPlugins", "OpenSSLSigner", "StaticUsersPlugin", Products.hummingbird,
+                "GatewayConsole", "GatewayCore", "GatewayHTTP", "GatewayPluginKit", "GatewayRuntime", "GatewayPostgres",
+                "GatewayTestSupport", "InstalledPlugins", "OpenSSLSigner", "StaticUsersPlugin", Products.hummingbird,
                 Products.hummingbirdTesting, Products.httpTypes, Products.logging, Products.nioCore,
                 Products.postgresNIO, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -439,7 +439,7 @@ let package = Package(
             name: "GatewayHTTPUnitTests",
             dependencies: [
                 "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayRuntime", "OpenSSLSigner", "StaticUsersPlugin",
-                "GatewayTestSupport",
+                "GatewayTestSupport", .product(name: "Yams", package: "Yams"),
                 Products.hummingbirdTesting, Products.crypto, Products.httpTypes, Products.postgresNIO, Products.logging,
                 Products.nioCore, .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -458,8 +458,18 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
-        // The console over a test database, driven as a browser would (forms, cookies) without one;
+        // The console's pages and forms over memory, driven as a browser would (forms, cookies) without one;
         // the real-browser suite is Tests/Browser, run by ./scripts/test.
+        .testTarget(
+            name: "GatewayConsoleTests",
+            dependencies: [
+                "GatewayConsole", "GatewayConsoleKit", "GatewayCore", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayTestSupport",
+                "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
+                Products.httpTypes, Products.nioCore,
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The console's pages that read PostgreSQL's tables (the trail, its own sessions).
         .testTarget(
             name: "GatewayConsoleIntegrationTests",
             dependencies: [

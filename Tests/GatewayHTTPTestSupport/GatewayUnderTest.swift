@@ -39,6 +39,16 @@ public protocol GatewayUnderTest: Sendable {
 
     /// The rows of one request, once every row the gateway holds back is written and one of them is `event`.
     func auditRowsOnceWritten(requestID: String, event: String) async throws -> [AuditRow]
+
+    /// Moves a user's session `seconds` into the past (its start, last use,
+    /// rotation and both ends), as if that long had passed.
+    func age(session sessionID: String, by seconds: Int) async throws
+
+    /// Puts the session's `end` one second in the past, leaving the rest as it is.
+    func end(session sessionID: String, _ end: SessionEnd) async throws
+
+    /// The session as the gateway keeps it; nil when there is no such session.
+    func sessionState(_ sessionID: String) async throws -> SessionState?
 }
 
 extension GatewayUnderTest {

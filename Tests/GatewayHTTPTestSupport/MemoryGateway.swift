@@ -25,6 +25,8 @@ public struct MemoryGateway: GatewayUnderTest {
     /// What its plugins are lent: the in-memory apps, and their tables in memory beside them.
     public let pluginServices: PluginServices
     public let tenants: TenantCache
+    /// What the router was made of.
+    public let dependencies: GatewayDependencies
 
     public init(rateLimits: RateLimitSettings = RateLimitSettings(), plugins: [any CredentialPlugin]) {
         self.init(rateLimits: rateLimits, plugins: PluginRegistry(plugins))
@@ -45,17 +47,19 @@ public struct MemoryGateway: GatewayUnderTest {
                 rateLimits: rateLimits, databaseRetry: .once(within: timeout), signers: .sharedByTests, logsRequests: false,
                 frontEnds: (try? frontEnds(stores, masterKey)) ?? []),
             logger: logger)
+        self.dependencies = dependencies
         pluginServices = dependencies.pluginServices
         tenants = dependencies.tenants
         application = Application(router: GatewayRouter.make(dependencies), logger: logger)
     }
 
-    /// Runs `body` with a fresh gateway, as ``TestGateway/with(plugins:rateLimits:logger:auditWriteTimeout:_:)`` does.
+    /// Runs `body` with a fresh gateway, as ``TestGateway/with(plugins:rateLimits:logger:auditWriteTimeout:frontEnds:_:)`` does.
     public static func with(
         plugins: PluginRegistry = TestGateway.staticUsersOnly, rateLimits: RateLimitSettings = RateLimitSettings(),
-        logger: Logger = Logger(label: "memory-gateway"), _ body: @Sendable (MemoryGateway) async throws -> Void
+        logger: Logger = Logger(label: "memory-gateway"), frontEnds: TestGateway.FrontEnds = { _, _ in [] },
+        _ body: @Sendable (MemoryGateway) async throws -> Void
     ) async throws {
-        try await body(MemoryGateway(rateLimits: rateLimits, plugins: plugins, logger: logger))
+        try await body(MemoryGateway(rateLimits: rateLimits, plugins: plugins, logger: logger, frontEnds: frontEnds))
     }
 
     /// An app as ``TestGateway/createApp(activeKey:_:)`` makes it, in the memory stores.
@@ -112,6 +116,33 @@ public struct MemoryGateway: GatewayUnderTest {
         memory.events.filter { $0.event != "test.setup" }.map { event in
             (event.requestID, event.event, event.reason, event.userID, String(describing: event))
         }
+    }
+
+    public func age(session sessionID: String, by seconds: Int) async throws {
+        let moved = TimeInterval(seconds)
+        try memory.amendSession(UUID(uuidString: sessionID)!) { session in
+            session.createdAt -= moved
+            session.lastUsedAt -= moved
+            session.rotatedAt = session.rotatedAt.map { $0 - moved }
+            session.idleExpiresAt -= moved
+            session.expiresAt -= moved
+        }
+    }
+
+    public func end(session sessionID: String, _ end: SessionEnd) async throws {
+        let past = Date() - 1
+        try memory.amendSession(UUID(uuidString: sessionID)!) { session in
+            switch end {
+            case .idle: session.idleExpiresAt = past
+            case .absolute: session.expiresAt = past
+            }
+        }
+    }
+
+    public func sessionState(_ sessionID: String) async throws -> SessionState? {
+        guard let session = memory.session(UUID(uuidString: sessionID)!) else { return nil }
+        return SessionState(
+            generation: Int64(session.generation), revokedReason: session.revokedReason, ended: !session.isLive(at: Date()))
     }
 
     /// Sends one request through the router.

@@ -52,3 +52,8 @@ public func newAppBody(_ appID: UUID = UUID(), name: String = "New app") -> [Str
 public func text(_ response: TestResponse) -> String {
     String(decoding: response.body.readableBytesView, as: UTF8.self)
 }
+
+/// The repository's `openapi.yaml`, which the contract tests hold the routes to.
+public let openAPIDocumentURL = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appending(path: "openapi.yaml")

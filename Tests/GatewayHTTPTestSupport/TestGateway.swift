@@ -172,6 +172,44 @@ public struct TestGateway: GatewayUnderTest {
             try await Task.sleep(for: .milliseconds(50))  // polling: the kept rows are retried on their own schedule
         }
     }
+
+    public func age(session sessionID: String, by seconds: Int) async throws {
+        try await client.query(
+            """
+            UPDATE sessions SET rotated_at = rotated_at - \(seconds) * interval '1 second',
+                created_at = created_at - \(seconds) * interval '1 second',
+                last_used_at = last_used_at - \(seconds) * interval '1 second',
+                idle_expires_at = idle_expires_at - \(seconds) * interval '1 second',
+                expires_at = expires_at - \(seconds) * interval '1 second'
+            WHERE session_id = \(UUID(uuidString: sessionID)!)
+            """, logger: TestDatabase.logger)
+    }
+
+    public func end(session sessionID: String, _ end: SessionEnd) async throws {
+        let id = UUID(uuidString: sessionID)!
+        switch end {
+        case .idle:
+            try await client.query(
+                "UPDATE sessions SET idle_expires_at = now() - interval '1 second' WHERE session_id = \(id)",
+                logger: TestDatabase.logger)
+        case .absolute:
+            try await client.query(
+                "UPDATE sessions SET expires_at = now() - interval '1 second' WHERE session_id = \(id)",
+                logger: TestDatabase.logger)
+        }
+    }
+
+    public func sessionState(_ sessionID: String) async throws -> SessionState? {
+        let rows = try await client.query(
+            """
+            SELECT generation, revoked_reason, NOT (revoked_at IS NULL AND expires_at > now() AND idle_expires_at > now())
+            FROM sessions WHERE session_id = \(UUID(uuidString: sessionID)!)
+            """, logger: TestDatabase.logger)
+        for try await (generation, reason, ended) in rows.decode((Int64, String?, Bool).self) {
+            return SessionState(generation: generation, revokedReason: reason, ended: ended)
+        }
+        return nil
+    }
 }
 
 extension TestClientProtocol {

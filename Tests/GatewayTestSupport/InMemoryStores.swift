@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import GatewayCore
 import Synchronization
 
@@ -36,6 +36,23 @@ public final class InMemoryStores: Sendable {
     public var failing: Bool {
         get { state.withLock { $0.failing } }
         set { state.withLock { $0.failing = newValue } }
+    }
+
+    /// The user session `sessionID`, whatever its app.
+    public func session(_ sessionID: UUID) -> StoredSession? {
+        state.withLock { $0.userSessions.find(sessionID) }
+    }
+
+    /// Changes the user session `sessionID` outside any rule (a test moving
+    /// its clock); throws when there is no such session.
+    public func amendSession(_ sessionID: UUID, _ change: (inout StoredSession) -> Void) throws {
+        let found = state.withLock { $0.userSessions.amend(sessionID, change) }
+        if !found { throw NoSuchSession(sessionID: sessionID) }
+    }
+
+    /// What ``amendSession(_:_:)`` throws for a session that is not there.
+    public struct NoSuchSession: Error {
+        public let sessionID: UUID
     }
 
     /// Appends an audit row, as a plugin's in-memory table does beside its change.
@@ -133,6 +150,10 @@ public final class InMemoryStores: Sendable {
                 let held = state.keys[appID, default: []]
                 guard held.count < StoredKey.maximumPerApp else { return .full }
                 let key = try seal(held.contains { $0.status == .active } ? .next : .active)
+                // A key id names one key in the whole deployment, as PostgreSQL's unique index says (23505).
+                if state.keys.values.contains(where: { $0.contains { $0.keyID == key.keyID } }) {
+                    throw GatewayError(.conflict, .conflict, "That conflicts with what is stored (the id is taken or the parent is gone).")
+                }
                 state.keys[appID, default: []].insert(key, at: 0)
                 state.events.append(describe(key))
                 return .added(key)

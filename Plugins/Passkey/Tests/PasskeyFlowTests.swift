@@ -16,7 +16,7 @@ import Testing
 /// through HTTP, each refusal's row naming it.
 @Suite struct PasskeyFlowTests {
     @Test func aUserRegistersWithTheirSessionThenSignsInWithNothingButThePasskey() async throws {
-        try await TestGateway.with(plugins: passkeyPlugins) { gateway in
+        try await MemoryGateway.with(plugins: passkeyPlugins) { gateway in
             let app = try await gateway.createPasskeyApp()
             let session = try await gateway.aliceSession(app)
             let authenticator = SoftwareAuthenticator()
@@ -30,9 +30,9 @@ import Testing
 
             let handle = try await gateway.userHandle(of: session, app)
             let assertion = authenticator.assert(
-                challenge: try await gateway.signInChallenge(app), rpID: TestGateway.rpID, origin: TestGateway.origin,
+                challenge: try await gateway.signInChallenge(app), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin,
                 userHandle: handle)
-            let signedIn = try await gateway.post(TestGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
+            let signedIn = try await gateway.post(MemoryGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
             #expect(signedIn.status == .ok, "\(signedIn.text)")
             let token = try #require(signedIn.json["identity_token"] as? String)
             #expect(ParsedIdentityToken(compact: token)?.claims["prn"] == .string("alice"))
@@ -44,7 +44,7 @@ import Testing
             #expect(items.contains { $0["credential_type"] as? String == "passkey" && $0["amr"] as? [String] == ["swk", "user", "mfa"] })
 
             // The same response again: its challenge is spent.
-            let replayed = try await gateway.post(TestGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
+            let replayed = try await gateway.post(MemoryGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
             #expect(replayed.status == .unauthorized && replayed.json["identity_token"] == nil)
             #expect(try await gateway.reason(of: replayed, event: "token.denied") == "passkey_challenge")
 
@@ -63,9 +63,9 @@ import Testing
             let events = try await gateway.auditRows().map(\.event)
             #expect(events.contains("passkey.renamed") && events.contains("passkey.revoked"))
             let afterRevoke = authenticator.assert(
-                challenge: try await gateway.signInChallenge(app), rpID: TestGateway.rpID, origin: TestGateway.origin,
+                challenge: try await gateway.signInChallenge(app), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin,
                 userHandle: handle)
-            let refused = try await gateway.post(TestGateway.passkeyRequest(app, afterRevoke), to: "/v1/identity_tokens")
+            let refused = try await gateway.post(MemoryGateway.passkeyRequest(app, afterRevoke), to: "/v1/identity_tokens")
             #expect(refused.status == .unauthorized)
             #expect(try await gateway.reason(of: refused, event: "token.denied") == "passkey_unknown_credential")
         }
@@ -74,7 +74,7 @@ import Testing
     /// Only the user's live session (or the admin API) registers a passkey,
     /// and a registration that fails a check is refused naming it.
     @Test func registrationsAreRefusedForAnyoneButTheUserAndForEveryBrokenCheck() async throws {
-        try await TestGateway.with(plugins: passkeyPlugins) { gateway in
+        try await MemoryGateway.with(plugins: passkeyPlugins) { gateway in
             let app = try await gateway.createPasskeyApp()
             let appID = app.appID.uuid.uuidString
             let noToken = try await gateway.post(["app_id": appID], to: "/v1/passkeys/registration_options")
@@ -92,7 +92,7 @@ import Testing
             ]
             for (name, reason, bend) in attacks {
                 let answer = try await gateway.register(
-                    authenticator, app, refreshToken: session, origin: name == "another origin" ? "https://evil.example" : TestGateway.origin,
+                    authenticator, app, refreshToken: session, origin: name == "another origin" ? "https://evil.example" : MemoryGateway.origin,
                     bend: bend)
                 #expect(answer.status == .badRequest && answer.json["error"] as? String == "passkey_rejected", "\(name): \(answer.text)")
                 #expect(try await gateway.reason(of: answer, event: "passkey.registered") == reason, "\(name)")
@@ -116,7 +116,7 @@ import Testing
             // A sign-in challenge does not register; a registration's challenge is spent once.
             let signInChallenge = try await gateway.signInChallenge(app)
             let withSignInChallenge = try await gateway.register(authenticator, app, refreshToken: session) { registration in
-                registration = authenticator.register(challenge: signInChallenge, rpID: TestGateway.rpID, origin: TestGateway.origin)
+                registration = authenticator.register(challenge: signInChallenge, rpID: MemoryGateway.rpID, origin: MemoryGateway.origin)
             }
             #expect(try await gateway.reason(of: withSignInChallenge, event: "passkey.registered") == "passkey_challenge")
             #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
@@ -135,7 +135,7 @@ import Testing
                 try await gateway.admin(.post, "/admin/v1/apps/\(appID)/users/bob/passkeys:registration_options", token: ownAdmin))
             let challenge = try base64URLBytes(options.json["challenge"])
             let bobs = SoftwareAuthenticator(.edDSA)
-            let registration = bobs.register(challenge: Array(challenge), rpID: TestGateway.rpID, origin: TestGateway.origin)
+            let registration = bobs.register(challenge: Array(challenge), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin)
             let body: [String: any Sendable] = [
                 "client_data_json": Base64URL.encode(registration.clientDataJSON),
                 "attestation_object": Base64URL.encode(registration.attestationObject),
@@ -148,7 +148,7 @@ import Testing
             let options2 = try Answer(
                 try await gateway.admin(.post, "/admin/v1/apps/\(appID)/users/bob/passkeys:registration_options", token: ownAdmin))
             let challenge2 = try base64URLBytes(options2.json["challenge"])
-            let registration2 = bobs.register(challenge: Array(challenge2), rpID: TestGateway.rpID, origin: TestGateway.origin)
+            let registration2 = bobs.register(challenge: Array(challenge2), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin)
             let byAdmin = try Answer(
                 try await gateway.admin(
                     .post, "/admin/v1/apps/\(appID)/users/bob/passkeys", token: ownAdmin,
@@ -163,16 +163,16 @@ import Testing
     /// Each check of an assertion attacked through the token endpoint: a
     /// 401 with no token, the row naming the check.
     @Test func assertionsAreRefusedForEveryBrokenCheck() async throws {
-        try await TestGateway.with(plugins: passkeyPlugins) { gateway in
+        try await MemoryGateway.with(plugins: passkeyPlugins) { gateway in
             let app = try await gateway.createPasskeyApp()
             let session = try await gateway.aliceSession(app)
             let authenticator = SoftwareAuthenticator()
             #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
             let handle = try await gateway.userHandle(of: session, app)
-            let (rp, origin) = (TestGateway.rpID, TestGateway.origin)
+            let (rp, origin) = (MemoryGateway.rpID, MemoryGateway.origin)
 
             func signIn(_ make: ([UInt8]) -> SoftwareAuthenticator.Assertion, user: String? = nil) async throws -> (Answer, String?) {
-                var body = TestGateway.passkeyRequest(app, make(try await gateway.signInChallenge(app)))
+                var body = MemoryGateway.passkeyRequest(app, make(try await gateway.signInChallenge(app)))
                 body["user_id"] = user
                 let answer = try await gateway.post(body, to: "/v1/identity_tokens")
                 return (answer, try await gateway.reason(of: answer, event: answer.status == .ok ? "token.issued" : "token.denied"))
@@ -222,7 +222,7 @@ import Testing
             let other = try await gateway.createPasskeyApp()
             let otherChallenge = try await gateway.signInChallenge(other)
             let elsewhere = try await gateway.post(
-                TestGateway.passkeyRequest(
+                MemoryGateway.passkeyRequest(
                     other,
                     authenticator.assert(challenge: otherChallenge, rpID: rp, origin: origin, userHandle: handle, signCount: 20)),
                 to: "/v1/identity_tokens")
@@ -230,7 +230,7 @@ import Testing
             #expect(try await gateway.reason(of: elsewhere, event: "token.denied") == "passkey_unknown_credential")
             // A challenge of this app spent at the other: not the other's challenge.
             let crossed = try await gateway.post(
-                TestGateway.passkeyRequest(
+                MemoryGateway.passkeyRequest(
                     other,
                     authenticator.assert(
                         challenge: try await gateway.signInChallenge(app), rpID: rp, origin: origin, userHandle: handle, signCount: 21)),
@@ -248,7 +248,7 @@ import Testing
     /// app's `user_verification` is `preferred`) is one, and is sent to the
     /// second factor like a password.
     @Test func onlyAPasskeyWithUserVerificationSkipsARequiredSecondFactor() async throws {
-        try await TestGateway.with(plugins: passkeyPlugins) { gateway in
+        try await MemoryGateway.with(plugins: passkeyPlugins) { gateway in
             let app = try await gateway.createPasskeyApp(["user_verification": .string("preferred")])
             let session = try await gateway.aliceSession(app)
             let authenticator = SoftwareAuthenticator()
@@ -261,15 +261,15 @@ import Testing
             gateway.tenants.invalidate(app.appID)  // what the change listener does on a NOTIFY, which this gateway does not run
 
             let verified = authenticator.assert(
-                challenge: try await gateway.signInChallenge(app), rpID: TestGateway.rpID, origin: TestGateway.origin,
+                challenge: try await gateway.signInChallenge(app), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin,
                 userHandle: handle, signCount: 1)
-            let twoFactors = try await gateway.post(TestGateway.passkeyRequest(app, verified), to: "/v1/identity_tokens")
+            let twoFactors = try await gateway.post(MemoryGateway.passkeyRequest(app, verified), to: "/v1/identity_tokens")
             #expect(twoFactors.status == .ok && twoFactors.json["identity_token"] is String, "\(twoFactors.text)")
 
             let presentOnly = authenticator.assert(
-                challenge: try await gateway.signInChallenge(app), rpID: TestGateway.rpID, origin: TestGateway.origin,
+                challenge: try await gateway.signInChallenge(app), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin,
                 userHandle: handle, signCount: 2, flags: [.userPresent, .backupEligible, .backedUp])
-            let oneFactor = try await gateway.post(TestGateway.passkeyRequest(app, presentOnly), to: "/v1/identity_tokens")
+            let oneFactor = try await gateway.post(MemoryGateway.passkeyRequest(app, presentOnly), to: "/v1/identity_tokens")
             #expect(oneFactor.status == .forbidden && oneFactor.json["identity_token"] == nil, "\(oneFactor.text)")
             #expect(oneFactor.json["error"] as? String == "mfa_enrollment_required")
             #expect(oneFactor.json["mfa_ticket"] is String)
@@ -286,7 +286,7 @@ import Testing
     @Test func aPasskeyOfAUserThePasswordDirectoryDisabledSignsNobodyIn() async throws {
         let passwords = PasswordPlugin(hasher: PasswordHasher())
         let plugins = PluginRegistry([StaticUsersPlugin(), passwords, PasskeyPlugin(passwords: passwords)])
-        try await TestGateway.with(plugins: plugins) { gateway in
+        try await MemoryGateway.with(plugins: plugins) { gateway in
             let app = try await gateway.createPasskeyApp()
             let changed = try await gateway.admin(
                 .patch, "/admin/v1/apps/\(app.appID.uuid)", token: try await gateway.operatorToken(),
@@ -294,7 +294,7 @@ import Testing
                     "credential_types": ["password", "passkey"],
                     "plugins": [
                         "password": ["argon2": ["memory_kib": 8192, "iterations": 1] as [String: any Sendable]] as [String: any Sendable],
-                        "passkey": ["rp_id": TestGateway.rpID] as [String: any Sendable],
+                        "passkey": ["rp_id": MemoryGateway.rpID] as [String: any Sendable],
                     ] as [String: any Sendable],
                 ])
             #expect(changed.status == .ok)
@@ -314,9 +314,9 @@ import Testing
             let handle = try await gateway.userHandle(of: session, app)
             func passkeySignIn(_ count: UInt32) async throws -> Answer {
                 let assertion = authenticator.assert(
-                    challenge: try await gateway.signInChallenge(app), rpID: TestGateway.rpID, origin: TestGateway.origin,
+                    challenge: try await gateway.signInChallenge(app), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin,
                     userHandle: handle, signCount: count)
-                return try await gateway.post(TestGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
+                return try await gateway.post(MemoryGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
             }
 
             let enabled = try await passkeySignIn(1)
@@ -343,15 +343,15 @@ import Testing
         let passwords = PasswordPlugin(hasher: PasswordHasher(limits: .init(maximumMemoryKiB: 8192)))
         let plugins = PluginRegistry([StaticUsersPlugin(), passwords, PasskeyPlugin(passwords: passwords)])
         let log = CapturedLog()
-        try await TestGateway.with(plugins: plugins, logger: log.logger) { gateway in
+        try await MemoryGateway.with(plugins: plugins, logger: log.logger) { gateway in
             let app = try await gateway.createPasskeyApp()
             let session = try await gateway.aliceSession(app)
             let authenticator = SoftwareAuthenticator()
             #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
             let assertion = authenticator.assert(
-                challenge: try await gateway.signInChallenge(app), rpID: TestGateway.rpID, origin: TestGateway.origin,
+                challenge: try await gateway.signInChallenge(app), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin,
                 userHandle: try await gateway.userHandle(of: session, app))
-            let signedIn = try await gateway.post(TestGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
+            let signedIn = try await gateway.post(MemoryGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
             #expect(signedIn.status == .ok, "\(signedIn.text)")
             #expect(log.text.contains("passkey sign-ins of this app are not checked against its password users"))
             #expect(log.text.contains(app.appID.description) && log.text.contains("plugins.password.argon2"))
@@ -360,7 +360,7 @@ import Testing
 
     /// The association files an operator serves at the RP domain, from the app's options.
     @Test func theAdminAPIRendersTheAssociationFiles() async throws {
-        try await TestGateway.with(plugins: passkeyPlugins) { gateway in
+        try await MemoryGateway.with(plugins: passkeyPlugins) { gateway in
             let fingerprint = (0..<32).map { String(format: "%02X", $0) }.joined(separator: ":")
             let app = try await gateway.createPasskeyApp([
                 "ios_app_ids": .array([.string("ABCDE12345.com.example.chat")]),

@@ -35,13 +35,13 @@ struct Answer {
     var text: String { "\(status.code) \(json)" }
 }
 
-extension TestGateway {
-    static let rpID = "example.com"
-    static let origin = "https://example.com"
+extension GatewayUnderTest {
+    static var rpID: String { "example.com" }
+    static var origin: String { "https://example.com" }
 
     /// A development app with static users (alice/wonderland), sessions on, and passkeys for example.com.
     func createPasskeyApp(_ options: [String: JSONValue] = [:]) async throws -> AppSettings {
-        try await createApp { app in
+        try await createApp(activeKey: true) { app in
             app.credentialTypes = ["static", "passkey"]
             app.sessions = SessionSettings()
             app.plugins["passkey"] = .object(["rp_id": .string(Self.rpID)].merging(options) { $1 })
@@ -55,7 +55,7 @@ extension TestGateway {
     }
 
     func post(_ body: [String: any Sendable], to path: String) async throws -> Answer {
-        try Answer(try await test { try await $0.postJSON(body, to: path) })
+        try Answer(try await test(over: .router) { try await $0.postJSON(body, to: path) })
     }
 
     /// Alice signs in with her password: her session's refresh token.

@@ -12,6 +12,21 @@ public struct MemorySessions: Sendable {
         sessions[appID]?[sessionID]
     }
 
+    /// The session `sessionID`, whatever its app.
+    public func find(_ sessionID: UUID) -> StoredSession? {
+        sessions.values.lazy.compactMap { $0[sessionID] }.first
+    }
+
+    /// Changes the session `sessionID` as `change` says, outside any rule: a
+    /// test moving a session's clock. Returns whether there was such a session.
+    @discardableResult
+    public mutating func amend(_ sessionID: UUID, _ change: (inout StoredSession) -> Void) -> Bool {
+        guard var session = find(sessionID) else { return false }
+        change(&session)
+        sessions[session.appID]?[sessionID] = session
+        return true
+    }
+
     /// The user's sessions, newest first (live ones only unless `includingEnded`).
     public func list(of userID: String, in appID: AppID, includingEnded: Bool, at now: Date) -> [StoredSession] {
         (sessions[appID] ?? [:]).values.filter { $0.userID == userID && (includingEnded || $0.isLive(at: now)) }

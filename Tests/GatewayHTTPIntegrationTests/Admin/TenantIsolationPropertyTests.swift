@@ -40,7 +40,7 @@ import Yams
 
     static func operations() throws -> [Operation] {
         let document = try #require(
-            try Yams.load(yaml: String(contentsOf: OpenAPIContractTests.documentURL, encoding: .utf8)) as? [String: Any])
+            try Yams.load(yaml: String(contentsOf: openAPIDocumentURL, encoding: .utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         var operations: [Operation] = []
         for (path, item) in paths {

@@ -8,7 +8,7 @@ import Testing
 /// Every token request leaves exactly one audit row, and no row holds a secret.
 @Suite struct TokenAuditTests {
     @Test func oneRowPerRequestIssuedOrDeniedWithoutSecrets() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             var wrongPassword = aliceRequest(app)
             wrongPassword["credentials"] = ["type": "static", "password": "not-wonderland"]

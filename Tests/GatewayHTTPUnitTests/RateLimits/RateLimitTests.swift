@@ -3,7 +3,6 @@ import GatewayCore
 import GatewayHTTP
 import GatewayHTTPTestSupport
 import GatewayPluginKit
-import GatewayPostgres
 import GatewayRuntime
 import GatewayTestSupport
 import HTTPTypes
@@ -18,7 +17,7 @@ import Testing
     }
 
     @Test func failedAttemptsPerUserAreCappedEvenForTheRightPasswordAfterwards() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp {
                 $0.rateLimits = ["user_failures": RateLimitOverride(limit: 3, periodSeconds: 900)]
                 $0.plugins = [
@@ -67,7 +66,7 @@ import Testing
     }
 
     @Test func requestsPerClientAddressAreCapped() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp { $0.rateLimits = ["ip": RateLimitOverride(limit: 5, periodSeconds: 60)] }
             var statuses: [Int] = []
             for _ in 0..<7 {
@@ -80,35 +79,10 @@ import Testing
         }
     }
 
-    /// Static users answer from memory, so a token's counters and audit row
-    /// take one statement, and a refused request writes no issued row.
-    @Test func aStaticUserTokenTakesOneStatementAndARefusalIssuesNothing() async throws {
-        try await TestGateway.with { gateway in
-            let app = try await gateway.createApp { $0.rateLimits = ["ip": RateLimitOverride(limit: 2, periodSeconds: 60)] }
-            // In memory already: an app not yet loaded costs its client's `ip` count on its own first.
-            _ = try await gateway.dependencies.tenants.tenant(for: app.appID)
-            let before = gateway.ledger.statistics
-            var statuses: [Int] = []
-            for _ in 0..<3 {
-                statuses.append(try await gateway.test { try await $0.postJSON(aliceRequest(app)) }.status.code)
-            }
-            #expect(statuses == [200, 200, 429])
-            let after = gateway.ledger.statistics
-            // One statement a token; the refusal's own, then its denial row's.
-            #expect(after.batches - before.batches == 4)
-            #expect(after.admissions - before.admissions == 3)
-            let rows = try await gateway.auditRows()
-            #expect(rows.map(\.event) == ["token.issued", "token.issued", "token.denied"])
-            #expect(rows.map(\.reason) == [nil, nil, "rate_limited"])
-            // The row as PostgreSQL writes a record, its JSON quotes doubled.
-            #expect(rows[2].text.contains("\"\"policy\"\": \"\"ip\"\""))
-        }
-    }
-
     /// An app not in memory yet costs its client's `ip` count before the lookup; the answer's headers
     /// still name every policy, as they do once the app is cached.
     @Test func theHeadersNameTheSamePoliciesWhetherOrNotTheAppWasInMemory() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             gateway.tenants.invalidate(app.appID)
             var policies: [String?] = []
@@ -123,7 +97,7 @@ import Testing
     }
 
     @Test func turnedOffThereAreNoLimitsAndNoHeaders() async throws {
-        try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false)) { gateway in
+        try await MemoryGateway.with(rateLimits: RateLimitSettings(isEnabled: false)) { gateway in
             let app = try await gateway.createApp { $0.rateLimits = ["ip": RateLimitOverride(limit: 1, periodSeconds: 60)] }
             for _ in 0..<3 {
                 let response = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
@@ -134,7 +108,7 @@ import Testing
     }
 
     @Test func appOverridesAreSetThroughTheAdminAPI() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let token = try await gateway.adminToken(.operator)
             let set = try await gateway.admin(
@@ -171,7 +145,7 @@ import Testing
     @Test func aClientCannotEscapeItsLimitByRotatingAddressesInItsRange() async throws {
         var settings = RateLimitSettings(trustedProxies: [CIDR("127.0.0.1/32")!])
         settings.policies["ip"] = RateLimitPolicy.clientIP.with(limit: 3, periodSeconds: 86_400)
-        try await TestGateway.with(rateLimits: settings) { gateway in
+        try await MemoryGateway.with(rateLimits: settings) { gateway in
             let app = try await gateway.createApp()
             var statuses: [Int] = []
             for address in ["2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:aaaa::3", "2001:db8:1:2:ffff:ffff:ffff:ffff", "2001:db8:1:3::1"] {
@@ -192,7 +166,7 @@ import Testing
 /// A malformed request spends the client's `ip` budget, and its 400 says so.
 @Suite struct MalformedRequestLimitTests {
     @Test func aBadRequestCarriesTheIPPolicysHeadersAlone() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let response = try await gateway.test { try await $0.post(contentType: "application/json", body: "{") }
             #expect(response.status == .badRequest)
             #expect(response.headers[HTTPField.Name("RateLimit-Policy")!] == "\"ip\";q=300;w=60")

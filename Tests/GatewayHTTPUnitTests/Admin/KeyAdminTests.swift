@@ -5,11 +5,9 @@ import Foundation
 import GatewayCore
 import GatewayHTTP
 import GatewayPluginKit
-import GatewayPostgres
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
-import PostgresNIO
 import Testing
 
 /// Importing, generating, rotating and deleting keys through the admin API.
@@ -17,7 +15,7 @@ import Testing
     @Test(arguments: ["pkcs1", "pkcs8"])
     func importsLayerKeysInBothPEMFormsAndNeverShowsThePrivateHalf(_ format: String) async throws {
         let pem = try await TestKeys.opensslPEM(format: format)
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp(activeKey: false)
             let token = try await gateway.adminToken(.operator)
             let keyID = "layer:///keys/\(UUID().lowercasedText)"
@@ -50,7 +48,7 @@ import Testing
         let small = try await TestKeys.opensslPEM(format: "pkcs8", bits: 1024)
         let smallExponent = try await OpenSSL.generatedPEM(
             ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-pkeyopt", "rsa_keygen_pubexp:3"])
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp(activeKey: false)
             let token = try await gateway.adminToken(.operator)
             let cases: [([String: any Sendable], String)] = [
@@ -74,7 +72,7 @@ import Testing
     }
 
     @Test func generatesKeysOffThePoolAndAKeyIDBelongsToOneApp() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let other = try await gateway.createApp()
             let token = try await gateway.adminToken(.operator)
@@ -91,7 +89,7 @@ import Testing
     }
 
     @Test func rotationKeepsOldTokensVerifiableUntilTheKeyIsDeleted() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let token = try await gateway.adminToken(.app(app.appID))
             let oldKey = TestGateway.keyID(of: app)
@@ -145,78 +143,14 @@ import Testing
         }
     }
 
-    /// Thirty imports at once into an app without keys: the key set is
-    /// locked per app, so exactly one becomes active and exactly
-    /// ``StoredKey/maximumPerApp`` are stored; the rest are 409s.
-    @Test func parallelImportsStopAtTheKeyLimitWithOneActiveKey() async throws {
-        let attempts = 30
-        try await TestGateway.with { gateway in
-            let app = try await gateway.createApp(activeKey: false)
-            let token = try await gateway.adminToken(.app(app.appID))
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<attempts {
-                    group.addTask {
-                        let body: [String: any Sendable] = [
-                            "key_id": UUID().uuidString, "private_key_pem": TestKeys.shared.privateKeyPEM,
-                        ]
-                        let response = try await gateway.admin(.post, "/admin/v1/apps/\(app.appID)/keys", token: token, json: body)
-                        if response.status == .conflict {
-                            #expect(try jsonObject(response)["message"] as? String == "The app holds 20 keys, the most it may; delete a retired one first.")
-                        }
-                        return Int(response.status.code)
-                    }
-                }
-                return try await group.reduce(into: [Int]()) { $0.append($1) }
-            }
-            #expect(statuses.filter { $0 == 201 }.count == StoredKey.maximumPerApp)
-            #expect(statuses.filter { $0 == 409 }.count == attempts - StoredKey.maximumPerApp)
-            let stored = try await gateway.client.query(
-                "SELECT status FROM app_keys WHERE app_id = \(app.appID.uuid)", logger: TestDatabase.logger
-            ).decode(String.self).reduce(into: [String]()) { $0.append($1) }
-            #expect(stored.count == StoredKey.maximumPerApp)
-            #expect(stored.filter { $0 == "active" }.count == 1)
-            #expect(try await gateway.auditRows().filter { $0.event == "admin.key.created" }.count == StoredKey.maximumPerApp)
-        }
-    }
-
-    /// Key generation runs one at a time with two waiting: a burst of 4096-bit
-    /// requests from one app admin is answered 503 `busy` past that, at once,
-    /// instead of taking every core from every tenant.
-    @Test func aBurstOfKeyGenerationsIsRefusedPastTheQueue() async throws {
-        let attempts = 8
-        try await TestGateway.with { gateway in
-            let app = try await gateway.createApp(activeKey: false)
-            let token = try await gateway.adminToken(.app(app.appID))
-            let answers = try await withThrowingTaskGroup(of: (Int, String?, String?).self) { group in
-                for _ in 0..<attempts {
-                    group.addTask {
-                        let response = try await gateway.admin(
-                            .post, "/admin/v1/apps/\(app.appID)/keys", token: token, json: ["generate": ["bits": 4096]])
-                        let code = response.status == .created ? nil : try jsonObject(response)["error"] as? String
-                        return (Int(response.status.code), code, response.headers[.retryAfter])
-                    }
-                }
-                return try await group.reduce(into: [(Int, String?, String?)]()) { $0.append($1) }
-            }
-            let created = answers.filter { $0.0 == 201 }.count
-            let busy = answers.filter { $0.0 == 503 && $0.1 == "busy" && $0.2 == "1" }.count
-            #expect(created + busy == attempts, "\(answers)")
-            #expect(created >= 1 && busy >= 1, "\(answers)")
-            let stored = try await gateway.client.query(
-                "SELECT count(*)::int8 FROM app_keys WHERE app_id = \(app.appID.uuid)", logger: TestDatabase.logger
-            ).decode(Int.self).reduce(0) { $0 + $1 }
-            #expect(stored == created)
-        }
-    }
-
-    func jwksKeyIDs(_ gateway: TestGateway, _ app: AppSettings) async throws -> Set<String> {
+    func jwksKeyIDs(_ gateway: MemoryGateway, _ app: AppSettings) async throws -> Set<String> {
         let response = try await gateway.test { try await $0.execute(uri: "/v1/apps/layer%3A%2F%2F%2Fapps%2Fstaging%2F\(app.appID)/jwks.json", method: .get) }
         #expect(response.headers[.cacheControl] == "public, max-age=60")
         let keys = try jsonObject(response)["keys"] as? [[String: Any]] ?? []
         return Set(keys.compactMap { $0["kid"] as? String })
     }
 
-    func validate(_ gateway: TestGateway, _ token: String) async throws -> [String: Any] {
+    func validate(_ gateway: MemoryGateway, _ token: String) async throws -> [String: Any] {
         try jsonObject(try await gateway.test { try await $0.postJSON(["identity_token": token], to: "/v1/identity_tokens/validate") })
     }
 }

@@ -10,19 +10,15 @@ import Yams
 /// `openapi.yaml` describes every route the gateway serves, no more, and is a
 /// valid OpenAPI 3.1 document.
 @Suite struct OpenAPIContractTests {
-    static let documentURL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appending(path: "openapi.yaml")
-
     @Test func everyRouteIsDescribedAndEveryDescribedRouteExists() async throws {
-        let document = try #require(try Yams.load(yaml: String(contentsOf: Self.documentURL, encoding: .utf8)) as? [String: Any])
+        let document = try #require(try Yams.load(yaml: String(contentsOf: openAPIDocumentURL, encoding: .utf8)) as? [String: Any])
         let paths = try #require(document["paths"] as? [String: Any])
         let methods: Set<String> = ["get", "put", "post", "patch", "delete", "head", "options"]
         let described = Set(paths.flatMap { path, item in
             (item as? [String: Any] ?? [:]).keys.filter(methods.contains).map { "\($0.uppercased()) \(path)" }
         })
 
-        try await TestGateway.with(plugins: .installed) { gateway in
+        try await MemoryGateway.with(plugins: .installed) { gateway in
             let router = GatewayRouter.make(gateway.dependencies)
             let served = Set(router.routes.map { "\($0.method.rawValue) \($0.path)" })
             #expect(served.subtracting(described).sorted() == [], "routes openapi.yaml does not describe")
@@ -33,7 +29,7 @@ import Yams
     @Test func theDocumentIsValidOpenAPI31() async throws {
         let validator = try SuiteEnvironment.value("GATEWAY_TEST_OPENAPI_VALIDATOR")
         let exit = try await GatewayProcess.runProgram(
-            validator, [Self.documentURL.path], environment: ProcessInfo.processInfo.environment)
+            validator, [openAPIDocumentURL.path], environment: ProcessInfo.processInfo.environment)
         #expect(exit.status == 0, "\(exit.output)")
         #expect(exit.output.contains("OK"))
     }

@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func badAdminTokensFromOneAddressStopReachingTheDatabaseAtTheLimit() async throws {
-        try await TestGateway.with(rateLimits: Self.settings) { gateway in
+        try await MemoryGateway.with(rateLimits: Self.settings) { gateway in
             let good = try await gateway.adminToken(.operator)
             // A good token takes no unit: an operator's own traffic never locks the address.
             for _ in 0..<(3 * Self.limit) { #expect(try await gateway.admin(.get, "/admin/v1/me", token: good).status == .ok) }
@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func validationsFromOneAddressStopAtTheLimit() async throws {
-        try await TestGateway.with(rateLimits: Self.settings) { gateway in
+        try await MemoryGateway.with(rateLimits: Self.settings) { gateway in
             var statuses: [HTTPResponse.Status] = []
             for _ in 0..<(2 * Self.limit) {
                 let response = try await gateway.test {

@@ -1,12 +1,10 @@
 import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
-import GatewayPostgres
 import GatewayRuntime
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
-import PostgresNIO
 import Testing
 
 /// Sessions as a client lives them (issue 58): sign in once, answer each
@@ -14,7 +12,7 @@ import Testing
 /// and every way a refresh is refused, each with its row.
 @Suite struct SessionFlowTests {
     @Test func aSignInStartsASessionWhoseRefreshAnswersEachChallengeWithoutTheSecret() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createSessionApp()
             let signedIn = try await gateway.signIn(app, device: "Ada's phone")
             #expect(signedIn.status == .ok)
@@ -49,7 +47,7 @@ import Testing
     }
 
     @Test func anAppWithoutSessionsAnswersAsBeforeAndTakesNoRefreshToken() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let signedIn = try await gateway.signIn(app)
             #expect(signedIn.status == .ok)
@@ -65,7 +63,7 @@ import Testing
     /// after the window, that is reuse, and the newest token of the family is
     /// dead too.
     @Test func aLostAnswerIsRetriedWithinTheGraceWindowAndIsReuseAfterIt() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createSessionApp(SessionSettings(reuseGraceSeconds: 30))
             let signedIn = try await gateway.signIn(app)
             let sessionID = try #require(signedIn.sessionID)
@@ -97,7 +95,7 @@ import Testing
     /// grace window), ends that session, and only that one: the user's other
     /// device goes on.
     @Test func aStolenTokenUsedAfterTheUsersRefreshEndsItsSessionAndNoOther() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createSessionApp(SessionSettings(reuseGraceSeconds: 5))
             let phone = try await gateway.signIn(app, device: "phone")
             let tablet = try await gateway.signIn(app, device: "tablet")
@@ -124,7 +122,7 @@ import Testing
 
     /// Every refusal is the same 401 with the same body, and its row names why.
     @Test func everyRefusedRefreshIsTheSameAnswerAndItsRowSaysWhy() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createSessionApp(SessionSettings(reuseGraceSeconds: 0))
             let otherApp = try await gateway.createSessionApp()
             func live() async throws -> (token: String, session: String) {
@@ -144,14 +142,10 @@ import Testing
             let named = try await live()
             cases.append((named.token, RefreshVerdict.Reason.userID, "bob"))
             let idle = try await live()
-            try await gateway.client.query(
-                "UPDATE sessions SET idle_expires_at = now() - interval '1 second' WHERE session_id = \(UUID(uuidString: idle.session)!)",
-                logger: TestDatabase.logger)
+            try await gateway.end(session: idle.session, .idle)
             cases.append((idle.token, RefreshVerdict.Reason.idle, nil))
             let expired = try await live()
-            try await gateway.client.query(
-                "UPDATE sessions SET expires_at = now() - interval '1 second' WHERE session_id = \(UUID(uuidString: expired.session)!)",
-                logger: TestDatabase.logger)
+            try await gateway.end(session: expired.session, .absolute)
             cases.append((expired.token, RefreshVerdict.Reason.expired, nil))
             let revoked = try await live()
             let token = try await gateway.adminToken(.app(app.appID))
@@ -173,40 +167,8 @@ import Testing
         }
     }
 
-    /// Ended sessions stay listed for 30 days after their revocation or
-    /// absolute end, then maintenance deletes them; an idle-ended one waits
-    /// for its absolute end too (the index maintenance reads has no column a
-    /// refresh changes).
-    @Test func maintenanceDeletesSessionsThirtyDaysAfterTheyEnd() async throws {
-        try await TestGateway.with { gateway in
-            let app = try await gateway.createSessionApp()
-            var sessions: [String: UUID] = [:]
-            for name in ["live", "revoked-long-ago", "revoked-lately", "expired-long-ago", "idle-long-ago"] {
-                sessions[name] = UUID(uuidString: try #require(try await gateway.signIn(app).sessionID))!
-            }
-            let (client, logger) = (gateway.client, TestDatabase.logger)
-            func set(_ name: String, _ assignments: String) async throws {
-                try await client.query(
-                    PostgresQuery(unsafeSQL: "UPDATE sessions SET \(assignments) WHERE session_id = '\(sessions[name]!)'"),
-                    logger: logger)
-            }
-            try await set("revoked-long-ago", "revoked_at = now() - interval '31 days'")
-            try await set("revoked-lately", "revoked_at = now() - interval '29 days'")
-            try await set(
-                "expired-long-ago",
-                "expires_at = now() - interval '31 days', idle_expires_at = now() - interval '31 days', created_at = now() - interval '100 days'")
-            try await set("idle-long-ago", "idle_expires_at = now() - interval '40 days'")
-            try await AuditMaintenance(client: client, logger: logger, retentionDays: nil).runOnce()
-            var left: Set<UUID> = []
-            for try await id in try await client.query("SELECT session_id FROM sessions", logger: logger).decode(UUID.self) {
-                left.insert(id)
-            }
-            #expect(left == Set(["live", "revoked-lately", "idle-long-ago"].map { sessions[$0]! }))
-        }
-    }
-
     @Test func aDisabledAppRefusesItsRefreshTokens() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createSessionApp()
             let live = try #require(try await gateway.signIn(app).refreshToken)
             let operatorToken = try await gateway.adminToken(.operator)
@@ -223,7 +185,7 @@ import Testing
     /// The user's own sign-out, with any token of the family; the admin API's
     /// list (never a token) and its three ways to end sessions.
     @Test func signingOutAndTheAdminAPIEndSessions() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createSessionApp()
             let phone = try await gateway.signIn(app, device: "phone")
             let spent = try #require(phone.refreshToken)
@@ -270,7 +232,7 @@ import Testing
 
     /// At most `max_sessions_per_user` live sessions: a new one ends the oldest.
     @Test func aUsersNewSessionPastTheMaximumEndsTheOldest() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createSessionApp(SessionSettings(maximumPerUser: 2))
             var answers: [TokenAnswer] = []
             for device in ["one", "two", "three"] { answers.append(try await gateway.signIn(app, device: device)) }

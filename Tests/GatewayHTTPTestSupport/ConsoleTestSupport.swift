@@ -1,49 +1,58 @@
 import Foundation
-import GatewayConsole
+public import GatewayConsole
 import GatewayCore
 import GatewayHTTP
-import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayRuntime
 import GatewayTestSupport
 import HTTPTypes
-import HummingbirdTesting
+public import HummingbirdTesting
 import NIOCore
 import Testing
 
 /// A gateway with the console, over a fresh database, with every installed plugin.
-func withConsoleGateway(
+public func withConsoleGateway(
     settings: ConsoleSettings = ConsoleSettings(), _ body: @Sendable (TestGateway) async throws -> Void
 ) async throws {
-    let plugins = PluginRegistry.installed
-    try await TestGateway.with(
-        plugins: plugins,
-        frontEnds: { stores, masterKey in
-            [try Console(settings: settings, sessions: stores.consoleSessions, masterKey: masterKey, plugins: plugins)]
-        }, body)
+    try await TestGateway.with(plugins: .installed, frontEnds: console(settings), body)
+}
+
+/// A gateway with the console over memory, with every installed plugin:
+/// the console's pages and forms, without a database.
+public func withMemoryConsoleGateway(
+    settings: ConsoleSettings = ConsoleSettings(), _ body: @Sendable (MemoryGateway) async throws -> Void
+) async throws {
+    try await MemoryGateway.with(plugins: .installed, frontEnds: console(settings), body)
+}
+
+/// The console as the admin API's front end, with every installed plugin's pages.
+private func console(_ settings: ConsoleSettings) -> TestGateway.FrontEnds {
+    { stores, masterKey in
+        [try Console(settings: settings, sessions: stores.consoleSessions, masterKey: masterKey, plugins: .installed)]
+    }
 }
 
 /// What a browser keeps between requests: its cookies. Forms are posted as
 /// a browser posts them (url-encoded), with the CSRF token the last page carried.
-struct ConsoleBrowser {
-    let client: any TestClientProtocol
-    var cookies: [String: String] = [:]
+public struct ConsoleBrowser {
+    public let client: any TestClientProtocol
+    public var cookies: [String: String] = [:]
     /// The CSRF token of the last page that had a form.
-    var csrf: String?
+    public var csrf: String?
 
-    init(_ client: any TestClientProtocol) {
+    public init(_ client: any TestClientProtocol) {
         self.client = client
     }
 
     @discardableResult
-    mutating func get(_ path: String) async throws -> TestResponse {
+    public mutating func get(_ path: String) async throws -> TestResponse {
         let response = try await client.execute(uri: path, method: .get, headers: cookieHeader(), body: nil)
         remember(response)
         return response
     }
 
     @discardableResult
-    mutating func post(_ path: String, _ fields: [(String, String)], csrf sent: String?? = .none) async throws -> TestResponse {
+    public mutating func post(_ path: String, _ fields: [(String, String)], csrf sent: String?? = .none) async throws -> TestResponse {
         var all = fields
         let token: String? = sent ?? csrf
         if let token { all.append(("csrf", token)) }
@@ -56,7 +65,7 @@ struct ConsoleBrowser {
     }
 
     /// Signs in with `token` through the sign-in form.
-    mutating func signIn(_ token: String) async throws {
+    public mutating func signIn(_ token: String) async throws {
         try await get("/console/sign-in")
         let response = try await post("/console/sign-in", [("token", token), ("next", "/console")])
         #expect(response.status == .seeOther, "sign-in: \(text(response))")
@@ -78,17 +87,34 @@ struct ConsoleBrowser {
         if let token = Self.csrf(in: text(response)) { csrf = token }
     }
 
-    static func csrf(in html: String) -> String? {
+    public static func csrf(in html: String) -> String? {
         guard let range = html.range(of: #"name="csrf" value=""#) else { return nil }
         let rest = html[range.upperBound...]
         return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
     }
 
-    static func encode(_ text: String) -> String {
+    public static func encode(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
     }
 }
 
 extension TestResponse {
-    var location: String { headers[.location] ?? "" }
+    public var location: String { headers[.location] ?? "" }
+}
+
+/// The id of the admin token `name`, as the admin API lists it.
+public func adminTokenID(named name: String, _ gateway: some GatewayUnderTest) async throws -> String {
+    let operatorToken = try await gateway.operatorToken()
+    let listed = try jsonObject(try await gateway.admin(.get, "/admin/v1/admin_tokens", token: operatorToken, json: nil))
+    let items = listed["items"] as? [[String: Any]] ?? []
+    guard let id = items.first(where: { $0["name"] as? String == name })?["id"] as? String else {
+        throw TestFailure("no token named \(name)")
+    }
+    return id
+}
+
+/// A test's own failure, with what it could not find.
+public struct TestFailure: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -12,7 +12,7 @@ import Testing
 /// they show after the API answered, and the API's refusal beside the form.
 @Suite struct ConsolePagesTests {
     @Test func usersAreImportedWithAReportPerLine() async throws {
-        try await withConsoleGateway { gateway in
+        try await withMemoryConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)
             let app = try await gateway.createApp { $0.credentialTypes = ["static", "password"] }
             let usersPath = "/console/apps/\(app.appID.uuid.lowercasedText)/users"
@@ -57,7 +57,7 @@ import Testing
 
     /// A password user's page lists their live sessions (never a token) and ends one, or all.
     @Test func aUsersPageShowsTheirSessionsAndEndsThem() async throws {
-        try await withConsoleGateway { gateway in
+        try await withMemoryConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)
             let app = try await gateway.createApp {
                 $0.credentialTypes = ["password"]
@@ -94,7 +94,7 @@ import Testing
 
     /// A password user's page shows their second factor (never its secret) and resets it.
     @Test func aUsersPageShowsTheirSecondFactorAndResetsIt() async throws {
-        try await withConsoleGateway { gateway in
+        try await withMemoryConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)
             let app = try await gateway.createApp {
                 $0.credentialTypes = ["password"]
@@ -127,7 +127,7 @@ import Testing
     }
 
     @Test func phoneNumbersAreBoundAndUnbound() async throws {
-        try await withConsoleGateway { gateway in
+        try await withMemoryConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)
             let app = try await gateway.createApp {
                 $0.credentialTypes = ["phone_code"]
@@ -158,102 +158,10 @@ import Testing
         }
     }
 
-    /// A user's passkeys are looked up, renamed and revoked, and the
-    /// association files shown (the passkey itself is stored as a
-    /// registration leaves it: the page shows what the API answers).
-    @Test func passkeysAreListedRenamedAndRevoked() async throws {
-        try await withConsoleGateway { gateway in
-            let token = try await gateway.adminToken(.operator)
-            let app = try await gateway.createApp {
-                $0.credentialTypes = ["static", "passkey"]
-                $0.plugins["passkey"] = .object([
-                    "rp_id": .string("example.com"), "ios_app_ids": .array([.string("ABCDE12345.com.example.chat")]),
-                ])
-            }
-            try await gateway.client.query(
-                """
-                INSERT INTO passkeys (app_id, credential_id, user_id, name, public_key, algorithm, sign_count,
-                                      backup_eligible, backed_up, aaguid, attestation_format)
-                VALUES (\(app.appID.uuid), '\\x0102'::bytea, 'ann', 'Ann''s phone', '\\xa0'::bytea, -7, 0, true, true,
-                        '00000000-0000-0000-0000-000000000000', 'none')
-                """, logger: TestDatabase.logger)
-            let base = "/console/apps/\(app.appID.uuid.lowercasedText)/passkeys"
-            try await gateway.test { client in
-                var browser = ConsoleBrowser(client)
-                try await browser.signIn(token)
-                let empty = text(try await browser.get(base))
-                #expect(empty.contains("ABCDE12345.com.example.chat"), "the association file is shown")
-                let page = text(try await browser.get("\(base)?user_id=ann"))
-                #expect(page.contains("Ann&#39;s phone") || page.contains("Ann's phone"), "\(page)")
-                #expect(page.contains("synced"))
-                let renamed = try await browser.post("\(base)/rename", [("user_id", "ann"), ("credential_id", "AQI"), ("name", "Work key")])
-                #expect(renamed.location == "\(base)?user_id=ann&notice=renamed", "\(text(renamed))")
-                #expect(text(try await browser.get("\(base)?user_id=ann")).contains("Work key"))
-                let revoked = try await browser.post("\(base)/revoke", [("user_id", "ann"), ("credential_id", "AQI")])
-                #expect(revoked.location == "\(base)?user_id=ann&notice=revoked")
-                #expect(text(try await browser.get("\(base)?user_id=ann")).contains("This user has no passkey."))
-                let missing = try await browser.post("\(base)/revoke", [("user_id", "ann"), ("credential_id", "AQI")])
-                #expect(missing.status == .notFound && text(missing).contains("no passkey with that credential_id"))
-            }
-        }
-    }
-
-    @Test func keysAuditAndTheValidatorShowWhatTheAPISays() async throws {
-        try await withConsoleGateway { gateway in
-            let token = try await gateway.adminToken(.operator)
-            let app = try await gateway.createApp()
-            let other = try await gateway.createApp()
-            let appPath = "/console/apps/\(app.appID.uuid.lowercasedText)"
-            try await gateway.test { client in
-                var browser = ConsoleBrowser(client)
-                try await browser.signIn(token)
-                // The active key cannot be deleted: the API's 409, shown on the keys page.
-                let keys = try await client.admin(.get, "/admin/v1/apps/\(app.appID.uuid.lowercasedText)/keys", token: token)
-                let keyID = try #require((try jsonObject(keys)["items"] as? [[String: Any]])?.first?["key_id"] as? String)
-                let encoded = keyID.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-                let refused = try await browser.post("\(appPath)/keys/\(encoded)/delete", [])
-                #expect(refused.status == .conflict, "\(text(refused))")
-                #expect(text(refused).contains("class=\"error\""))
-
-                // Tokens issued and denied, for this app and another.
-                let issued = try await client.postJSON(aliceRequest(app))
-                var wrong = aliceRequest(app)
-                wrong["credentials"] = ["type": "static", "password": "nope"]
-                #expect(try await client.postJSON(wrong).status == .unauthorized)
-                #expect(try await client.postJSON(aliceRequest(other)).status == .ok)
-
-                let audit = try await browser.get("\(appPath)/audit?reason=bad_password")
-                #expect(audit.status == .ok)
-                #expect(text(audit).contains("<td>token.denied</td>") && !text(audit).contains("<td>token.issued</td>"))
-                #expect(text(audit).contains(#"aria-label="Token requests per minute: 1 issued, 1 denied""#))
-                let export = try await browser.get("\(appPath)/audit/export?event=token.issued")
-                #expect(export.status == .ok)
-                #expect(export.headers[.contentDisposition]?.contains("attachment") == true)
-                let lines = text(export).split(separator: "\n")
-                #expect(lines.count == 1 && lines[0].contains(app.appID.uuid.lowercasedText))
-                let badRange = try await browser.get("\(appPath)/audit?from=yesterday")
-                #expect(badRange.status == .badRequest && text(badRange).contains("from must be an RFC 3339 time"))
-
-                // The validator: the token valid; a changed one not, with its problem named.
-                let compact = try #require(identityToken(in: issued))
-                let valid = try await browser.post("/console/validator", [("identity_token", compact)])
-                #expect(text(valid).contains(#"<h2 id="verdict" class="valid">Valid</h2>"#))
-                #expect(!text(valid).contains(compact), "the pasted token is not shown back")
-                let tampered = String(compact.dropLast(4)) + "AAAA"
-                let invalid = try await browser.post("/console/validator", [("identity_token", tampered)])
-                #expect(text(invalid).contains("Not valid") && text(invalid).contains("bad_signature"))
-
-                // Apps: search and paging.
-                let searched = try await browser.get("/console/apps?search=\(other.appID.uuid.lowercasedText)")
-                #expect(text(searched).contains(other.appID.uuid.lowercasedText) && !text(searched).contains(app.appID.uuid.lowercasedText))
-            }
-        }
-    }
-
     /// Token profiles are edited as JSON on the app's page, their secrets
     /// never shown again; the validator checks a token as the app's profile.
     @Test func tokenProfilesAreEditedAndTheValidatorChecksThem() async throws {
-        try await withConsoleGateway { gateway in
+        try await withMemoryConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)
             let app = try await gateway.createApp()
             let appPath = "/console/apps/\(app.appID.uuid.lowercasedText)"
@@ -304,7 +212,7 @@ import Testing
     }
 
     @Test func appsArePagedAndAnOperatorDeletesOne() async throws {
-        try await withConsoleGateway { gateway in
+        try await withMemoryConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)
             var created: [AppSettings] = []
             for index in 0..<23 { created.append(try await gateway.createApp { $0.name = "App \(index)" }) }

@@ -14,7 +14,7 @@ import Testing
 /// secret) is ever rendered back.
 @Suite struct ConsoleScopeTests {
     @Test func anAppScopedSessionSeesAndChangesItsAppOnly() async throws {
-        try await withConsoleGateway { gateway in
+        try await withMemoryConsoleGateway { gateway in
             let mine = try await gateway.createApp { $0.name = "Mine" }
             let theirs = try await gateway.createApp { $0.name = "Theirs" }
             let token = try await gateway.adminToken(.app(mine.appID))
@@ -53,7 +53,7 @@ import Testing
                     #expect([.notFound, .forbidden].contains(response.status), "\(path): \(response.status)")
                 }
                 #expect(try await gateway.auditRows().count == before, "nothing changed")
-                let stored = try #require(try await gateway.dependencies.stores.apps.find(theirs.appID))
+                let stored = try #require(try await gateway.memory.stores.apps.find(theirs.appID))
                 #expect(stored.settings.name == "Theirs" && stored.settings.isEnabled)
 
                 // What the API lets an app admin do, the console does: rename the own app.
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func noSecretIsRenderedBack() async throws {
-        try await withConsoleGateway { gateway in
+        try await withMemoryConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)
             let app = try await gateway.createApp { $0.credentialTypes = ["static", "password", "webhook"] }
             let appPath = "/console/apps/\(app.appID.uuid.lowercasedText)"

@@ -11,7 +11,7 @@ import Testing
 /// looser than the deployment's stay with operators.
 @Suite struct AppAdminReachTests {
     @Test func anAppAdminCannotTakeAnotherTenantsIssuerNorLoosenWhatTheOperatorSet() async throws {
-        try await TestGateway.with(plugins: .installed) { gateway in
+        try await MemoryGateway.with(plugins: .installed) { gateway in
             let victim = try await gateway.createApp()
             // Passwords, which a production app may accept.
             let attacker = try await gateway.createApp {
@@ -54,7 +54,7 @@ import Testing
     /// A second factor in place may have been the operator's: the app's
     /// admin turns it on and tightens it, never loosens nor turns it off.
     @Test func anAppAdminTightensASecondFactorButNeverLoosensIt() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let path = "/admin/v1/apps/\(app.appID)"
             let operatorToken = try await gateway.adminToken(.operator)
@@ -92,7 +92,7 @@ import Testing
     /// neither change (tighten included) nor remove it. Its own overrides it
     /// may tighten, never loosen or remove.
     @Test func anAppAdminCannotRemoveNorChangeAnOperatorsOverrideNorLoosenItsOwn() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let path = "/admin/v1/apps/\(app.appID)"
             let operatorToken = try await gateway.adminToken(.operator)
@@ -136,7 +136,7 @@ import Testing
     /// (so does adding or removing an override of another period than the
     /// deployment's: `SlidingWindowBoundTests` counts the ramp).
     @Test func nobodyEscapesALimitByChangingItsPeriod() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             // As an operator's POST makes it: the override is the operator's, and no period changed.
             let app = try await gateway.createApp {
                 $0.rateLimits = ["app": RateLimitOverride(limit: 5, periodSeconds: 3_600)]
@@ -169,7 +169,7 @@ import Testing
     }
 
     @Test func theValidatorNamesTheAppWhoseKeySignedTheToken() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let issued = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
             let token = try #require(try jsonObject(issued)["identity_token"] as? String)
@@ -186,7 +186,7 @@ import Testing
 /// Static test users' passwords are write-only, like the SMS senders' secrets.
 @Suite struct StaticPasswordRedactionTests {
     @Test func theAdminAPINeverShowsAStaticPasswordNorTakesTheMarkerForOne() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let token = try await gateway.adminToken(.app(app.appID))
             let shown = try await gateway.admin(.get, "/admin/v1/apps/\(app.appID)", token: token)

@@ -14,7 +14,7 @@ import Testing
     }
 
     @Test func issuesAVerifiableLayerTokenWithTheTenantsSettings() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let before = Int(Date().timeIntervalSince1970)
             let response = try await gateway.test { try await $0.postJSON(aliceRequest(app)) }
@@ -52,7 +52,7 @@ import Testing
     @Test func theNonceSurvivesByteForByteThroughJSONAndForms() async throws {
         let visibleASCII = (0x21...0x7E).map { Character(UnicodeScalar(UInt8($0))) }
         let longNonce = String((0..<1024).map { visibleASCII[($0 * 11) % visibleASCII.count] })
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             for nonce in ["abc+/=123", longNonce] {
                 let json = try await gateway.test { try await $0.postJSON(aliceRequest(app, nonce: nonce)) }
@@ -72,7 +72,7 @@ import Testing
     }
 
     @Test func aFormNonceWhosePlusWasNotEncodedIsRefusedWithTheReason() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let response = try await gateway.test {
                 try await $0.post(
@@ -86,7 +86,7 @@ import Testing
 
     @Test(arguments: ["layer:///apps/staging/", "layer:///apps/production/", "", "LAYER:///APPS/STAGING/"])
     func everyAppIDFormReachesTheSameApp(_ prefix: String) async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             var request = aliceRequest(app)
             let uuid = app.appID.description
@@ -99,7 +99,7 @@ import Testing
 
     @Test(arguments: ["/identity_tokens", "/authenticate"])
     func layerSamplePathsServeTheSameEndpoint(_ path: String) async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let response = try await gateway.test { try await $0.postJSON(aliceRequest(app), to: path) }
             #expect(identityToken(in: response) != nil)
@@ -107,7 +107,7 @@ import Testing
     }
 
     @Test func aUserWithoutAPasswordNeedsNone() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let response = try await gateway.test {
                 try await $0.postJSON(["app_id": app.appID.description, "user_id": "bob", "nonce": "n", "credentials": ["type": "static"]])
@@ -117,7 +117,7 @@ import Testing
     }
 
     @Test func anyUserIsAcceptedWithoutCredentialsOnlyWhenTheAppSaysSo() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let strict = try await gateway.createApp()
             let open = try await gateway.createApp { $0.plugins = ["static": .object(["allow_any_user": .bool(true)])] }
             // Layer's quick-start clients send no credentials object at all.
@@ -132,7 +132,7 @@ import Testing
     }
 
     @Test func aWellFormedIncomingRequestIDIsKeptAndAHostileOneReplaced() async throws {
-        try await TestGateway.with { gateway in
+        try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let kept = try await gateway.test {
                 try await $0.postJSON(aliceRequest(app), headers: [HTTPField.Name("x-request-id")!: "lb-1234.abc_DEF"])
