@@ -54,7 +54,7 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
 /// (GatewayOutbound) is a plugin's own choice, in its `uses`; the runtime (GatewayRuntime) is not
 /// a plugin's to import.
 let pluginSeam: [Target.Dependency] = [
-    "GatewayCore", "GatewayPluginKit", "GatewayPostgres",
+    "GatewayCore", "GatewayPluginKit", "GatewayPluginPostgres", "GatewayPostgres",
     Products.hummingbird, Products.logging,
     Products.nioCore, Products.postgresNIO,
     Products.coreMetrics, Products.tracing,
@@ -62,7 +62,7 @@ let pluginSeam: [Target.Dependency] = [
 
 /// What every plugin's tests drive: a gateway over a test database or in memory.
 let pluginTestSeam: [Target.Dependency] = [
-    "GatewayCore", "GatewayPluginKit", "GatewayRuntime", "GatewayPostgres", "GatewayHTTPTestSupport", "GatewayTestSupport",
+    "GatewayCore", "GatewayPluginKit", "GatewayPluginPostgres", "GatewayRuntime", "GatewayPostgres", "GatewayHTTPTestSupport", "GatewayTestSupport",
     "StaticUsersPlugin",
     Products.hummingbirdTesting, Products.httpTypes,
     Products.logging, Products.nioCore,
@@ -99,6 +99,11 @@ let pluginTargets: [Target] = credentialPlugins.flatMap { plugin -> [Target] in
     return [source, tests]
 }
 
+/// What every token profile builds on: the plugin API, without the database (a profile keeps no tables).
+let profileSeam: [Target.Dependency] = [
+    "GatewayCore", "GatewayPluginKit", Products.hummingbird, Products.logging, Products.nioCore, Products.httpTypes,
+]
+
 /// The token profiles besides Layer's (which the seam holds): a folder
 /// `Profiles/<name>/` each, built on the seam, registered with one entry here
 /// and one line in Sources/InstalledPlugins/InstalledPlugins.swift.
@@ -112,7 +117,7 @@ let tokenProfiles: [(name: String, uses: [Target.Dependency])] = [
 let profileTargets: [Target] = tokenProfiles.map { profile in
     .target(
         name: "\(profile.name)Profile",
-        dependencies: pluginSeam + profile.uses,
+        dependencies: profileSeam + profile.uses,
         path: "Profiles/\(profile.name)",
         swiftSettings: upcomingFeatures
     )
@@ -187,10 +192,18 @@ let package = Package(
         .target(
             name: "GatewayPluginKit",
             dependencies: [
-                "GatewayCore", "GatewayPostgres", Products.hummingbird, Products.httpTypes, Products.logging,
-                Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), Products.postgresNIO,
+                "GatewayCore", Products.hummingbird, Products.httpTypes, Products.logging,
+                Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"),
                 Products.coreMetrics, Products.tracing,
             ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The gateway's PostgreSQL as the plugins' SQL stores open it (PluginStorage.postgres): the adapter
+        // beside the stores, so the plugin API and what builds only on it (HTTP, the console, the profiles)
+        // link no database driver.
+        .target(
+            name: "GatewayPluginPostgres",
+            dependencies: ["GatewayCore", "GatewayPluginKit", "GatewayPostgres", Products.postgresNIO, Products.logging],
             swiftSettings: upcomingFeatures
         ),
         // Calling out of the gateway under its rules (address policy, pooled
@@ -279,7 +292,7 @@ let package = Package(
         .target(
             name: "GatewayApplication",
             dependencies: [
-                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayRuntime", "GatewayHTTP", "GatewayConsole",
+                "GatewayCore", "GatewayPostgres", "GatewayPluginKit", "GatewayPluginPostgres", "GatewayRuntime", "GatewayHTTP", "GatewayConsole",
                 "OpenSSLSigner", .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Configuration", package: "swift-configuration"), Products.hummingbird,
@@ -371,8 +384,8 @@ let package = Package(
         .target(
             name: "GatewayHTTPTestSupport",
             dependencies: [
-                "GatewayConsole", "GatewayCore", "GatewayHTTP", "GatewayPluginKit", "GatewayRuntime", "GatewayPostgres",
-                "GatewayTestSupport", "InstalledPlugins", "OpenSSLSigner", "StaticUsersPlugin", Products.hummingbird,
+                "GatewayConsole", "GatewayCore", "GatewayHTTP", "GatewayPluginKit", "GatewayPluginPostgres", "GatewayRuntime",
+                "GatewayPostgres", "GatewayTestSupport", "InstalledPlugins", "OpenSSLSigner", "StaticUsersPlugin", Products.hummingbird,
                 Products.hummingbirdTesting, Products.httpTypes, Products.logging, Products.nioCore,
                 Products.postgresNIO, .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -4,6 +4,7 @@ public import GatewayHTTP
 public import GatewayPluginKit
 public import GatewayRuntime
 public import GatewayPostgres
+import GatewayPluginPostgres
 public import GatewayTestSupport
 public import HTTPTypes
 public import Hummingbird

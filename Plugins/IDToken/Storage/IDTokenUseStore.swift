@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayPluginPostgres
 
 /// The provider ID tokens each app has accepted, so that one token mints at
 /// most one of the app's tokens: in PostgreSQL (``PostgresIDTokenUses``) or
@@ -32,7 +33,7 @@ extension PluginServices {
     /// The accepted tokens where this gateway keeps its plugins' tables.
     var idTokenUses: any IDTokenUseStore {
         switch storage {
-        case .postgres(let client): PostgresIDTokenUses(client: client, logger: logger, timeout: databaseTimeout)
+        case .database(let database): PostgresIDTokenUses(client: database.postgres, logger: logger, timeout: databaseTimeout)
         case .memory(let memory): MemoryIDTokenUses(table: memory.table(of: MemoryIDTokenUses.Rows.self, empty: .init()))
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayPluginPostgres
 
 /// Which ceremony a challenge was given for.
 enum PasskeyCeremony: String, Sendable {
@@ -76,7 +77,7 @@ extension PluginServices {
     /// The passkey tables where this gateway keeps its plugins' tables.
     var passkeys: any PasskeyStore {
         switch storage {
-        case .postgres(let client): PostgresPasskeys(client: client, logger: logger, timeout: databaseTimeout)
+        case .database(let database): PostgresPasskeys(client: database.postgres, logger: logger, timeout: databaseTimeout)
         case .memory(let memory): MemoryPasskeys(table: memory.table(of: MemoryPasskeys.Rows.self, empty: .init()))
         }
     }

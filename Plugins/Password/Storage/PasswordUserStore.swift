@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayPluginPostgres
 import Logging
 
 /// The `password_users` table as the plugin uses it: in PostgreSQL
@@ -49,7 +50,7 @@ extension PluginServices {
     /// The password users where this gateway keeps its plugins' tables.
     var passwordUsers: any PasswordUserStore {
         switch storage {
-        case .postgres(let client): PostgresPasswordUsers(client: client, logger: logger)
+        case .database(let database): PostgresPasswordUsers(client: database.postgres, logger: logger)
         case .memory(let memory): MemoryPasswordUsers(table: memory.table(of: MemoryPasswordUsers.Rows.self, empty: .init()))
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
 import GatewayPluginKit
+import GatewayPluginPostgres
 import GatewayRuntime
 import GatewayPostgres
 import GatewayTestSupport
@@ -55,8 +56,8 @@ extension GatewayUnderTest {
     /// Moves the user's last login `seconds` before now, as if it had been then.
     func backdateLastLogin(of userID: String, in app: AppSettings, by seconds: Int) async throws {
         switch pluginServices.storage {
-        case .postgres(let client):
-            try await client.query(
+        case .database(let database):
+            try await database.postgres.query(
                 """
                 UPDATE password_users SET last_login_at = now() - make_interval(secs => \(seconds))
                 WHERE app_id = \(app.appID.uuid) AND user_id = \(userID)

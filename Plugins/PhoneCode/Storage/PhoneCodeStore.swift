@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayPluginKit
+import GatewayPluginPostgres
 
 /// The `phone_codes` and `phone_numbers` tables as the plugin uses them: in
 /// PostgreSQL (``PostgresPhoneCodes``) or in memory (``MemoryPhoneCodes``).
@@ -59,7 +60,7 @@ extension PluginServices {
     /// The codes and numbers where this gateway keeps its plugins' tables.
     var phoneCodes: any PhoneCodeStore {
         switch storage {
-        case .postgres(let client): PostgresPhoneCodes(client: client, logger: logger)
+        case .database(let database): PostgresPhoneCodes(client: database.postgres, logger: logger)
         case .memory(let memory): MemoryPhoneCodes(table: memory.table(of: MemoryPhoneCodes.Rows.self, empty: .init()))
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import GatewayCore
 import GatewayOutbound
 import GatewayPluginKit
+import GatewayPluginPostgres
 import GatewayRuntime
 import GatewayHTTPTestSupport
 import GatewayTestSupport
@@ -55,8 +56,8 @@ extension GatewayUnderTest {
     /// Moves the sending of every live code (of `number`, when given) `seconds` into the past, as if that long had gone by.
     func backdateCodes(by seconds: Int, of number: String? = nil) async throws {
         switch pluginServices.storage {
-        case .postgres(let client):
-            try await client.query(
+        case .database(let database):
+            try await database.postgres.query(
                 """
                 UPDATE phone_codes SET sent_at = sent_at - make_interval(secs => \(seconds))
                 WHERE \(number)::text IS NULL OR phone_number = \(number)
@@ -69,8 +70,8 @@ extension GatewayUnderTest {
     /// Lets every live code expire.
     func expireCodes() async throws {
         switch pluginServices.storage {
-        case .postgres(let client):
-            try await client.query("UPDATE phone_codes SET expires_at = now() - interval '1 second'", logger: TestDatabase.logger)
+        case .database(let database):
+            try await database.postgres.query("UPDATE phone_codes SET expires_at = now() - interval '1 second'", logger: TestDatabase.logger)
         case .memory(let memory):
             changeCodes(in: memory) { $0.expiresAt = Date().addingTimeInterval(-1) }
         }
@@ -79,8 +80,8 @@ extension GatewayUnderTest {
     /// Forgets every code.
     func deleteCodes() async throws {
         switch pluginServices.storage {
-        case .postgres(let client):
-            try await client.query("DELETE FROM phone_codes", logger: TestDatabase.logger)
+        case .database(let database):
+            try await database.postgres.query("DELETE FROM phone_codes", logger: TestDatabase.logger)
         case .memory(let memory):
             memory.table(of: MemoryPhoneCodes.Rows.self, empty: .init()).change { $0.codes = [:] }
         }

@@ -4,6 +4,7 @@ import GatewayHTTP
 import GatewayPluginKit
 import GatewayRuntime
 import GatewayPostgres
+import GatewayPluginPostgres
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS

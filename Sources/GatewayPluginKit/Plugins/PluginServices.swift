@@ -1,5 +1,4 @@
 public import GatewayCore
-import GatewayPostgres
 public import Logging
 
 /// What the gateway lends a plugin: where its own tables are (its
@@ -36,7 +35,7 @@ public struct PluginServices: Sendable {
     /// changes no table), where its tables are.
     public func record(_ event: AuditEvent) async throws {
         switch storage {
-        case .postgres(let client): try await AuditedTransaction(client: client, logger: logger).run(recording: event) { _ in }
+        case .database(let database): try await database.record(event, logger: logger)
         case .memory(let memory): try memory.record(event)
         }
     }

@@ -1,16 +1,38 @@
 public import GatewayCore
-public import PostgresNIO
+public import Logging
 import Synchronization
 
 /// Where a plugin keeps its own tables. A plugin reaches them through a
 /// store protocol of its own with one implementation for each case: its SQL
-/// for `.postgres` (the tables its migrations made), plain values for
+/// for `.database` (the tables its migrations made), plain values for
 /// `.memory`, so its logic is tested without a database and its SQL with one.
 public enum PluginStorage: Sendable {
-    /// The gateway's database: what a running gateway lends.
-    case postgres(PostgresClient)
+    /// The gateway's database: what a running gateway lends. A plugin's SQL
+    /// reads its client through the adapter that made it
+    /// (`GatewayPluginPostgres`: `PluginStorage.postgres(_:)`, `PluginDatabase.postgres`),
+    /// so the plugin API itself names no database driver.
+    case database(PluginDatabase)
     /// Tables in memory, beside the in-memory stores of the gateway's tests.
     case memory(PluginMemory)
+}
+
+/// The gateway's database as the plugin API carries it: the driver's
+/// client, opaque here, and how an audit row is written alone.
+public struct PluginDatabase: Sendable {
+    /// The driver's client, for the adapter that made this to hand back.
+    public let connection: any Sendable
+    private let writeAlone: @Sendable (AuditEvent, Logger) async throws -> Void
+
+    /// - Parameter writeAlone: writes one audit row in a transaction of its own.
+    public init(connection: any Sendable, writeAlone: @escaping @Sendable (AuditEvent, Logger) async throws -> Void) {
+        self.connection = connection
+        self.writeAlone = writeAlone
+    }
+
+    /// Writes an audit row alone.
+    public func record(_ event: AuditEvent, logger: Logger) async throws {
+        try await writeAlone(event, logger)
+    }
 }
 
 /// The in-memory tables of every plugin of one gateway, and where their audit
