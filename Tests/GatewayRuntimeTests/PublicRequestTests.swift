@@ -248,7 +248,8 @@ import Testing
     /// carries the limits' headers and `no-store`; a failure is its
     /// translated error with its row written; a route whose units count
     /// work done (`givesBackOnFailure`, a code sent) gives back what a
-    /// failure reserved, another keeps it; a refusal carries its headers.
+    /// failure reserved, another keeps it; every failure carries the
+    /// limits' headers, a refusal its `Retry-After` too.
     @Test func everyAnswerEndsOneWay() async throws {
         let setup = Setup()
         let app = setup.app(limits: ["user_failures": RateLimitOverride(limit: 1, periodSeconds: 600)])
@@ -288,7 +289,11 @@ import Testing
                 thrown.append(error)
             }
         }
-        #expect((thrown.first as? GatewayError)?.code == .credentialServiceUnavailable)
+        // Every failure carries the limits' headers, a refusal its Retry-After too.
+        let failed = try #require(thrown.first as? HeaderedError)
+        #expect(failed.error.code == .credentialServiceUnavailable)
+        #expect(failed.headers.contains { $0.name == "RateLimit-Policy" })
+        #expect(!failed.headers.contains { $0.name == "Retry-After" })
         let limited = try #require(thrown.last as? HeaderedError)
         #expect(limited.error.code == .rateLimited)
         #expect(limited.headers.contains { $0.name == "Retry-After" })

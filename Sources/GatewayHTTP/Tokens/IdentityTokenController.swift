@@ -38,15 +38,11 @@ public struct IdentityTokenController: Sendable {
         ).increment()
         switch outcome.result {
         case .success(.token(let issued)):
-            var response = Self.tokenResponse(issued, profile: outcome.profileLabel)
-            response.headers.set(outcome.limits.headers)
-            return response
+            return outcome.limits.answering(Self.tokenResponse(issued, profile: outcome.profileLabel))
         case .success(.secondFactorRequired(let challenge)):
-            var response = Self.challengeResponse(challenge, requestID: context.requestID)
-            response.headers.set(outcome.limits.headers)
-            return response
-        case .failure(let error):
-            throw HeaderedError(error, headers: outcome.limits.headers)
+            return outcome.limits.answering(Self.challengeResponse(challenge, requestID: context.requestID))
+        case .failure(let answer):
+            throw answer
         }
     }
 
@@ -104,5 +100,5 @@ public struct IdentityTokenController: Sendable {
             status: .forbidden, headers: tokenHeaders, body: .init(byteBuffer: ByteBuffer(bytes: body.finish())))
     }
 
-    private static let tokenHeaders: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
+    private static let tokenHeaders: HTTPFields = [.contentType: "application/json; charset=utf-8"]
 }

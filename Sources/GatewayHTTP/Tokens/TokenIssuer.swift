@@ -64,8 +64,9 @@ public struct TokenIssuer: Sendable {
 
     /// What a request came to.
     public struct Outcome: Sendable {
-        /// The token (or the second factor it waits on), or why there is none.
-        public let result: Result<Answer, GatewayError>
+        /// The token (or the second factor it waits on), or why there is
+        /// none, as ``PublicRequest/end(failing:givingBack:)`` answers it.
+        public let result: Result<Answer, HeaderedError>
         /// The limits' verdicts, for the answer's `RateLimit` headers.
         public let limits: LimitOutcome
         /// Its row: `token.issued`, or `token.denied` with a reason.
@@ -99,8 +100,8 @@ public struct TokenIssuer: Sendable {
             ) { try ready.minter.mint(ready.grant) }
             return attempt.outcome(.success(.token(Issued(token: token, session: ready.session))), row: ready.issued)
         } catch {
-            let answer = ErrorResponder.translate(error, logger: context.logger)
-            return attempt.outcome(.failure(answer), row: await attempt.passage.deny(answer))
+            let ending = await attempt.passage.end(failing: error)
+            return attempt.outcome(.failure(ending.answer), row: ending.row)
         }
     }
 
@@ -115,7 +116,7 @@ public struct TokenIssuer: Sendable {
 
         init(_ passage: PublicRequest) { self.passage = passage }
 
-        func outcome(_ result: Result<Answer, GatewayError>, row: AuditEvent) -> Outcome {
+        func outcome(_ result: Result<Answer, HeaderedError>, row: AuditEvent) -> Outcome {
             Outcome(
                 result: result, limits: passage.limits, row: row, appLabel: appLabel,
                 credentialTypeLabel: credentialTypeLabel, profileLabel: profileLabel)

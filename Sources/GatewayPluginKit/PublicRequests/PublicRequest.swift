@@ -145,6 +145,21 @@ public struct PublicRequest: Sendable {
         return denied
     }
 
+    /// How a public request that failed ends, on every route: `error`
+    /// translated into what the client is answered, carrying the limits'
+    /// headers; for a route whose units count work done (`givingBack`, a
+    /// code sent), the units it reserved given back unless a limit refused
+    /// it; and its row written (``deny(_:)``). Returns the answer to throw
+    /// and the row.
+    public mutating func end(
+        failing error: any Error, givingBack: Bool = false
+    ) async -> (answer: HeaderedError, row: AuditEvent) {
+        let answer = ErrorResponder.translate(error, logger: logger)
+        if givingBack && limits.refusal == nil { await giveBackReservations() }
+        let row = await deny(answer)
+        return (HeaderedError(answer, headers: limits.headers), row)
+    }
+
     /// Writes `event`, a row of its own beside the request's, with
     /// `session`'s change in the same statement (a session ended for a
     /// token's reuse), before the request is answered: 503 when it cannot be.

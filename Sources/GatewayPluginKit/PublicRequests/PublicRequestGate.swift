@@ -44,10 +44,11 @@ public struct PublicRequestGate: Sendable {
     }
 
     /// Runs `body` as one public request whose success writes its own rows
-    /// (an enrolment, a registration, a code sent): a failure is answered as
-    /// ``ErrorResponder`` translates it and leaves the request's row
-    /// (``PublicRequest/deny(_:)``); every answer carries the limits'
-    /// headers and `Cache-Control: no-store`.
+    /// (an enrolment, a registration, a code sent): a success is answered as
+    /// ``LimitOutcome/answering(_:)`` says, a failure as
+    /// ``PublicRequest/end(failing:givingBack:)`` does, the token endpoint's
+    /// way too: every answer carries the limits' headers, and every failure
+    /// leaves the request's row.
     ///
     /// `givesBackOnFailure`: a failure that no limit refused gives back
     /// what the request reserved, for units that count work done (a code
@@ -67,16 +68,10 @@ public struct PublicRequestGate: Sendable {
     ) async throws -> Response {
         var passage = opened
         do {
-            var response = try await body(&passage)
-            response.headers.set(passage.limits.headers)
-            response.headers[.cacheControl] = "no-store"
-            return response
+            let response = try await body(&passage)
+            return passage.limits.answering(response)
         } catch {
-            let answer = ErrorResponder.translate(error, logger: logger)
-            if givesBackOnFailure && passage.limits.refusal == nil { await passage.giveBackReservations() }
-            await passage.deny(answer)
-            if passage.limits.refusal != nil { throw HeaderedError(answer, headers: passage.limits.headers) }
-            throw answer
+            throw await passage.end(failing: error, givingBack: givesBackOnFailure).answer
         }
     }
 }

@@ -1,4 +1,5 @@
 public import GatewayCore
+public import Hummingbird
 import CoreMetrics
 
 /// The verdicts on one request.
@@ -108,6 +109,16 @@ public struct LimitOutcome: Sendable {
     }
 
     public static let unlimited = LimitOutcome()
+
+    /// `response` as a public request's success is answered on every
+    /// route: with these verdicts' headers, and never cached (it carries a
+    /// token, a code's fate or a challenge).
+    public func answering(_ response: Response) -> Response {
+        var response = response
+        response.headers.set(headers)
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
 
     /// The `rate_limited` error for a refused request (the route adds the
     /// ``headers`` to its answer); notes the refusal
