@@ -40,12 +40,20 @@ public struct MemoryGateway: GatewayUnderTest {
         let memory = self.memory
         // Timeouts as generous as TestGateway's: a loaded machine must not turn slow steps into 503s.
         let timeout = Duration.seconds(10)
+        let mounted: [any AdminAPIFrontEnd]
+        do {
+            mounted = try frontEnds(stores, masterKey)
+        } catch {
+            // Failed loudly: a front end that did not build would otherwise answer 404 to every page.
+            Issue.record("the front ends did not build: \(error)")
+            mounted = []
+        }
         let dependencies = GatewayDependencies(
             stores: stores, pluginStorage: .memory(PluginMemory(recording: { try memory.record($0) })), plugins: plugins,
             masterKey: masterKey, makeSigner: { try OpenSSLRS256Signer($0) },
             options: .init(
                 rateLimits: rateLimits, databaseRetry: .once(within: timeout), signers: .sharedByTests, logsRequests: false,
-                frontEnds: (try? frontEnds(stores, masterKey)) ?? []),
+                frontEnds: mounted),
             logger: logger)
         self.dependencies = dependencies
         pluginServices = dependencies.pluginServices
