@@ -63,7 +63,16 @@ import Testing
                 }
                 try await Task.sleep(for: .milliseconds(10))  // polling B, which has no event to await from outside
             }
-            #expect(seenByB, "replica B still issued tokens 5 s after the app was disabled through A")
+            if !seenByB {
+                // What B knew of its listener then: its readiness (which follows the listener) and what it logged.
+                let ready = try? await HTTPCall.send("GET", "\(baseB)/readyz", json: nil)
+                Issue.record(
+                    """
+                    replica B still issued tokens 5 s after the app was disabled through A; \
+                    B's /readyz: \(ready.map { "\($0.status) \($0.text)" } ?? "no answer"); B printed:
+                    \(b.printed.suffix(8_000))
+                    """)
+            }
 
             #expect(await a.stop() == 0)
             #expect(await b.stop() == 0)
