@@ -58,13 +58,20 @@ public struct PublicRequest: Sendable {
     /// The enabled app `appID` names, found in memory or read within the
     /// gate's ``DatabaseRetry``; 404 for no such app, 403 `app_disabled`.
     public mutating func app(_ appID: AppID) async throws(GatewayError) -> Tenant {
-        if gate.tenants.cachedTenant(for: appID) == nil { try await countClient() }
+        let (tenants, retry) = (gate.tenants, gate.databaseRetry)
         let tenant: Tenant
-        do {
-            let (tenants, retry) = (gate.tenants, gate.databaseRetry)
-            tenant = try await retry.run { try await tenants.tenant(for: appID, within: retry.attemptTimeout) }
-        } catch {
-            throw ErrorResponder.translate(error, logger: logger)
+        if tenants.cachedTenant(for: appID) != nil {
+            // In memory: answered at once, so no timer and no retry around it (a timed
+            // attempt costs two tasks). Should the app be dropped just now, the lookup
+            // loads it within the attempt's timeout, without the failover retry.
+            tenant = try await tenants.tenant(for: appID, within: retry.attemptTimeout)
+        } else {
+            try await countClient()
+            do {
+                tenant = try await retry.run { try await tenants.tenant(for: appID, within: retry.attemptTimeout) }
+            } catch {
+                throw ErrorResponder.translate(error, logger: logger)
+            }
         }
         guard tenant.settings.isEnabled else { throw GatewayError(.appDisabled, .forbidden, "This app is disabled.") }
         return tenant
