@@ -1,3 +1,4 @@
+public import Foundation
 public import GatewayCore
 public import GatewayPluginKit
 public import Hummingbird
@@ -63,4 +64,23 @@ extension RateLimitPolicy {
     /// Sign-in challenges per client IP (each is a row until it is used or expires).
     public static let passkeyChallenges = RateLimitPolicy(
         name: "passkey_challenges", limit: 60, periodSeconds: 60, counting: .everyRequest, countsClientAddress: true)
+}
+
+extension PasskeyPlugin: HoldsUserCredentials {
+    /// Revokes each of the user's passkeys, each with a `passkey.revoked`
+    /// row like the admin route's, its `detail.reason` `user_deleted`.
+    public func removeCredentials(
+        of userID: String, in appID: AppID, requestID: String, actor: UUID?, services: PluginServices
+    ) async throws -> Int {
+        let store = services.passkeys
+        var removed = 0
+        for passkey in try await store.passkeys(of: userID, in: appID) {
+            let row = AuditEvent(
+                appID: appID, event: "passkey.revoked", outcome: .success, userID: userID,
+                credentialType: Self.type, requestID: requestID, actor: actor,
+                detail: ["credential_id": Base64URL.encode(passkey.credentialID), "reason": UserCredentialRemoval.reason])
+            if try await store.revoke(passkey.credentialID, of: userID, in: appID, recording: row) { removed += 1 }
+        }
+        return removed
+    }
 }

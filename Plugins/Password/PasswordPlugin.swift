@@ -62,7 +62,7 @@ public struct PasswordPlugin: CredentialPlugin {
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
         UserAdminController(
             apps: services.plugin.apps, users: services.plugin.passwordUsers, sessions: services.plugin.sessions,
-            hasher: hasher, work: services.adminWork
+            credentials: services.userCredentials, hasher: hasher, work: services.adminWork
         ).addRoutes(to: admin)
     }
 }

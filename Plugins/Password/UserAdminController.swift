@@ -13,6 +13,8 @@ struct UserAdminController: Sendable {
     let apps: any AppStore
     let users: any PasswordUserStore
     let sessions: any SessionStore
+    /// The user's second factor and passkeys, which go with them.
+    let credentials: UserCredentialRemoval
     let hasher: PasswordHasher
     let work: AdminWorkLimit
 
@@ -106,9 +108,13 @@ struct UserAdminController: Sendable {
         let event = AuditEvent(
             appID: appID, event: "admin.user.deleted", outcome: .success, userID: userID,
             requestID: context.requestID, actor: admin.id)
+        // Their other credentials go first, while the user is still there to be
+        // found: a failure then leaves the row, and the same DELETE sent again finishes.
+        _ = try await existing(userID, in: appID)
+        try await credentials.remove(of: userID, in: appID, requestID: context.requestID, actor: admin.id)
         let deleted = try await users.delete(userID, in: appID, recording: event)
         guard deleted else { throw Self.userNotFound(userID) }
-        try await endSessions(of: userID, in: appID, reason: "user_deleted", admin: admin, context)
+        try await endSessions(of: userID, in: appID, reason: UserCredentialRemoval.reason, admin: admin, context)
         return AdminResponses.noContent()
     }
 

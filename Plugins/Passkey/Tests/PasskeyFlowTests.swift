@@ -287,42 +287,16 @@ import Testing
         let passwords = PasswordPlugin(hasher: PasswordHasher())
         let plugins = PluginRegistry([StaticUsersPlugin(), passwords, PasskeyPlugin(passwords: passwords)])
         try await MemoryGateway.with(plugins: plugins) { gateway in
-            let app = try await gateway.createPasskeyApp()
-            let changed = try await gateway.admin(
-                .patch, "/admin/v1/apps/\(app.appID.uuid)", token: try await gateway.operatorToken(),
-                json: [
-                    "credential_types": ["password", "passkey"],
-                    "plugins": [
-                        "password": ["argon2": ["memory_kib": 8192, "iterations": 1] as [String: any Sendable]] as [String: any Sendable],
-                        "passkey": ["rp_id": MemoryGateway.rpID] as [String: any Sendable],
-                    ] as [String: any Sendable],
-                ])
-            #expect(changed.status == .ok)
-            gateway.tenants.invalidate(app.appID)
+            let app = try await Self.directoryApp(gateway)
             let operatorToken = try await gateway.operatorToken()
             let user = "/admin/v1/apps/\(app.appID.uuid)/users/ada"
-            let created = try await gateway.admin(
-                .put, user, token: operatorToken,
-                json: ["password": "analytical engine", "display_name": "Ada L."])
-            #expect([.created, .ok].contains(created.status))
-            let signedIn = try await gateway.post(
-                ["app_id": app.appID.uuid.uuidString, "user_id": "ada", "nonce": "n-\(UUID())",
-                 "credentials": ["type": "password", "password": "analytical engine"]], to: "/v1/identity_tokens")
-            let session = try #require(signedIn.json["refresh_token"] as? String, "\(signedIn.text)")
-            let authenticator = SoftwareAuthenticator()
-            #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
-            let handle = try await gateway.userHandle(of: session, app)
-            func passkeySignIn(_ count: UInt32) async throws -> Answer {
-                let assertion = authenticator.assert(
-                    challenge: try await gateway.signInChallenge(app), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin,
-                    userHandle: handle, signCount: count)
-                return try await gateway.post(MemoryGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
-            }
+            let ada = try await Self.directoryUserWithAPasskey("ada", app, gateway)
+            func passkeySignIn(_ count: UInt32) async throws -> Answer { try await ada.signIn(count) }
 
             let enabled = try await passkeySignIn(1)
             #expect(enabled.status == .ok, "\(enabled.text)")
             let token = try #require(enabled.json["identity_token"] as? String)
-            #expect(ParsedIdentityToken(compact: token)?.claims["display_name"] == .string("Ada L."), "the directory's profile")
+            #expect(ParsedIdentityToken(compact: token)?.claims["display_name"] == .string("ada L."), "the directory's profile")
 
             let disabled = try await gateway.admin(.patch, user, token: operatorToken, json: ["disabled": true])
             #expect(disabled.status == .ok)
@@ -332,6 +306,100 @@ import Testing
 
             #expect(try await gateway.admin(.patch, user, token: operatorToken, json: ["disabled": false]).status == .ok)
             #expect(try await passkeySignIn(3).status == .ok)
+        }
+    }
+
+    /// A passkey app whose users the password plugin keeps, with an
+    /// optional second factor.
+    static func directoryApp(_ gateway: MemoryGateway) async throws -> AppSettings {
+        let app = try await gateway.createPasskeyApp()
+        let changed = try await gateway.admin(
+            .patch, "/admin/v1/apps/\(app.appID.uuid)", token: try await gateway.operatorToken(),
+            json: [
+                "credential_types": ["password", "passkey"],
+                "plugins": [
+                    "password": ["argon2": ["memory_kib": 8192, "iterations": 1] as [String: any Sendable]] as [String: any Sendable],
+                    "passkey": ["rp_id": MemoryGateway.rpID] as [String: any Sendable],
+                ] as [String: any Sendable],
+                "mfa": ["requirement": "optional"],
+            ])
+        try #require(changed.status == .ok)
+        gateway.tenants.invalidate(app.appID)
+        return app
+    }
+
+    /// A user of the directory who registered a passkey with their password's session.
+    struct DirectoryUser {
+        /// A passkey sign-in whose counter is `count`.
+        let signIn: (_ count: UInt32) async throws -> Answer
+    }
+
+    static func directoryUserWithAPasskey(
+        _ userID: String, _ app: AppSettings, _ gateway: MemoryGateway
+    ) async throws -> DirectoryUser {
+        let created = try await gateway.admin(
+            .put, "/admin/v1/apps/\(app.appID.uuid)/users/\(userID)", token: try await gateway.operatorToken(),
+            json: ["password": "analytical engine", "display_name": "\(userID) L."])
+        #expect([.created, .ok].contains(created.status))
+        let signedIn = try await gateway.post(
+            ["app_id": app.appID.uuid.uuidString, "user_id": userID, "nonce": "n-\(UUID())",
+             "credentials": ["type": "password", "password": "analytical engine"]], to: "/v1/identity_tokens")
+        let session = try #require(signedIn.json["refresh_token"] as? String, "\(signedIn.text)")
+        let authenticator = SoftwareAuthenticator()
+        #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
+        let handle = try await gateway.userHandle(of: session, app)
+        return DirectoryUser { count in
+            let assertion = authenticator.assert(
+                challenge: try await gateway.signInChallenge(app), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin,
+                userHandle: handle, signCount: count)
+            return try await gateway.post(MemoryGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
+        }
+    }
+
+    /// Deleting a user from the password directory takes their passkeys and
+    /// second factor with them, each with its row: a passkey of theirs signs
+    /// nobody in, and a user created again under the same id inherits
+    /// neither. Another user's stay, and a DELETE for an id the directory
+    /// does not know (a passkey's user from elsewhere) removes nothing.
+    @Test func aUserDeletedFromTheDirectoryLeavesNoPasskeyOrSecondFactorBehind() async throws {
+        let passwords = PasswordPlugin(hasher: PasswordHasher())
+        let plugins = PluginRegistry([StaticUsersPlugin(), passwords, PasskeyPlugin(passwords: passwords)])
+        try await MemoryGateway.with(plugins: plugins) { gateway in
+            let app = try await Self.directoryApp(gateway)
+            let token = try await gateway.operatorToken()
+            func path(_ user: String, _ tail: String = "") -> String { "/admin/v1/apps/\(app.appID.uuid)/users/\(user)\(tail)" }
+            let ada = try await Self.directoryUserWithAPasskey("ada", app, gateway)
+            let bob = try await Self.directoryUserWithAPasskey("bob", app, gateway)
+            for user in ["ada", "bob", "cy"] {
+                #expect(try await gateway.admin(.post, path(user, "/mfa"), token: token, json: nil).status == .created, "\(user)")
+            }
+            #expect(try await ada.signIn(1).status == .ok)
+
+            #expect(try await gateway.admin(.delete, path("ada"), token: token, json: nil).status == .noContent)
+            let refused = try await ada.signIn(2)
+            #expect(refused.status == .unauthorized, "\(refused.text)")
+            #expect(try await gateway.reason(of: refused, event: "token.denied") == "passkey_unknown_credential")
+            #expect(try await gateway.admin(.get, path("ada", "/mfa"), token: token, json: nil).status == .notFound)
+            let rows = try await gateway.auditRows().filter { $0.userID == "ada" && $0.text.contains("user_deleted") }
+            #expect(rows.map(\.event).sorted() == ["mfa.reset", "passkey.revoked", "session.revoked"], "\(rows)")
+
+            // Created again under the same id: a new user, with neither.
+            let again = try await gateway.admin(.put, path("ada"), token: token, json: ["password": "difference engine"])
+            #expect(again.status == .created)
+            let listed = try await gateway.admin(.get, path("ada", "/passkeys"), token: token, json: nil)
+            #expect(listed.status == .ok)
+            #expect((try jsonObject(listed)["passkeys"] as? [Any])?.isEmpty == true)
+            #expect(try await ada.signIn(3).status == .unauthorized)
+            let password = try await gateway.post(
+                ["app_id": app.appID.uuid.uuidString, "user_id": "ada", "nonce": "n-\(UUID())",
+                 "credentials": ["type": "password", "password": "difference engine"]], to: "/v1/identity_tokens")
+            #expect(password.status == .ok, "no second factor is asked of the new ada: \(password.text)")
+
+            // Bob's stay; cy is no user of the directory, so nothing of theirs goes.
+            #expect(try await bob.signIn(1).status == .ok)
+            #expect(try await gateway.admin(.get, path("bob", "/mfa"), token: token, json: nil).status == .ok)
+            #expect(try await gateway.admin(.delete, path("cy"), token: token, json: nil).status == .notFound)
+            #expect(try await gateway.admin(.get, path("cy", "/mfa"), token: token, json: nil).status == .ok)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 public import GatewayCore
+import GatewayPluginKit
 
 /// What the token path and the enrolment routes need of second factors:
 /// their store, and the master key TOTP secrets are sealed under.
@@ -16,6 +17,18 @@ public struct SecondFactors: Sendable {
     public static let totpType = "totp"
     public static let recoveryCodeType = "recovery_code"
     public static let credentialTypes: Set<String> = [totpType, recoveryCodeType]
+
+    /// Removes a deleted user's factor and recovery codes, with an
+    /// `mfa.reset` row whose `detail.reason` is `user_deleted`
+    /// (``UserCredentialRemoval``); 1 if they had one, else 0.
+    var removal: UserCredentialRemoval.Step {
+        { [store] userID, appID, requestID, actor in
+            let row = AuditEvent(
+                appID: appID, event: "mfa.reset", outcome: .success, userID: userID, credentialType: Self.totpType,
+                requestID: requestID, actor: actor, detail: ["reason": UserCredentialRemoval.reason])
+            return try await store.reset(userID, in: appID, recording: row) ? 1 : 0
+        }
+    }
 
     /// What a verified first factor of `userID` (its own methods
     /// `signInMethods`, if its verifier says them) still owes under `settings`.

@@ -44,7 +44,9 @@ public enum GatewayRouter {
         SecondFactorController(gate: gate, sessionHolders: sessionHolders, secondFactors: secondFactors).addRoutes(to: router)
         let routeServices = RouteServices(
             plugin: pluginServices, tenants: dependencies.tenants, limits: rateLimiter, gate: gate,
-            sessionHolders: sessionHolders)
+            sessionHolders: sessionHolders,
+            userCredentials: UserCredentialRemoval(
+                secondFactor: secondFactors.removal, plugins: dependencies.plugins.all, services: pluginServices))
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: routeServices)
         }
