@@ -81,6 +81,15 @@ extension InMemoryStores {
             }
         }
 
+        func forget(_ userID: String, in appID: AppID, recording row: AuditEvent) async throws -> Bool {
+            try memory.change { state in
+                state.tickets = state.tickets.filter { $0.value.grant.appID != appID || $0.value.grant.userID != userID }
+                guard state.factors.removeValue(forKey: Self.key(userID, appID)) != nil else { return false }
+                state.events.append(row)
+                return true
+            }
+        }
+
         func issue(_ ticket: MFATicketGrant, lifetimeSeconds: Int) async throws {
             try memory.change { state in
                 state.tickets[ticket.digest] = StoredMFATicket(

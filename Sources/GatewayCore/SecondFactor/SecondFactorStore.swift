@@ -27,6 +27,12 @@ public protocol SecondFactorStore: Sendable {
     /// Removes the user's factor and its codes, with `row`; false when they had none.
     func reset(_ userID: String, in appID: AppID, recording row: AuditEvent) async throws -> Bool
 
+    /// Removes everything of a deleted user's: their factor and its codes
+    /// (with `row`, when they had one) and the tickets of their sign-ins, so
+    /// none completes, not even one that enrols a new factor; false when
+    /// they had no factor.
+    func forget(_ userID: String, in appID: AppID, recording row: AuditEvent) async throws -> Bool
+
     /// Keeps a new ticket (only its digest), for `lifetimeSeconds`.
     func issue(_ ticket: MFATicketGrant, lifetimeSeconds: Int) async throws
 

@@ -18,7 +18,7 @@ public struct SecondFactors: Sendable {
     public static let recoveryCodeType = "recovery_code"
     public static let credentialTypes: Set<String> = [totpType, recoveryCodeType]
 
-    /// Removes a deleted user's factor and recovery codes, with an
+    /// Removes a deleted user's factor, recovery codes and tickets, with an
     /// `mfa.reset` row whose `detail.reason` is `user_deleted`
     /// (``UserCredentialRemoval``); 1 if they had one, else 0.
     var removal: UserCredentialRemoval.Step {
@@ -26,7 +26,7 @@ public struct SecondFactors: Sendable {
             let row = AuditEvent(
                 appID: appID, event: "mfa.reset", outcome: .success, userID: userID, credentialType: Self.totpType,
                 requestID: requestID, actor: actor, detail: ["reason": UserCredentialRemoval.reason])
-            return try await store.reset(userID, in: appID, recording: row) ? 1 : 0
+            return try await store.forget(userID, in: appID, recording: row) ? 1 : 0
         }
     }
 

@@ -104,6 +104,18 @@ public struct PostgresSecondFactors: SecondFactorStore {
         }
     }
 
+    public func forget(_ userID: String, in appID: AppID, recording row: AuditEvent) async throws -> Bool {
+        let logger = logger
+        return try await AuditedTransaction(client: client, logger: logger).run(recording: row, when: { $0 }) { connection in
+            _ = try await connection.tracedQuery(
+                "DELETE FROM mfa_tickets WHERE app_id = \(appID.uuid) AND user_id = \(userID)", logger: logger
+            ).collect()
+            let rows = try await connection.tracedQuery(
+                "DELETE FROM second_factors WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1", logger: logger)
+            return try await rows.collect().count == 1
+        }
+    }
+
     public func issue(_ ticket: MFATicketGrant, lifetimeSeconds: Int) async throws {
         try await client.committedQuery(
             """

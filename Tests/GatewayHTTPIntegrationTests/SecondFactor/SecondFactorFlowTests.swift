@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTP
 import GatewayHTTPTestSupport
 import GatewayPostgres
 import GatewayTestSupport
@@ -229,6 +230,36 @@ import Testing
                 bodies.insert("\(answer.error ?? "")|\(answer.body["message"] ?? "")")
             }
             #expect(bodies.count == 1, "\(bodies)")
+        }
+    }
+
+    /// What deleting a user asks of the store (`forget`): their factor and
+    /// every ticket of theirs go, so not even a ticket that would enrol a
+    /// new factor completes a sign-in; another user's stay. Over PostgreSQL
+    /// here and over memory in `PasskeyFlowTests`.
+    @Test func aForgottenUsersTicketsCompleteNothing() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createSecondFactorApp(.required)
+            let carol = try #require(try await gateway.firstFactor(app, user: "carol").ticket)
+            let dave = try #require(try await gateway.firstFactor(app, user: "dave").ticket)
+            let store = gateway.dependencies.stores.secondFactors
+            func row(_ user: String) -> AuditEvent {
+                AuditEvent(appID: app.appID, event: "mfa.reset", outcome: .success, userID: user, requestID: "forget-\(user)")
+            }
+            #expect(try await !store.forget("carol", in: app.appID, recording: row("carol")), "carol had no factor yet")
+
+            let carolEnrols = try await gateway.mfaRoute("/v1/mfa/totp", ["app_id": app.appID.uuid.uuidString, "mfa_ticket": carol])
+            #expect(carolEnrols.status == .unauthorized, "\(carolEnrols.body)")
+            let daveEnrols = try await gateway.mfaRoute("/v1/mfa/totp", ["app_id": app.appID.uuid.uuidString, "mfa_ticket": dave])
+            #expect(daveEnrols.status == .created, "\(daveEnrols.body)")
+
+            #expect(try await store.forget("dave", in: app.appID, recording: row("dave")), "dave's factor, not yet confirmed")
+            #expect(try await store.factor(of: "dave", in: app.appID) == nil)
+            let authenticator = Authenticator(uri: try #require(daveEnrols.body["otpauth_uri"] as? String))
+            let code = try #require(try await authenticator.codes()[0])
+            #expect(try await gateway.secondStep(app, ticket: dave, code: code, user: "dave").status == .unauthorized)
+            let rows = try await gateway.auditRows().filter { $0.event == "mfa.reset" }
+            #expect(rows.map(\.requestID) == ["forget-dave"], "a row only where a factor went")
         }
     }
 
