@@ -31,8 +31,12 @@ struct KeyAdminController: Sendable {
         guard try await apps.find(appID) != nil else { throw AdminErrors.appNotFound(appID) }
 
         let keyID: KeyID
-        if let text = try input.string("key_id") {
-            guard let parsed = KeyID(text) else { throw GatewayError.invalidRequest("key_id must be layer:///keys/<uuid> or a UUID.") }
+        if input.has("key_id") {
+            // Sent, it must be one: null is no key id (an import would otherwise get a made-up one).
+            let text: String? = (try? input.string("key_id")) ?? nil
+            guard let text, let parsed = KeyID(text) else {
+                throw GatewayError.invalidRequest("key_id must be layer:///keys/<uuid> or a UUID.")
+            }
             keyID = parsed
         } else {
             keyID = KeyID(uuid: UUID())

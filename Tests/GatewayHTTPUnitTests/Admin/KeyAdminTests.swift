@@ -60,6 +60,9 @@ import Testing
                 (["key_id": UUID().uuidString, "private_key_pem": TestKeys.shared.privateKeyPEM, "generate": ["bits": 2048]], "not both"),
                 (["generate": ["bits": 1024]], "generate.bits must be"),
                 (["key_id": "layer:///apps/x", "generate": [String: Int]()], "key_id must be"),
+                (["key_id": NSNull(), "generate": [String: Int]()], "key_id must be"),
+                (["key_id": NSNull(), "private_key_pem": TestKeys.shared.privateKeyPEM], "key_id must be"),
+                (["key_id": 7, "generate": [String: Int]()], "key_id must be"),
                 (["pem": "x"], "pem is not a field"),
             ]
             for (body, message) in cases {
