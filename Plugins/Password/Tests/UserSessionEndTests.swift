@@ -9,7 +9,8 @@ import Testing
 /// A user's sessions end with what the admin API does to them (issue 58):
 /// deleting or disabling them always, a new password unless the app's
 /// `sessions.revoke_on_password_change` is off; each with its
-/// `session.revoked` row. Over memory and over PostgreSQL.
+/// `session.revoked` row. Deleting one also takes their second factor
+/// (an `mfa.reset` row). Over memory and over PostgreSQL.
 @Suite struct UserSessionEndTests {
     /// Signs `user` in with `password`; their refresh token.
     static func signIn(_ gateway: some GatewayUnderTest, _ app: AppSettings, _ user: String, _ password: String) async throws -> String {
@@ -32,6 +33,7 @@ import Testing
             settings = app
             settings.appID = AppID(uuid: UUID())
             settings.sessions = SessionSettings(revokeOnPasswordChange: revokesOnPasswordChange)
+            settings.mfa = SecondFactorSettings(requirement: .optional)
         }
         let token = try await gateway.adminToken(.app(app.appID), expiresAt: nil, revoked: false, name: "test")
         for user in ["ada", "bob", "cy", "di"] {
@@ -42,6 +44,10 @@ import Testing
             signIn(gateway, app, "cy", "correct horse cy"), signIn(gateway, app, "di", "correct horse di"),
         ]
         func path(_ user: String) -> String { "/admin/v1/apps/\(app.appID)/users/\(user)" }
+        // A second factor for cy and di: a deleted user's goes with them (mfa.reset), another's stays.
+        for user in ["cy", "di"] {
+            #expect(try await gateway.admin(.post, path(user) + "/mfa", token: token, json: nil).status == .created)
+        }
         #expect(try await gateway.admin(.patch, path("ada"), token: token, json: ["password": "a new horse staple"]).status == .ok)
         #expect(try await gateway.admin(.patch, path("bob"), token: token, json: ["disabled": true]).status == .ok)
         #expect(try await gateway.admin(.delete, path("cy"), token: token, json: nil).status == .noContent)
@@ -51,6 +57,10 @@ import Testing
         #expect(try await !refreshes(gateway, app, sessions[1]))
         #expect(try await !refreshes(gateway, app, sessions[2]))
         #expect(try await refreshes(gateway, app, sessions[3]), "a profile change ends nothing")
+        #expect(try await gateway.admin(.get, path("cy") + "/mfa", token: token, json: nil).status == .notFound)
+        #expect(try await gateway.admin(.get, path("di") + "/mfa", token: token, json: nil).status == .ok)
+        let reset = try await gateway.auditRows().filter { $0.event == "mfa.reset" }
+        #expect(reset.map(\.userID) == ["cy"] && reset.first?.text.contains("user_deleted") == true, "\(reset)")
         let rows = try await gateway.auditRows().filter { $0.event == "session.revoked" }
         let expected = (revokesOnPasswordChange ? ["ada"] : []) + ["bob", "cy"]
         #expect(rows.compactMap(\.userID) == expected)
