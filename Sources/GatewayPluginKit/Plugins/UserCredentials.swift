@@ -29,7 +29,7 @@ public struct UserCredentialRemoval: Sendable {
 
     private let steps: [Step]
 
-    public init(_ steps: [Step]) {
+    private init(_ steps: [Step]) {
         self.steps = steps
     }
 
