@@ -1,0 +1,196 @@
+import Foundation
+import GatewayCore
+import GatewayHTTPTestSupport
+import GatewayRuntime
+import GatewayTestSupport
+import HTTPTypes
+import HummingbirdTesting
+import PasskeyPlugin
+import PasswordPlugin
+import StaticUsersPlugin
+import Testing
+
+/// Passkeys of an app whose users the password plugin keeps: a user it
+/// disabled or deleted signs in with no passkey of theirs, a user it deleted
+/// leaves no passkey or second factor behind (even when the deletion is sent
+/// many times at once over two instances), and a directory the gateway
+/// cannot open leaves passkeys unchecked, with a log line saying so.
+@Suite struct PasskeyDirectoryTests: ConcurrentAttack {
+    static var directoryPlugins: PluginRegistry {
+        let passwords = PasswordPlugin(hasher: PasswordHasher())
+        return PluginRegistry([StaticUsersPlugin(), passwords, PasskeyPlugin(passwords: passwords)])
+    }
+
+    /// Where the password plugin keeps the app's users, a passkey signs in
+    /// with the profile kept there, and a user disabled there is refused
+    /// like every other sign-in of theirs (`passkey_user_disabled`); enabled
+    /// again, the same passkey works.
+    @Test func aPasskeyOfAUserThePasswordDirectoryDisabledSignsNobodyIn() async throws {
+        try await MemoryGateway.with(plugins: Self.directoryPlugins) { gateway in
+            let app = try await Self.directoryApp(gateway)
+            let operatorToken = try await gateway.operatorToken()
+            let user = "/admin/v1/apps/\(app.appID.uuid)/users/ada"
+            let ada = try await Self.directoryUserWithAPasskey("ada", app, gateway)
+            func passkeySignIn(_ count: UInt32) async throws -> Answer { try await ada.signIn(count) }
+
+            let enabled = try await passkeySignIn(1)
+            #expect(enabled.status == .ok, "\(enabled.text)")
+            let token = try #require(enabled.json["identity_token"] as? String)
+            #expect(ParsedIdentityToken(compact: token)?.claims["display_name"] == .string("ada L."), "the directory's profile")
+
+            let disabled = try await gateway.admin(.patch, user, token: operatorToken, json: ["disabled": true])
+            #expect(disabled.status == .ok)
+            let refused = try await passkeySignIn(2)
+            #expect(refused.status == .unauthorized && refused.json["identity_token"] == nil, "\(refused.text)")
+            #expect(try await gateway.reason(of: refused, event: "token.denied") == "passkey_user_disabled")
+
+            #expect(try await gateway.admin(.patch, user, token: operatorToken, json: ["disabled": false]).status == .ok)
+            #expect(try await passkeySignIn(3).status == .ok)
+        }
+    }
+
+    /// A passkey app whose users the password plugin keeps, with an
+    /// optional second factor.
+    static func directoryApp<Gateway: GatewayUnderTest>(_ gateway: Gateway) async throws -> AppSettings {
+        let app = try await gateway.createPasskeyApp()
+        let changed = try await gateway.admin(
+            .patch, "/admin/v1/apps/\(app.appID.uuid)", token: try await gateway.operatorToken(),
+            json: [
+                "credential_types": ["password", "passkey"],
+                "plugins": [
+                    "password": ["argon2": ["memory_kib": 8192, "iterations": 1] as [String: any Sendable]] as [String: any Sendable],
+                    "passkey": ["rp_id": Gateway.rpID] as [String: any Sendable],
+                ] as [String: any Sendable],
+                "mfa": ["requirement": "optional"],
+            ])
+        try #require(changed.status == .ok)
+        gateway.tenants.invalidate(app.appID)
+        return app
+    }
+
+    /// A user of the directory who registered a passkey with their password's session.
+    struct DirectoryUser {
+        /// A passkey sign-in whose counter is `count`.
+        let signIn: (_ count: UInt32) async throws -> Answer
+    }
+
+    static func directoryUserWithAPasskey<Gateway: GatewayUnderTest>(
+        _ userID: String, _ app: AppSettings, _ gateway: Gateway
+    ) async throws -> DirectoryUser {
+        let created = try await gateway.admin(
+            .put, "/admin/v1/apps/\(app.appID.uuid)/users/\(userID)", token: try await gateway.operatorToken(),
+            json: ["password": "analytical engine", "display_name": "\(userID) L."])
+        #expect([.created, .ok].contains(created.status))
+        let signedIn = try await gateway.post(
+            ["app_id": app.appID.uuid.uuidString, "user_id": userID, "nonce": "n-\(UUID())",
+             "credentials": ["type": "password", "password": "analytical engine"]], to: "/v1/identity_tokens")
+        let session = try #require(signedIn.json["refresh_token"] as? String, "\(signedIn.text)")
+        let authenticator = SoftwareAuthenticator()
+        #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
+        let handle = try await gateway.userHandle(of: session, app)
+        return DirectoryUser { count in
+            let assertion = authenticator.assert(
+                challenge: try await gateway.signInChallenge(app), rpID: Gateway.rpID, origin: Gateway.origin,
+                userHandle: handle, signCount: count)
+            return try await gateway.post(Gateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
+        }
+    }
+
+    /// Deleting a user from the password directory takes their passkeys and
+    /// second factor with them, each with its row: a passkey of theirs signs
+    /// nobody in, and a user created again under the same id inherits
+    /// neither. Another user's stay, and a DELETE for an id the directory
+    /// does not know (a passkey's user from elsewhere) removes nothing.
+    @Test func aUserDeletedFromTheDirectoryLeavesNoPasskeyOrSecondFactorBehind() async throws {
+        try await MemoryGateway.with(plugins: Self.directoryPlugins) { gateway in
+            let app = try await Self.directoryApp(gateway)
+            let token = try await gateway.operatorToken()
+            func path(_ user: String, _ tail: String = "") -> String { "/admin/v1/apps/\(app.appID.uuid)/users/\(user)\(tail)" }
+            let ada = try await Self.directoryUserWithAPasskey("ada", app, gateway)
+            let bob = try await Self.directoryUserWithAPasskey("bob", app, gateway)
+            for user in ["ada", "bob", "cy"] {
+                #expect(try await gateway.admin(.post, path(user, "/mfa"), token: token, json: nil).status == .created, "\(user)")
+            }
+            #expect(try await ada.signIn(1).status == .ok)
+
+            #expect(try await gateway.admin(.delete, path("ada"), token: token, json: nil).status == .noContent)
+            let refused = try await ada.signIn(2)
+            #expect(refused.status == .unauthorized, "\(refused.text)")
+            #expect(try await gateway.reason(of: refused, event: "token.denied") == "passkey_unknown_credential")
+            #expect(try await gateway.admin(.get, path("ada", "/mfa"), token: token, json: nil).status == .notFound)
+            let rows = try await gateway.auditRows().filter { $0.userID == "ada" && $0.text.contains("user_deleted") }
+            #expect(rows.map(\.event).sorted() == ["mfa.reset", "passkey.revoked", "session.revoked"], "\(rows)")
+
+            // Created again under the same id: a new user, with neither.
+            let again = try await gateway.admin(.put, path("ada"), token: token, json: ["password": "difference engine"])
+            #expect(again.status == .created)
+            let listed = try await gateway.admin(.get, path("ada", "/passkeys"), token: token, json: nil)
+            #expect(listed.status == .ok)
+            #expect((try jsonObject(listed)["passkeys"] as? [Any])?.isEmpty == true)
+            #expect(try await ada.signIn(3).status == .unauthorized)
+            let password = try await gateway.post(
+                ["app_id": app.appID.uuid.uuidString, "user_id": "ada", "nonce": "n-\(UUID())",
+                 "credentials": ["type": "password", "password": "difference engine"]], to: "/v1/identity_tokens")
+            #expect(password.status == .ok, "no second factor is asked of the new ada: \(password.text)")
+
+            // Bob's stay; cy is no user of the directory, so nothing of theirs goes.
+            #expect(try await bob.signIn(1).status == .ok)
+            #expect(try await gateway.admin(.get, path("bob", "/mfa"), token: token, json: nil).status == .ok)
+            #expect(try await gateway.admin(.delete, path("cy"), token: token, json: nil).status == .notFound)
+            #expect(try await gateway.admin(.get, path("cy", "/mfa"), token: token, json: nil).status == .ok)
+        }
+    }
+
+    /// Password options the operator's argon2 ceiling no longer allows (here
+    /// the defaults, over a ceiling of 8 MiB) leave no directory to ask: a
+    /// passkey still signs in, and the log names the app whose passkeys go
+    /// unchecked against its password users.
+    @Test func aPasskeySignsInWithoutTheDirectoryItCannotOpenAndTheLogSaysSo() async throws {
+        let passwords = PasswordPlugin(hasher: PasswordHasher(limits: .init(maximumMemoryKiB: 8192)))
+        let plugins = PluginRegistry([StaticUsersPlugin(), passwords, PasskeyPlugin(passwords: passwords)])
+        let log = CapturedLog()
+        try await MemoryGateway.with(plugins: plugins, logger: log.logger) { gateway in
+            let app = try await gateway.createPasskeyApp()
+            let session = try await gateway.aliceSession(app)
+            let authenticator = SoftwareAuthenticator()
+            #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
+            let assertion = authenticator.assert(
+                challenge: try await gateway.signInChallenge(app), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin,
+                userHandle: try await gateway.userHandle(of: session, app))
+            let signedIn = try await gateway.post(MemoryGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
+            #expect(signedIn.status == .ok, "\(signedIn.text)")
+            #expect(log.text.contains("passkey sign-ins of this app are not checked against its password users"))
+            #expect(log.text.contains(app.appID.description) && log.text.contains("plugins.password.argon2"))
+        }
+    }
+
+    /// The same DELETE sent 16 times at once over two instances on one
+    /// database: one 204 and 404s, and each credential's row written once
+    /// (`passkey.revoked`, `mfa.reset`), with one `admin.user.deleted`.
+    @Test func aDeletionSentManyTimesAtOnceOverTwoInstancesRemovesEachCredentialOnce() async throws {
+        try await withTwoInstances(plugins: Self.directoryPlugins) { gateways in
+            let app = try await Self.directoryApp(gateways[0])
+            let ada = try await Self.directoryUserWithAPasskey("ada", app, gateways[0])
+            #expect(try await ada.signIn(1).status == .ok)
+            let token = try await gateways[0].operatorToken()
+            let path = "/admin/v1/apps/\(app.appID.uuid)/users/ada"
+            #expect(try await gateways[1].admin(.post, path + "/mfa", token: token, json: nil).status == .created)
+            for gateway in gateways { gateway.tenants.invalidate(app.appID) }
+
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<16 {
+                    let gateway = gateways[index % 2]
+                    group.addTask { Int(try await gateway.admin(.delete, path, token: token, json: nil).status.code) }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(count(statuses, 204) == 1, "\(statuses)")
+            #expect(count(statuses, 404) == 15, "\(statuses)")
+            let events = try await gateways[0].auditRows().filter { $0.userID == "ada" }.map(\.event)
+            for event in ["admin.user.deleted", "passkey.revoked", "mfa.reset"] {
+                #expect(events.filter { $0 == event }.count == 1, "\(event): \(events)")
+            }
+            #expect(try await ada.signIn(2).status == .unauthorized)
+        }
+    }
+}
