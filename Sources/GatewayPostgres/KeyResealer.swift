@@ -36,7 +36,7 @@ public struct KeyResealer: Sendable {
         let transactions = AuditedTransaction(client: client, logger: logger)
         do {
             return try await reseal(with: masterKey, keys: keys, transactions: transactions)
-        } catch let error as PostgresTransactionError {
+        } catch let error as TransactionError {
             throw error.closureError ?? error
         }
     }

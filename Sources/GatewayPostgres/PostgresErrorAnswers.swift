@@ -19,9 +19,14 @@ extension PSQLError: GatewayErrorConvertible {
 }
 
 /// What went wrong inside the transaction is what matters to the caller.
-extension PostgresTransactionError: GatewayErrorConvertible {
+extension TransactionError: GatewayErrorConvertible {
     public var gatewayAnswer: GatewayErrorAnswer {
         guard let cause: any Error = closureError ?? beginError ?? commitError else { return .answer(.unavailable) }
         return .sameAs(cause)
     }
+}
+
+/// A connection that had closed: the database was lost in the middle.
+extension ConnectionClosed: GatewayErrorConvertible {
+    public var gatewayAnswer: GatewayErrorAnswer { .answer(.unavailable, log: ("database unreachable", description)) }
 }

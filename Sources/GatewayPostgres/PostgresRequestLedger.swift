@@ -299,7 +299,7 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         // statements are not cancelled; a wait for a connection still is.
         let requestIDs = statement.rows.map(\.event.requestID)
         let written = statement
-        let rows = try await client.withTransaction(logger: logger) { connection in
+        let rows = try await client.transaction(logger: logger) { connection in
             try await Task {
                 if !requestIDs.isEmpty {
                     for try await _ in try await DatabaseSpan.run(RequestLocks.sql, {

@@ -38,7 +38,7 @@ extension PostgresClient {
     public func committedQuery(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> [PostgresRow] {
-        try await withTransaction(logger: logger) { connection in
+        try await transaction(logger: logger) { connection in
             try await connection.tracedQuery(query, logger: logger, file: file, line: line).collect()
         }
     }
@@ -48,7 +48,7 @@ extension PostgresClient {
     public func committedExecute<Statement: PostgresPreparedStatement>(
         _ statement: Statement, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> [Statement.Row] where Statement.Row: Sendable {
-        try await withTransaction(logger: logger) { connection in
+        try await transaction(logger: logger) { connection in
             var rows: [Statement.Row] = []
             for try await row in try await DatabaseSpan.run(Statement.sql, {
                 try await connection.execute(statement, logger: logger, file: file, line: line)
@@ -61,11 +61,14 @@ extension PostgresClient {
 }
 
 extension PostgresConnection {
+    /// Refused at once on a connection that has closed (``ConnectionClosed``):
+    /// PostgresNIO would never answer it (`Transactions.swift`).
     @discardableResult
     public func tracedQuery(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> PostgresRowSequence {
-        try await DatabaseSpan.run(query.sql) { try await self.query(query, logger: logger, file: file, line: line) }
+        guard !isClosed else { throw ConnectionClosed() }
+        return try await DatabaseSpan.run(query.sql) { try await self.query(query, logger: logger, file: file, line: line) }
     }
 }
 

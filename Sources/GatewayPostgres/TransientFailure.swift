@@ -20,9 +20,9 @@ public enum TransientFailure {
     /// Whether `error` is the connection or the server's state rather than the statement.
     public static func isTransient(_ error: any Error) -> Bool {
         switch error {
-        case is TimeoutError:
+        case is TimeoutError, is ConnectionClosed:
             return true
-        case let error as PostgresTransactionError:
+        case let error as TransactionError:
             return (error.beginError ?? error.closureError ?? error.commitError).map(isTransient) ?? false
         case let error as PSQLError:
             // No SQLSTATE: the connection failed, closed or could not be made.

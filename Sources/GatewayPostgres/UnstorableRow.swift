@@ -14,7 +14,7 @@ public enum UnstorableRow {
 
     /// Whether `error` is PostgreSQL refusing a value rather than failing to answer.
     public static func isDataError(_ error: any Error) -> Bool {
-        if let transaction = error as? PostgresTransactionError {
+        if let transaction = error as? TransactionError {
             // Refused inside a transaction that then rolled back cleanly.
             guard transaction.rollbackError == nil, let inner = transaction.closureError ?? transaction.commitError else {
                 return false

@@ -72,7 +72,7 @@ struct PostgresPhoneCodes: PhoneCodeStore {
 
     /// Under a row lock, so concurrent checks of one code wait for each other.
     func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> PhoneCodeCheck {
-        try await client.withTransaction(logger: logger) { connection in
+        try await client.transaction(logger: logger) { connection in
             let rows = try await connection.tracedQuery(
                 """
                 SELECT code_hmac, attempts_left, expires_at > now() FROM phone_codes

@@ -48,7 +48,7 @@ public struct MigrationRunner: Sendable {
         try await ensureHistoryTable(on: connection)
         var appliedNow: [String] = []
         for migration in try await missing(migrations, on: connection) {
-            try await connection.withTransaction(logger: logger) { connection in
+            try await connection.transaction(logger: logger) { connection in
                 for statement in SQLStatementSplitter.split(migration.sql) {
                     do {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)

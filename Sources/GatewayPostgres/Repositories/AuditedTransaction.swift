@@ -29,7 +29,7 @@ public struct AuditedTransaction: Sendable {
         _ change: @Sendable (PostgresConnection) async throws -> Result,
         recording describe: @Sendable (Result) -> AuditEvent?
     ) async throws -> Result {
-        try await client.withTransaction(logger: logger) { connection in
+        try await client.transaction(logger: logger) { connection in
             let result = try await change(connection)
             if let event = describe(result) {
                 try await auditLog.record(event, on: connection)

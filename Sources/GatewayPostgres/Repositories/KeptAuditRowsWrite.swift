@@ -29,7 +29,7 @@ enum KeptAuditRowsWrite {
         LedgerWriteStatement.appendEventColumns(rows.map(\.event), to: &bindings)
         let insert = PostgresQuery(unsafeSQL: sql, binds: bindings)
         let milliseconds = max(1, statementTimeout.nanoseconds / 1_000_000)
-        try await client.withTransaction(logger: logger) { connection in
+        try await client.transaction(logger: logger) { connection in
             try await connection.query("SET LOCAL statement_timeout = \(unescaped: String(milliseconds))", logger: logger)
             try await connection.query(insert, logger: logger)
         }

@@ -157,7 +157,7 @@ public struct PostgresSecondFactors: SecondFactorStore {
     ) async throws -> SecondFactorCompletion {
         let logger = logger
         do {
-            return try await client.withTransaction(logger: logger) { connection in
+            return try await client.transaction(logger: logger) { connection in
                 let spent = try await connection.tracedQuery(
                     """
                     UPDATE mfa_tickets SET spent_at = now()
@@ -195,7 +195,7 @@ public struct PostgresSecondFactors: SecondFactorStore {
                 guard try await proven.collect().count == 1 else { throw ProofSpent() }
                 return .completed
             }
-        } catch let error as PostgresTransactionError where error.closureError is ProofSpent {
+        } catch let error as TransactionError where error.closureError is ProofSpent {
             return .proofSpent
         }
     }
