@@ -302,19 +302,15 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         let rows = try await client.transaction(logger: logger) { connection in
             try await Task {
                 if !requestIDs.isEmpty {
-                    for try await _ in try await DatabaseSpan.run(RequestLocks.sql, {
-                        try await connection.execute(RequestLocks(requestIDs: requestIDs), logger: logger)
-                    }) {}
+                    for try await _ in try await connection.tracedExecute(RequestLocks(requestIDs: requestIDs), logger: logger) {}
                 }
                 var rows: [LedgerWriteStatement.Row] = []
                 if retrying {
-                    for try await row in try await DatabaseSpan.run(LedgerWriteStatement.Retry.sql, {
-                        try await connection.execute(LedgerWriteStatement.Retry(written), logger: logger)
-                    }) { rows.append(row) }
+                    for try await row in try await connection.tracedExecute(LedgerWriteStatement.Retry(written), logger: logger) {
+                        rows.append(row)
+                    }
                 } else {
-                    for try await row in try await DatabaseSpan.run(LedgerWriteStatement.sql, {
-                        try await connection.execute(written, logger: logger)
-                    }) { rows.append(row) }
+                    for try await row in try await connection.tracedExecute(written, logger: logger) { rows.append(row) }
                 }
                 return rows
             }.value

@@ -50,9 +50,7 @@ extension PostgresClient {
     ) async throws -> [Statement.Row] where Statement.Row: Sendable {
         try await transaction(logger: logger) { connection in
             var rows: [Statement.Row] = []
-            for try await row in try await DatabaseSpan.run(Statement.sql, {
-                try await connection.execute(statement, logger: logger, file: file, line: line)
-            }) {
+            for try await row in try await connection.tracedExecute(statement, logger: logger, file: file, line: line) {
                 rows.append(row)
             }
             return rows
@@ -69,6 +67,14 @@ extension PostgresConnection {
     ) async throws -> PostgresRowSequence {
         guard !isClosed else { throw ConnectionClosed() }
         return try await DatabaseSpan.run(query.sql) { try await self.query(query, logger: logger, file: file, line: line) }
+    }
+
+    /// A prepared statement, as ``tracedQuery(_:logger:file:line:)`` runs a query.
+    public func tracedExecute<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, logger: Logger, file: String = #fileID, line: Int = #line
+    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row> {
+        guard !isClosed else { throw ConnectionClosed() }
+        return try await DatabaseSpan.run(Statement.sql) { try await self.execute(statement, logger: logger, file: file, line: line) }
     }
 }
 

@@ -45,11 +45,24 @@ import Testing
         }
     }
 
-    @Test func aStatementOnTheCutConnectionFailsAtOnceAsTransient() async throws {
+    struct SelectOne: PostgresPreparedStatement {
+        typealias Row = Int32
+        static let sql = "SELECT 1"
+        func makeBindings() throws -> PostgresBindings { PostgresBindings() }
+        func decodeRow(_ row: PostgresRow) throws -> Int32 { try row.decode(Int32.self) }
+    }
+
+    /// `prepared`: a prepared statement (`tracedExecute`), else a query (`tracedQuery`).
+    @Test(arguments: [false, true])
+    func aStatementOnTheCutConnectionFailsAtOnceAsTransient(prepared: Bool) async throws {
         try await TestDatabase.with(migrations: []) { client, url in
             let error = await #expect(throws: TransactionError.self) {
                 try await Self.cutTransaction(client: client, url: url) { connection in
-                    try await connection.tracedQuery("SELECT 1", logger: TestDatabase.logger)
+                    if prepared {
+                        for try await _ in try await connection.tracedExecute(SelectOne(), logger: TestDatabase.logger) {}
+                    } else {
+                        try await connection.tracedQuery("SELECT 1", logger: TestDatabase.logger)
+                    }
                 }
             }
             #expect(error?.closureError is ConnectionClosed)

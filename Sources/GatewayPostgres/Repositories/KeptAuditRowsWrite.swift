@@ -30,8 +30,8 @@ enum KeptAuditRowsWrite {
         let insert = PostgresQuery(unsafeSQL: sql, binds: bindings)
         let milliseconds = max(1, statementTimeout.nanoseconds / 1_000_000)
         try await client.transaction(logger: logger) { connection in
-            try await connection.query("SET LOCAL statement_timeout = \(unescaped: String(milliseconds))", logger: logger)
-            try await connection.query(insert, logger: logger)
+            try await connection.tracedQuery("SET LOCAL statement_timeout = \(unescaped: String(milliseconds))", logger: logger)
+            try await connection.tracedQuery(insert, logger: logger)
         }
     }
 }
