@@ -21,11 +21,12 @@ public struct TransactionError: Error, CustomStringConvertible {
     public var rollbackError: (any Error)?
     public var commitError: (any Error)?
 
+    /// PostgreSQL's message and SQLSTATE of each failure (``PostgresErrorText``), never a statement or its values.
     public var description: String {
-        if let beginError { return "BEGIN failed: \(String(reflecting: beginError))" }
-        if let commitError { return "COMMIT failed: \(String(reflecting: commitError))" }
-        let body = closureError.map { String(reflecting: $0) } ?? "unknown"
-        return "the transaction failed: \(body)" + (rollbackError.map { "; ROLLBACK failed too: \(String(reflecting: $0))" } ?? "")
+        if let beginError { return "BEGIN failed: \(PostgresErrorText.describe(beginError))" }
+        if let commitError { return "COMMIT failed: \(PostgresErrorText.describe(commitError))" }
+        let body = closureError.map(PostgresErrorText.describe) ?? "unknown"
+        return "the transaction failed: \(body)" + (rollbackError.map { "; ROLLBACK failed too: \(PostgresErrorText.describe($0))" } ?? "")
     }
 }
 

@@ -79,4 +79,23 @@ import Testing
             #expect(error.map(TransientFailure.isTransient) == true)
         }
     }
+
+    /// What a failed transaction says in a log is PostgreSQL's message, never the statement or its values.
+    @Test func aFailedTransactionDescribesItsErrorWithoutTheStatementsValues() async throws {
+        try await TestDatabase.with(migrations: []) { client, _ in
+            let secret = "hunter2-\(UUID().uuidString)"
+            // In the statement's text and as its value: a log of the error must hold neither.
+            var binds = PostgresBindings()
+            binds.append(secret)
+            let statement = PostgresQuery(unsafeSQL: "SELECT 1 / 0 WHERE '\(secret)' <> $1", binds: binds)
+            let error = await #expect(throws: TransactionError.self) {
+                try await client.transaction(logger: TestDatabase.logger) { connection in
+                    try await connection.tracedQuery(statement, logger: TestDatabase.logger)
+                }
+            }
+            let text = error.map { "\($0)" } ?? ""
+            #expect(text.contains("division by zero"))
+            #expect(!text.contains(secret))
+        }
+    }
 }
