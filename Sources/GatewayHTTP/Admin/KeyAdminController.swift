@@ -33,8 +33,7 @@ struct KeyAdminController: Sendable {
         let keyID: KeyID
         if input.has("key_id") {
             // Sent, it must be one: null is no key id (an import would otherwise get a made-up one).
-            let text: String? = (try? input.string("key_id")) ?? nil
-            guard let text, let parsed = KeyID(text) else {
+            guard let text = try? input.string("key_id"), let parsed = KeyID(text) else {
                 throw GatewayError.invalidRequest("key_id must be layer:///keys/<uuid> or a UUID.")
             }
             keyID = parsed
