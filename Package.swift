@@ -177,7 +177,7 @@ let package = Package(
         .target(
             name: "GatewayPostgres",
             dependencies: [
-                "GatewayCore", Products.postgresNIO, Products.logging, Products.crypto,
+                "GatewayCore", Products.postgresNIO, Products.nioCore, Products.logging, Products.crypto,
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), Products.coreMetrics,
                 Products.tracing,
             ],

@@ -45,25 +45,25 @@ public struct AuditMaintenance: Service {
     /// One pass; returns the partitions it dropped.
     @discardableResult
     public func runOnce() async throws -> [String] {
-        try await client.query("SELECT audit_events_ensure_partitions(now()::date, \(Self.monthsAhead)::int)", logger: logger)
+        try await client.tracedQuery("SELECT audit_events_ensure_partitions(now()::date, \(Self.monthsAhead)::int)", logger: logger)
         var dropped: [String] = []
         if let retentionDays {
-            let rows = try await client.query(
+            let rows = try await client.tracedQuery(
                 "SELECT audit_events_drop_partitions_before(now() - make_interval(days => \(retentionDays)::int))",
                 logger: logger)
-            for try await name in rows.decode(String.self) { dropped.append(name) }
+            for name in try rows.decode(String.self) { dropped.append(name) }
             if !dropped.isEmpty { logger.notice("dropped old audit partitions", metadata: ["partitions": "\(dropped)"]) }
         }
         // Counters whose windows can no longer weigh in any verdict.
-        try await client.query("DELETE FROM rate_limit_counters WHERE expires_at < now()", logger: logger)
-        try await client.query(
+        try await client.tracedQuery("DELETE FROM rate_limit_counters WHERE expires_at < now()", logger: logger)
+        try await client.tracedQuery(
             """
             DELETE FROM sessions
             WHERE least(coalesce(revoked_at, expires_at), expires_at)
                 < now() - make_interval(days => \(Self.endedSessionDays)::int)
             """, logger: logger)
         // Second-step tickets a day after they expired (spent or not): kept that long for an incident's questions.
-        try await client.query("DELETE FROM mfa_tickets WHERE expires_at < now() - interval '1 day'", logger: logger)
+        try await client.tracedQuery("DELETE FROM mfa_tickets WHERE expires_at < now() - interval '1 day'", logger: logger)
         return dropped
     }
 }

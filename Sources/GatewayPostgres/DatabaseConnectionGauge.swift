@@ -41,13 +41,13 @@ public struct DatabaseConnectionGauge: Sendable {
         let logger = self.logger
         do {
             let counts = try await withTimeout(timeout) {
-                let rows = try await client.query(
+                let rows = try await client.tracedQuery(
                     """
                     SELECT replace(state, ' ', '_'), (count(*) + CASE WHEN state = 'active' THEN -1 ELSE 0 END)::int8
                     FROM pg_stat_activity WHERE application_name = \(Self.applicationName) GROUP BY state
                     """, logger: logger)
                 var counts: [String: Int] = ["idle": 1]
-                for try await (state, count) in rows.decode((String?, Int64).self) {
+                for (state, count) in try rows.decode((String?, Int64).self) {
                     counts[state ?? "unknown", default: 0] += Int(count)
                 }
                 return counts

@@ -37,9 +37,9 @@ public enum DurabilityCheck {
 
     /// Reads the settings on one of `client`'s connections.
     public static func read(client: PostgresClient, logger: Logger) async throws -> Settings {
-        let rows = try await client.query(
+        let rows = try await client.tracedQuery(
             "SELECT current_setting('fsync'), current_setting('synchronous_commit')", logger: logger)
-        for try await (fsync, synchronousCommit) in rows.decode((String, String).self) {
+        for (fsync, synchronousCommit) in try rows.decode((String, String).self) {
             return Settings(fsync: fsync, synchronousCommit: synchronousCommit)
         }
         return Settings(fsync: "unknown", synchronousCommit: "unknown")

@@ -302,17 +302,11 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         let rows = try await client.transaction(logger: logger) { connection in
             try await Task {
                 if !requestIDs.isEmpty {
-                    for try await _ in try await connection.tracedExecute(RequestLocks(requestIDs: requestIDs), logger: logger) {}
+                    try await connection.tracedExecute(RequestLocks(requestIDs: requestIDs), logger: logger)
                 }
-                var rows: [LedgerWriteStatement.Row] = []
-                if retrying {
-                    for try await row in try await connection.tracedExecute(LedgerWriteStatement.Retry(written), logger: logger) {
-                        rows.append(row)
-                    }
-                } else {
-                    for try await row in try await connection.tracedExecute(written, logger: logger) { rows.append(row) }
-                }
-                return rows
+                return retrying
+                    ? try await connection.tracedExecute(LedgerWriteStatement.Retry(written), logger: logger)
+                    : try await connection.tracedExecute(written, logger: logger)
             }.value
         }
         for (kind, request, current, previous, allowed, granted) in rows {

@@ -15,7 +15,7 @@ public struct PostgresStorageHealth: StorageHealth {
     }
 
     public func ping() async throws {
-        _ = try await client.query("SELECT 1", logger: logger)
+        _ = try await client.tracedQuery("SELECT 1", logger: logger)
     }
 
     public var keptAuditRows: (oldestAge: Duration, count: Int)? {

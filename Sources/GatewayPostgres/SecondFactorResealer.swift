@@ -43,7 +43,7 @@ public struct SecondFactorResealer: Sendable {
                         WHERE factor_id > \(cursor) ORDER BY factor_id LIMIT \(Self.pageSize) FOR UPDATE
                         """, logger: logger)
                     var changes: [(UUID, ByteBuffer)] = []
-                    for try await (factorID, appID, userID, sealed) in rows.decode((UUID, UUID, String, ByteBuffer).self) {
+                    for (factorID, appID, userID, sealed) in try rows.decode((UUID, UUID, String, ByteBuffer).self) {
                         seen += 1
                         last = factorID
                         let bytes = Array(sealed.readableBytesView)

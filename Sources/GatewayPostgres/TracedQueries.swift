@@ -3,26 +3,30 @@ public import Logging
 public import PostgresNIO
 import Tracing
 
-// PostgresNIO makes no spans of its own. The gateway's repositories send
-// their statements through these, which are `query(_:logger:)` as a database
-// client span of the current request (none outside one): `db.system.name`
-// and `db.operation.name` (the statement's first word), never the statement's
-// text or its parameters.
+// The gateway's statements go through these, never PostgresNIO's `query`
+// and `execute` themselves. Each is a database client span of the current
+// request (none outside one: PostgresNIO makes no spans of its own):
+// `db.system.name` and `db.operation.name` (the statement's first word),
+// never the statement's text or its parameters. And each is written through
+// `whileOpen`, so a connection that has closed refuses it at once instead of
+// never answering (`ClosedConnections.swift`).
 
 extension PostgresClient {
+    /// A query on a connection of the pool: its rows.
     @discardableResult
     public func tracedQuery(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
-    ) async throws -> PostgresRowSequence {
-        try await DatabaseSpan.run(query.sql) { try await self.query(query, logger: logger, file: file, line: line) }
+    ) async throws -> [PostgresRow] {
+        try await withConnection { try await $0.tracedQuery(query, logger: logger, file: file, line: line) }
     }
 
     /// A prepared statement (parsed and planned once per connection), as
     /// ``tracedQuery(_:logger:file:line:)`` runs a query: for the hot paths.
+    @discardableResult
     public func tracedExecute<Statement: PostgresPreparedStatement>(
         _ statement: Statement, logger: Logger, file: String = #fileID, line: Int = #line
-    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row> {
-        try await DatabaseSpan.run(Statement.sql) { try await self.execute(statement, logger: logger, file: file, line: line) }
+    ) async throws -> [Statement.Row] where Statement.Row: Sendable {
+        try await withConnection { try await $0.tracedExecute(statement, logger: logger, file: file, line: line) }
     }
 }
 
@@ -38,9 +42,7 @@ extension PostgresClient {
     public func committedQuery(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> [PostgresRow] {
-        try await transaction(logger: logger) { connection in
-            try await connection.tracedQuery(query, logger: logger, file: file, line: line).collect()
-        }
+        try await transaction(logger: logger) { try await $0.tracedQuery(query, logger: logger, file: file, line: line) }
     }
 
     /// A prepared statement alone in a transaction: its decoded rows, once COMMIT has answered.
@@ -48,33 +50,45 @@ extension PostgresClient {
     public func committedExecute<Statement: PostgresPreparedStatement>(
         _ statement: Statement, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> [Statement.Row] where Statement.Row: Sendable {
-        try await transaction(logger: logger) { connection in
-            var rows: [Statement.Row] = []
-            for try await row in try await connection.tracedExecute(statement, logger: logger, file: file, line: line) {
-                rows.append(row)
-            }
-            return rows
-        }
+        try await transaction(logger: logger) { try await $0.tracedExecute(statement, logger: logger, file: file, line: line) }
     }
 }
 
 extension PostgresConnection {
-    /// Refused at once on a connection that has closed (``ConnectionClosed``):
-    /// PostgresNIO would never answer it (`Transactions.swift`).
+    /// A query on this connection (in a transaction, say): its rows. Refused
+    /// at once if the connection has closed (``ConnectionClosed``).
     @discardableResult
     public func tracedQuery(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
-    ) async throws -> PostgresRowSequence {
-        guard !isClosed else { throw ConnectionClosed() }
-        return try await DatabaseSpan.run(query.sql) { try await self.query(query, logger: logger, file: file, line: line) }
+    ) async throws -> [PostgresRow] {
+        try await DatabaseSpan.run(query.sql) {
+            try await whileOpen { try await self.query(query, logger: logger, file: file, line: line).collect() }
+        }
     }
 
-    /// A prepared statement, as ``tracedQuery(_:logger:file:line:)`` runs a query.
+    /// A prepared statement, as ``tracedQuery(_:logger:file:line:)`` runs a query: its decoded rows.
+    @discardableResult
     public func tracedExecute<Statement: PostgresPreparedStatement>(
         _ statement: Statement, logger: Logger, file: String = #fileID, line: Int = #line
-    ) async throws -> AsyncThrowingMapSequence<PostgresRowSequence, Statement.Row> {
-        guard !isClosed else { throw ConnectionClosed() }
-        return try await DatabaseSpan.run(Statement.sql) { try await self.execute(statement, logger: logger, file: file, line: line) }
+    ) async throws -> [Statement.Row] {
+        try await DatabaseSpan.run(Statement.sql) {
+            try await whileOpen {
+                var rows: [Statement.Row] = []
+                for try await row in try await self.execute(statement, logger: logger, file: file, line: line) {
+                    rows.append(row)
+                }
+                return rows
+            }
+        }
+    }
+}
+
+extension [PostgresRow] {
+    /// Each row's columns as `columns`, in order (`PostgresRowSequence.decode`'s twin for collected rows).
+    public func decode<each Column: PostgresDecodable>(
+        _ columns: (repeat each Column).Type, file: String = #fileID, line: Int = #line
+    ) throws -> [(repeat each Column)] {
+        try map { try $0.decode(columns, file: file, line: line) }
     }
 }
 

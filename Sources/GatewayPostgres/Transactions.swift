@@ -1,16 +1,13 @@
 public import Logging
 public import PostgresNIO
 
-// PostgresNIO never answers a query written to a connection that has
-// closed: the write falls off the closed channel, and its caller waits
-// forever. Its own `withTransaction` writes ROLLBACK after a statement that
-// failed because a failover terminated its backend, and its pool can lease a
-// connection whose close it has not seen yet, so a transaction cut by a
-// failover never returned, and its connection never went back to the pool
-// (`TransactionTests` terminates one). The gateway's transactions run
-// through `transaction` instead: BEGIN, COMMIT and ROLLBACK are written on
-// the connection's event loop, and only while it is open; on a closed one
-// they fail at once with ``ConnectionClosed``, a transient failure.
+// The gateway's transactions run through `transaction`, never PostgresNIO's
+// `withTransaction`: that one writes ROLLBACK after a statement that failed
+// because a failover terminated its backend, on a connection that has
+// closed, and waited forever for its answer (`ClosedConnections.swift`).
+// Here BEGIN, COMMIT and ROLLBACK go through `whileOpen` like every other
+// statement: on a closed connection they fail at once with
+// ``ConnectionClosed``, a transient failure.
 
 /// What failed in a ``PostgresConnection/transaction(logger:isolation:_:)``:
 /// its BEGIN, its body (then whether the ROLLBACK after it failed too), or
@@ -28,11 +25,6 @@ public struct TransactionError: Error, CustomStringConvertible {
         let body = closureError.map(PostgresErrorText.describe) ?? "unknown"
         return "the transaction failed: \(body)" + (rollbackError.map { "; ROLLBACK failed too: \(PostgresErrorText.describe($0))" } ?? "")
     }
-}
-
-/// A connection that had closed (a failover, a cut): nothing more was written on it.
-public struct ConnectionClosed: Error, CustomStringConvertible {
-    public var description: String { "the database connection had closed" }
 }
 
 extension PostgresConnection {
@@ -66,13 +58,9 @@ extension PostgresConnection {
         return value
     }
 
-    /// A statement written on the connection's event loop, and only while the connection is open.
+    /// BEGIN, COMMIT or ROLLBACK, refused on a closed connection.
     private func control(_ sql: PostgresQuery, logger: Logger) async throws {
-        let eventLoop = eventLoop
-        _ = try await eventLoop.flatSubmit { () -> EventLoopFuture<PostgresQueryResult> in
-            guard !self.isClosed else { return eventLoop.makeFailedFuture(ConnectionClosed()) }
-            return self.query(sql, logger: logger)
-        }.get()
+        _ = try await whileOpen { try await self.query(sql, logger: logger).collect() }
     }
 }
 

@@ -59,7 +59,7 @@ import Testing
             let error = await #expect(throws: TransactionError.self) {
                 try await Self.cutTransaction(client: client, url: url) { connection in
                     if prepared {
-                        for try await _ in try await connection.tracedExecute(SelectOne(), logger: TestDatabase.logger) {}
+                        try await connection.tracedExecute(SelectOne(), logger: TestDatabase.logger)
                     } else {
                         try await connection.tracedQuery("SELECT 1", logger: TestDatabase.logger)
                     }

@@ -25,7 +25,7 @@ struct PostgresPasskeys: PasskeyStore {
             // A lone statement, not a transaction of its own (two round trips fewer): a challenge lost to a
             // failover after its statement answered fails its sign-in as passkey_challenge, and the client
             // asks for another. Nothing passes that should not.
-            for try await _ in try await client.tracedExecute(statement, logger: logger) {}
+            _ = try await client.tracedExecute(statement, logger: logger)
         }
     }
 
@@ -159,8 +159,7 @@ struct PostgresPasskeys: PasskeyStore {
         let (client, logger) = (client, logger)
         let statement = FindPasskey(appID: appID, credentialID: credentialID)
         return try await withDatabaseTimeout(timeout) {
-            for try await passkey in try await client.tracedExecute(statement, logger: logger) { return passkey }
-            return nil
+            return try await client.tracedExecute(statement, logger: logger).first
         }
     }
 
@@ -173,7 +172,7 @@ struct PostgresPasskeys: PasskeyStore {
                 WHERE app_id = \(appID.uuid) AND user_id = \(userID) ORDER BY created_at, credential_id
                 """, logger: logger)
             var found: [StoredPasskey] = []
-            for try await row in rows { found.append(try Self.passkey(row)) }
+            for row in rows { found.append(try Self.passkey(row)) }
             return found
         }
     }
@@ -189,7 +188,7 @@ struct PostgresPasskeys: PasskeyStore {
             let counted = try await connection.tracedQuery(
                 "SELECT count(*)::int8 FROM passkeys WHERE app_id = \(appID.uuid) AND user_id = \(passkey.userID)",
                 logger: logger)
-            for try await count in counted.decode(Int64.self) where count >= maximum { return PasskeyAddition.tooMany }
+            for count in try counted.decode(Int64.self) where count >= maximum { return PasskeyAddition.tooMany }
             let rows = try await connection.tracedQuery(
                 """
                 INSERT INTO passkeys (app_id, credential_id, user_id, name, public_key, algorithm, sign_count,
@@ -200,7 +199,7 @@ struct PostgresPasskeys: PasskeyStore {
                 ON CONFLICT (app_id, credential_id) DO NOTHING
                 RETURNING 1
                 """, logger: logger)
-            for try await _ in rows { return .added }
+            for _ in rows { return .added }
             return .duplicate
         }
     }
@@ -226,8 +225,7 @@ struct PostgresPasskeys: PasskeyStore {
                 WHERE app_id = \(appID.uuid) AND credential_id = \(ByteBuffer(bytes: credentialID)) AND user_id = \(userID)
                 RETURNING 1
                 """, logger: logger)
-            for try await _ in rows { return true }
-            return false
+            return !rows.isEmpty
         }
     }
 
@@ -240,8 +238,7 @@ struct PostgresPasskeys: PasskeyStore {
                 WHERE app_id = \(appID.uuid) AND credential_id = \(ByteBuffer(bytes: credentialID)) AND user_id = \(userID)
                 RETURNING 1
                 """, logger: logger)
-            for try await _ in rows { return true }
-            return false
+            return !rows.isEmpty
         }
     }
 }

@@ -17,10 +17,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
 
     /// A prepared statement, planned once per connection: every login asks.
     func find(_ userID: String, in appID: AppID) async throws -> PasswordUser? {
-        for try await user in try await client.tracedExecute(FindUser(appID: appID, userID: userID), logger: logger) {
-            return user
-        }
-        return nil
+        return try await client.tracedExecute(FindUser(appID: appID, userID: userID), logger: logger).first
     }
 
     private struct FindUser: PostgresPreparedStatement {
@@ -49,7 +46,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
         return try await client.withConnection { connection -> Result? in
             let rows = try await connection.tracedQuery("SELECT pg_try_advisory_lock(hashtextextended(\(key), 0))", logger: logger)
             var locked = false
-            for try await taken in rows.decode(Bool.self) { locked = taken }
+            for taken in try rows.decode(Bool.self) { locked = taken }
             guard locked else { return nil }
             let result: Result
             do {
@@ -84,7 +81,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
                 WHERE app_id = \(appID.uuid) AND user_id = \(userID) FOR UPDATE
                 """, logger: logger)
             var found: PasswordUser?
-            for try await row in rows { found = try Self.user(row) }
+            for row in rows { found = try Self.user(row) }
             guard let found else { return false }
             _ = try await upsert([change(found)], in: appID, on: connection)
             return true
@@ -100,7 +97,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
             ORDER BY user_id LIMIT \(limit)
             """, logger: logger)
         var users: [PasswordUser] = []
-        for try await row in rows { users.append(try Self.user(row)) }
+        for row in rows { users.append(try Self.user(row)) }
         return users
     }
 
@@ -132,7 +129,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
         bindings.append(records.map(\.disabled))
         let rows = try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.upsertSQL, binds: bindings), logger: logger)
         var created: [String: Bool] = [:]
-        for try await (userID, wasCreated) in rows.decode((String, Bool).self) { created[userID] = wasCreated }
+        for (userID, wasCreated) in try rows.decode((String, Bool).self) { created[userID] = wasCreated }
         return records.map { created[$0.userID] ?? false }
     }
 
@@ -155,8 +152,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
         bindings.append(record.hash.text)
         ProfileColumns.bind(record.profile, to: &bindings)
         let rows = try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.insertSQL, binds: bindings), logger: logger)
-        for try await _ in rows { return true }
-        return false
+        return !rows.isEmpty
     }
 
     func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
@@ -164,14 +160,13 @@ struct PostgresPasswordUsers: PasswordUserStore {
             let rows = try await connection.tracedQuery(
                 "DELETE FROM password_users WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1",
                 logger: logger)
-            for try await _ in rows { return true }
-            return false
+            return !rows.isEmpty
         }
     }
 
     func recordLogin(_ userID: String, in appID: AppID, replacing old: PasswordHash, with new: PasswordHash?) async throws {
         let statement = RecordLogin(appID: appID, userID: userID, oldHash: old.text, newHash: new?.text ?? old.text)
-        for try await _ in try await client.tracedExecute(statement, logger: logger) {}
+        try await client.tracedExecute(statement, logger: logger)
     }
 
     private struct RecordLogin: PostgresPreparedStatement {
@@ -202,7 +197,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
         // The statement orders its locks itself; the arrays need only pair each user with their time.
         let logins = Array(times)
         let statement = RecordLogins(appID: appID, userIDs: logins.map(\.key), times: logins.map(\.value))
-        for try await _ in try await client.tracedExecute(statement, logger: logger) {}
+        try await client.tracedExecute(statement, logger: logger)
     }
 
     /// The rows are locked in user-id order first, so two replicas writing

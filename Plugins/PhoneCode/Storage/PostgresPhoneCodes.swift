@@ -79,7 +79,7 @@ struct PostgresPhoneCodes: PhoneCodeStore {
                 WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) FOR UPDATE
                 """, logger: logger)
             var found: (stored: [UInt8], attemptsLeft: Int, live: Bool)?
-            for try await (stored, left, live) in rows.decode((ByteBuffer, Int, Bool).self) {
+            for (stored, left, live) in try rows.decode((ByteBuffer, Int, Bool).self) {
                 found = (Array(buffer: stored), left, live)
             }
             guard let found else { return .noCode }
@@ -116,10 +116,7 @@ struct PostgresPhoneCodes: PhoneCodeStore {
 
     /// Prepared: a code request and a sign-in each ask.
     func binding(of number: PhoneNumber, in appID: AppID) async throws -> PhoneNumberBinding? {
-        for try await binding in try await client.tracedExecute(FindBinding(appID: appID, number: number.text), logger: logger) {
-            return binding
-        }
-        return nil
+        return try await client.tracedExecute(FindBinding(appID: appID, number: number.text), logger: logger).first
     }
 
     private struct FindBinding: PostgresPreparedStatement {
@@ -146,7 +143,7 @@ struct PostgresPhoneCodes: PhoneCodeStore {
             ORDER BY phone_number LIMIT \(limit)
             """, logger: logger)
         var bindings: [PhoneNumberBinding] = []
-        for try await row in rows { bindings.append(try Self.binding(row)) }
+        for row in rows { bindings.append(try Self.binding(row)) }
         return bindings
     }
 
@@ -176,7 +173,7 @@ struct PostgresPhoneCodes: PhoneCodeStore {
         bindings.append(identity.userID)
         ProfileColumns.bind(identity.profile, to: &bindings)
         let rows = try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.bindSQL, binds: bindings), logger: logger)
-        for try await created in rows.decode(Bool.self) { return created }
+        for created in try rows.decode(Bool.self) { return created }
         return false
     }
 
@@ -185,8 +182,7 @@ struct PostgresPhoneCodes: PhoneCodeStore {
             let rows = try await connection.tracedQuery(
                 "DELETE FROM phone_numbers WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) RETURNING 1",
                 logger: logger)
-            for try await _ in rows { return true }
-            return false
+            return !rows.isEmpty
         }
     }
 

@@ -23,13 +23,13 @@ public struct MigrationRunner: Sendable {
     @discardableResult
     public func run(_ migrations: [Migration]) async throws -> [String] {
         try await client.withConnection { connection in
-            try await connection.query("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
+            try await connection.tracedQuery("SELECT pg_advisory_lock(\(Self.lockKey))", logger: logger)
             do {
                 let applied = try await applyMissing(migrations, on: connection)
-                try await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                try await connection.tracedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 return applied
             } catch {
-                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
+                _ = try? await connection.tracedQuery("SELECT pg_advisory_unlock(\(Self.lockKey))", logger: logger)
                 throw error
             }
         }
@@ -51,12 +51,12 @@ public struct MigrationRunner: Sendable {
             try await connection.transaction(logger: logger) { connection in
                 for statement in SQLStatementSplitter.split(migration.sql) {
                     do {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        try await connection.tracedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
                     } catch {
                         throw MigrationError.failed(migration, statement: statement, error: error)
                     }
                 }
-                try await connection.query(
+                try await connection.tracedQuery(
                     """
                     INSERT INTO schema_migrations (source, name, checksum)
                     VALUES (\(migration.source), \(migration.name), \(migration.checksum))
@@ -69,7 +69,7 @@ public struct MigrationRunner: Sendable {
     }
 
     private func ensureHistoryTable(on connection: PostgresConnection) async throws {
-        try await connection.query(
+        try await connection.tracedQuery(
             """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 source     text        NOT NULL,
@@ -83,8 +83,8 @@ public struct MigrationRunner: Sendable {
 
     private func missing(_ migrations: [Migration], on connection: PostgresConnection) async throws -> [Migration] {
         var applied: [String: String] = [:]
-        let rows = try await connection.query("SELECT source, name, checksum FROM schema_migrations", logger: logger)
-        for try await (source, name, checksum) in rows.decode((String, String, String).self) {
+        let rows = try await connection.tracedQuery("SELECT source, name, checksum FROM schema_migrations", logger: logger)
+        for (source, name, checksum) in try rows.decode((String, String, String).self) {
             applied["\(source)/\(name)"] = checksum
         }
         let known = Set(migrations.map { "\($0.source)/\($0.name)" })

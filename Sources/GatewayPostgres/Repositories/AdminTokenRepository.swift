@@ -50,8 +50,7 @@ public struct AdminTokenRepository: Sendable {
         let rows = try await connection.tracedQuery(
             "UPDATE admin_tokens SET revoked_at = now() WHERE token_id = \(id) AND revoked_at IS NULL RETURNING token_id",
             logger: logger)
-        for try await _ in rows { return true }
-        return false
+        return !rows.isEmpty
     }
 
     /// Stores `secret` as an operator token unless an operator token exists,
@@ -62,7 +61,7 @@ public struct AdminTokenRepository: Sendable {
     ) async throws -> Bool {
         try await connection.tracedQuery("SELECT pg_advisory_xact_lock(\(Self.bootstrapLockKey))", logger: logger)
         let rows = try await connection.tracedQuery("SELECT 1 FROM admin_tokens WHERE scope = 'operator' LIMIT 1", logger: logger)
-        for try await _ in rows { return false }
+        for _ in rows { return false }
         try await insert(record, secret: secret, on: connection)
         return true
     }
@@ -72,10 +71,10 @@ public struct AdminTokenRepository: Sendable {
 
     private static let columns = "token_id, name, scope, created_at, expires_at, revoked_at, last_used_at"
 
-    private static func records(_ rows: PostgresRowSequence) async throws -> [AdminTokenRecord] {
+    private static func records(_ rows: [PostgresRow]) async throws -> [AdminTokenRecord] {
         var records: [AdminTokenRecord] = []
-        for try await (id, name, scope, created, expires, revoked, used)
-            in rows.decode((UUID, String, String, Date, Date?, Date?, Date?).self)
+        for (id, name, scope, created, expires, revoked, used)
+            in try rows.decode((UUID, String, String, Date, Date?, Date?, Date?).self)
         {
             guard let scope = AdminScope(scope) else { throw UnreadableRow("admin token \(id) has scope '\(scope)'") }
             records.append(

@@ -40,14 +40,14 @@ public struct AppKeyRepository: Sendable {
         let locked = try await connection.tracedQuery(
             "SELECT 1 FROM apps WHERE app_id = \(appID.uuid) FOR UPDATE", logger: logger)
         var exists = false
-        for try await _ in locked.decode(Int.self) { exists = true }
+        for _ in try locked.decode(Int.self) { exists = true }
         guard exists else { return nil }
         let counted = try await connection.tracedQuery(
             """
             SELECT count(*)::int8, count(*) FILTER (WHERE status = 'active')::int8
             FROM app_keys WHERE app_id = \(appID.uuid)
             """, logger: logger)
-        for try await (count, active) in counted.decode((Int, Int).self) {
+        for (count, active) in try counted.decode((Int, Int).self) {
             return (count, active > 0)
         }
         return (0, false)
@@ -60,7 +60,7 @@ public struct AppKeyRepository: Sendable {
             "SELECT status FROM app_keys WHERE app_id = \(appID.uuid) AND key_id = \(keyID.uuid) FOR UPDATE",
             logger: logger)
         var exists = false
-        for try await _ in target.decode(String.self) { exists = true }
+        for _ in try target.decode(String.self) { exists = true }
         guard exists else { return false }
         try await connection.tracedQuery(
             """
@@ -84,7 +84,7 @@ public struct AppKeyRepository: Sendable {
             WHERE app_id = \(appID.uuid) AND key_id = \(keyID.uuid) AND status <> 'active'
             RETURNING key_id
             """, logger: logger)
-        for try await _ in rows {
+        for _ in rows {
             try await notify(appID, on: connection)
             return .deleted
         }
@@ -115,8 +115,8 @@ public struct AppKeyRepository: Sendable {
             ORDER BY created_at DESC, key_id
             """, logger: logger)
         var keys: [StoredKey] = []
-        for try await (keyID, status, bits, publicKeyPEM, sealed, createdAt, activatedAt, retiredAt)
-            in rows.decode((UUID, String, Int, String, ByteBuffer, Date, Date?, Date?).self)
+        for (keyID, status, bits, publicKeyPEM, sealed, createdAt, activatedAt, retiredAt)
+            in try rows.decode((UUID, String, Int, String, ByteBuffer, Date, Date?, Date?).self)
         {
             guard let status = KeyStatus(rawValue: status) else {
                 throw UnreadableRow("key \(keyID) has an unknown status '\(status)'")
@@ -136,7 +136,7 @@ public struct AppKeyRepository: Sendable {
         let rows = try await connection.tracedQuery(
             "SELECT app_id, key_id, sealed_private_key FROM app_keys ORDER BY app_id, key_id FOR UPDATE", logger: logger)
         var keys: [(appID: AppID, keyID: KeyID, sealed: Data)] = []
-        for try await (appID, keyID, sealed) in rows.decode((UUID, UUID, ByteBuffer).self) {
+        for (appID, keyID, sealed) in try rows.decode((UUID, UUID, ByteBuffer).self) {
             keys.append((AppID(uuid: appID), KeyID(uuid: keyID), Data(sealed.readableBytesView)))
         }
         return keys
@@ -161,7 +161,7 @@ public struct AppKeyRepository: Sendable {
             SELECT k.app_id, k.public_key_pem FROM app_keys k JOIN apps a ON a.app_id = k.app_id
             WHERE k.key_id = \(keyID.uuid) AND a.provider_id = \(issuer.uuid)
             """, logger: logger)
-        for try await (appID, pem) in rows.decode((UUID, String).self) { return (AppID(uuid: appID), pem) }
+        for (appID, pem) in try rows.decode((UUID, String).self) { return (AppID(uuid: appID), pem) }
         return nil
     }
 

@@ -41,8 +41,7 @@ public struct AppRepository: Sendable {
             )
             SELECT pg_notify(\(AppChangeNotification.channel), app_id::text) FROM inserted
             """, logger: logger)
-        for try await _ in rows { return true }
-        return false
+        return !rows.isEmpty
     }
 
     /// Replaces the app's settings; `false` when there is no such app.
@@ -67,8 +66,7 @@ public struct AppRepository: Sendable {
             )
             SELECT pg_notify(\(AppChangeNotification.channel), app_id::text) FROM updated
             """, logger: logger)
-        for try await _ in rows { return true }
-        return false
+        return !rows.isEmpty
     }
 
     /// Deletes the app and its keys; `false` when there is no such app.
@@ -78,8 +76,7 @@ public struct AppRepository: Sendable {
             WITH deleted AS (DELETE FROM apps WHERE app_id = \(appID.uuid) RETURNING app_id)
             SELECT pg_notify(\(AppChangeNotification.channel), app_id::text) FROM deleted
             """, logger: logger)
-        for try await _ in rows { return true }
-        return false
+        return !rows.isEmpty
     }
 
     public func find(_ appID: AppID) async throws -> StoredApp? {
@@ -108,8 +105,7 @@ public struct AppRepository: Sendable {
         let rows = try await client.tracedQuery(
             "SELECT count(*)::int FROM apps WHERE token_profiles @> jsonb_build_array(jsonb_build_object('type', \(profile)::text))",
             logger: logger)
-        for try await count in rows.decode(Int.self) { return count }
-        return 0
+        return try rows.decode(Int.self).first ?? 0
     }
 
     /// The app's row, locked until `connection`'s transaction ends, so that
@@ -127,9 +123,9 @@ public struct AppRepository: Sendable {
         created_at, updated_at
         """
 
-    private static func decode(_ rows: PostgresRowSequence) async throws -> [StoredApp] {
+    private static func decode(_ rows: [PostgresRow]) async throws -> [StoredApp] {
         var apps: [StoredApp] = []
-        for try await row in rows.decode(
+        for row in try rows.decode(
             (UUID, String, String, UUID, Int, Bool, [String], String, String, String, String, String?, String?, Date, Date).self)
         {
             let (

@@ -14,14 +14,6 @@ public struct AuditEventRepository: AuditTrail {
         self.logger = logger
     }
 
-    public func page(
-        _ filter: AuditFilter, after position: StoredAuditEvent.Position?, limit: Int
-    ) async throws -> [StoredAuditEvent] {
-        var rows: [StoredAuditEvent] = []
-        for try await row in try await query(filter, after: position, limit: limit) { rows.append(row) }
-        return rows
-    }
-
     public func tokenCountsPerMinute(appID: AppID?, from: Date, to: Date) async throws -> [AuditMinuteCount] {
         let rows = try await client.tracedQuery(
             """
@@ -34,16 +26,16 @@ public struct AuditEventRepository: AuditTrail {
             ORDER BY 1, 2, 3
             """, logger: logger)
         var counts: [AuditMinuteCount] = []
-        for try await (minute, issued, reason, count) in rows.decode((Date, Bool, String?, Int64).self) {
+        for (minute, issued, reason, count) in try rows.decode((Date, Bool, String?, Int64).self) {
             counts.append(AuditMinuteCount(minute: minute, issued: issued, reason: issued ? nil : reason, count: Int(count)))
         }
         return counts
     }
 
     /// At most `limit` matching rows, newest first, after `position` when given.
-    private func query(_ filter: AuditFilter, after position: StoredAuditEvent.Position?, limit: Int) async throws
-        -> some AsyncSequence<StoredAuditEvent, any Error>
-    {
+    public func page(
+        _ filter: AuditFilter, after position: StoredAuditEvent.Position?, limit: Int
+    ) async throws -> [StoredAuditEvent] {
         let rows = try await client.tracedQuery(
             """
             SELECT (extract(epoch FROM occurred_at) * 1000000)::int8, id, occurred_at, app_id, event, outcome, reason,
@@ -62,7 +54,7 @@ public struct AuditEventRepository: AuditTrail {
             ORDER BY occurred_at DESC, id DESC
             LIMIT \(Int64(limit))
             """, logger: logger)
-        return rows.decode(
+        return try rows.decode(
             (Int64, Int64, Date, UUID, String, String, String?, String?, String?, UUID?, String?, String?, String, UUID?, String).self
         ).map { row in
             StoredAuditEvent(

@@ -31,7 +31,7 @@ public struct ConsoleSessionRepository: ConsoleSessionStore {
             WHERE session_hash = \(ByteBuffer(bytes: digest)) AND expires_at > now()
             RETURNING sealed_token
             """, logger: logger)
-        for try await sealed in rows.decode(ByteBuffer.self) { return Data(sealed.readableBytesView) }
+        for sealed in try rows.decode(ByteBuffer.self) { return Data(sealed.readableBytesView) }
         return nil
     }
 

@@ -22,6 +22,6 @@ public struct PostgresAuditLog: Sendable {
 
     /// Writes the event in the caller's transaction, so it commits with the change it describes.
     public func record(_ event: AuditEvent, on connection: PostgresConnection) async throws {
-        for try await _ in try await connection.tracedExecute(LedgerWriteStatement(recording: event), logger: logger) {}
+        try await connection.tracedExecute(LedgerWriteStatement(recording: event), logger: logger)
     }
 }

@@ -23,7 +23,7 @@ public struct PostgresSecondFactors: SecondFactorStore {
                    (SELECT count(*)::int8 FROM recovery_codes c WHERE c.factor_id = f.factor_id AND c.used_at IS NULL)
             FROM second_factors f WHERE f.app_id = \(appID.uuid) AND f.user_id = \(userID)
             """, logger: logger)
-        for try await (factorID, sealed, created, confirmed, lastStep, lastUsed, left) in rows.decode(
+        for (factorID, sealed, created, confirmed, lastStep, lastUsed, left) in try rows.decode(
             (UUID, ByteBuffer, Date, Date?, Int64?, Date?, Int64).self)
         {
             return StoredSecondFactor(
@@ -51,7 +51,7 @@ public struct PostgresSecondFactors: SecondFactorStore {
                 SELECT NOT EXISTS (SELECT 1 FROM confirmed)
                 """, logger: logger)
             var free = false
-            for try await value in rows.decode(Bool.self) { free = value }
+            for value in try rows.decode(Bool.self) { free = value }
             guard free else { return false }
             try await connection.tracedQuery(
                 """
@@ -73,7 +73,7 @@ public struct PostgresSecondFactors: SecondFactorStore {
                 WHERE factor_id = \(factorID) AND confirmed_at IS NULL
                 RETURNING 1
                 """, logger: logger)
-            return try await rows.collect().count == 1
+            return rows.count == 1
         }
     }
 
@@ -88,7 +88,7 @@ public struct PostgresSecondFactors: SecondFactorStore {
                 WHERE factor_id = \(factorID) AND confirmed_at IS NOT NULL AND (last_step IS NULL OR last_step < \(step))
                 RETURNING 1
                 """, logger: logger)
-            guard try await rows.collect().count == 1 else { return false }
+            guard rows.count == 1 else { return false }
             try await connection.tracedQuery("DELETE FROM recovery_codes WHERE factor_id = \(factorID)", logger: logger)
             try await Self.insertCodes(digests, of: factorID, on: connection, logger: logger)
             return true
@@ -100,7 +100,7 @@ public struct PostgresSecondFactors: SecondFactorStore {
         return try await AuditedTransaction(client: client, logger: logger).run(recording: row, when: { $0 }) { connection in
             let rows = try await connection.tracedQuery(
                 "DELETE FROM second_factors WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1", logger: logger)
-            return try await rows.collect().count == 1
+            return rows.count == 1
         }
     }
 
@@ -109,10 +109,10 @@ public struct PostgresSecondFactors: SecondFactorStore {
         return try await AuditedTransaction(client: client, logger: logger).run(recording: row, when: { $0 }) { connection in
             _ = try await connection.tracedQuery(
                 "DELETE FROM mfa_tickets WHERE app_id = \(appID.uuid) AND user_id = \(userID)", logger: logger
-            ).collect()
+            )
             let rows = try await connection.tracedQuery(
                 "DELETE FROM second_factors WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1", logger: logger)
-            return try await rows.collect().count == 1
+            return rows.count == 1
         }
     }
 
@@ -135,7 +135,7 @@ public struct PostgresSecondFactors: SecondFactorStore {
             FROM (SELECT now()) AS clock
             LEFT JOIN mfa_tickets t ON t.ticket_sha256 = \(ByteBuffer(bytes: digest)) AND t.app_id = \(appID.uuid)
             """, logger: logger)
-        for try await row in rows {
+        for row in rows {
             let columns = row.makeRandomAccess()
             let now = try columns[0].decode(Date.self)
             guard let userID = try columns[1].decode(String?.self) else { return (nil, now) }
@@ -165,8 +165,8 @@ public struct PostgresSecondFactors: SecondFactorStore {
                       AND spent_at IS NULL AND expires_at > now()
                     RETURNING 1
                     """, logger: logger)
-                guard try await spent.collect().count == 1 else { return .ticketSpent }
-                let proven: PostgresRowSequence
+                guard spent.count == 1 else { return .ticketSpent }
+                let proven: [PostgresRow]
                 switch proof {
                 case .totp(let step):
                     proven = try await connection.tracedQuery(
@@ -192,7 +192,7 @@ public struct PostgresSecondFactors: SecondFactorStore {
                         """, logger: logger)
                 }
                 // The ticket's spending goes back with the transaction: it stays good for a right code.
-                guard try await proven.collect().count == 1 else { throw ProofSpent() }
+                guard proven.count == 1 else { throw ProofSpent() }
                 return .completed
             }
         } catch let error as TransactionError where error.closureError is ProofSpent {

@@ -28,10 +28,9 @@ public struct PostgresSessions: SessionStore {
     public func find(_ sessionID: UUID, in appID: AppID) async throws -> SessionLookup {
         let (client, logger) = (client, logger)
         return try await retry.run {
-            for try await lookup in try await client.tracedExecute(Lookup(appID: appID, sessionID: sessionID), logger: logger) {
-                return lookup
-            }
-            throw UnreadableRow("the session lookup answered no row")
+            guard let lookup = try await client.tracedExecute(Lookup(appID: appID, sessionID: sessionID), logger: logger).first
+            else { throw UnreadableRow("the session lookup answered no row") }
+            return lookup
         }
     }
 
@@ -74,7 +73,7 @@ public struct PostgresSessions: SessionStore {
             LIMIT 1000
             """, logger: logger)
         var sessions: [StoredSession] = []
-        for try await row in rows { sessions.append(try Self.session(row, skipping: 0)) }
+        for row in rows { sessions.append(try Self.session(row, skipping: 0)) }
         return sessions
     }
 
@@ -99,8 +98,7 @@ public struct PostgresSessions: SessionStore {
                     )
                     SELECT count(*)::int FROM ended
                     """, logger: logger)
-                for try await count in rows.decode(Int.self) { return count }
-                return 0
+                return try rows.decode(Int.self).first ?? 0
             },
             recording: { count in
                 // One session named and none ended is a 404: nothing happened to record.
