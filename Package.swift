@@ -40,7 +40,8 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
         ],
         ["Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]
     ),
-    ("PhoneCode", ["GatewayOutbound", Products.crypto], ["GatewayOutbound", Products.crypto]),
+    // Its tests install the password plugin too: a user deleted there takes their numbers along.
+    ("PhoneCode", ["GatewayOutbound", Products.crypto], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
     // The webhook and ID-token plugins use a password directory (PasswordDirectoryProvider, in the seam);
     // their tests install the password plugin that provides it.
     ("Webhook", ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),

@@ -1,3 +1,4 @@
+public import Foundation
 import CoreMetrics
 import Crypto
 public import GatewayCore
@@ -98,5 +99,27 @@ public struct PhoneCodePlugin: CredentialPlugin {
         }
         members["sender"] = .object(sender)
         return .object(members)
+    }
+}
+
+extension PhoneCodePlugin: HoldsUserCredentials {
+    /// Unbinds each of the user's numbers, each with an
+    /// `admin.phone_number.unbound` row like the admin route's, its
+    /// `detail.reason` `user_deleted`: a code sent to one signs nobody in,
+    /// and a user created again under the same id is bound to none.
+    public func removeCredentials(
+        of userID: String, in appID: AppID, requestID: String, actor: UUID?, services: PluginServices
+    ) async throws -> Int {
+        let store = services.phoneCodes
+        var removed = 0
+        for binding in try await store.bindings(of: userID, in: appID) {
+            guard let number = PhoneNumber(binding.phoneNumber) else { continue }
+            let row = AuditEvent(
+                appID: appID, event: "admin.phone_number.unbound", outcome: .success, userID: userID,
+                credentialType: Self.type, requestID: requestID, actor: actor,
+                detail: ["phone_number": number.text, "reason": UserCredentialRemoval.reason])
+            if try await store.unbind(number, in: appID, boundTo: userID, recording: row) { removed += 1 }
+        }
+        return removed
     }
 }

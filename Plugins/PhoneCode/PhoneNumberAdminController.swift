@@ -55,7 +55,7 @@ struct PhoneNumberAdminController: Sendable {
         let event = AuditEvent(
             appID: appID, event: "admin.phone_number.unbound", outcome: .success, requestID: context.requestID,
             actor: admin.id, detail: ["phone_number": number.text])
-        let removed = try await store.unbind(number, in: appID, recording: event)
+        let removed = try await store.unbind(number, in: appID, boundTo: nil, recording: event)
         guard removed else { throw Self.notBound }
         return AdminResponses.noContent()
     }

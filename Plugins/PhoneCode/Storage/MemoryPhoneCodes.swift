@@ -84,7 +84,19 @@ struct MemoryPhoneCodes: PhoneCodeStore {
         }, recording: describe)
     }
 
-    func unbind(_ number: PhoneNumber, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
-        try table.change({ $0.numbers[appID]?.removeValue(forKey: number.text) != nil }, recording: { $0 ? event : nil })
+    func bindings(of userID: String, in appID: AppID) async throws -> [PhoneNumberBinding] {
+        table.change { rows in
+            (rows.numbers[appID] ?? [:]).values.filter { $0.identity.userID == userID }.sorted { $0.phoneNumber < $1.phoneNumber }
+        }
+    }
+
+    func unbind(_ number: PhoneNumber, in appID: AppID, boundTo userID: String?, recording event: AuditEvent) async throws -> Bool {
+        try table.change({ rows in
+            guard let bound = rows.numbers[appID]?[number.text], userID == nil || bound.identity.userID == userID else {
+                return false
+            }
+            rows.numbers[appID]?.removeValue(forKey: number.text)
+            return true
+        }, recording: { $0 ? event : nil })
     }
 }

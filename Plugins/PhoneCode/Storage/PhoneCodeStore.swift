@@ -34,8 +34,12 @@ protocol PhoneCodeStore: Sendable {
         recording describe: @escaping @Sendable (Bool) -> AuditEvent
     ) async throws -> Bool
 
-    /// Unbinds the number, with `event`; `false` (and no row) when it was not bound.
-    func unbind(_ number: PhoneNumber, in appID: AppID, recording event: AuditEvent) async throws -> Bool
+    /// The numbers bound to `userID`, in number order.
+    func bindings(of userID: String, in appID: AppID) async throws -> [PhoneNumberBinding]
+
+    /// Unbinds the number (only from `userID`, when given), with `event`;
+    /// `false` (and no row) when it was not bound (to them).
+    func unbind(_ number: PhoneNumber, in appID: AppID, boundTo userID: String?, recording event: AuditEvent) async throws -> Bool
 }
 
 /// A user bound to a number, with the profile fields for the claims.

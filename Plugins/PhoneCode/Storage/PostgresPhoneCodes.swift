@@ -177,11 +177,25 @@ struct PostgresPhoneCodes: PhoneCodeStore {
         return false
     }
 
-    func unbind(_ number: PhoneNumber, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
+    func bindings(of userID: String, in appID: AppID) async throws -> [PhoneNumberBinding] {
+        let rows = try await client.tracedQuery(
+            """
+            SELECT \(unescaped: Self.bindingColumns) FROM phone_numbers
+            WHERE app_id = \(appID.uuid) AND user_id = \(userID)
+            ORDER BY phone_number
+            """, logger: logger)
+        return try rows.map(Self.binding)
+    }
+
+    func unbind(_ number: PhoneNumber, in appID: AppID, boundTo userID: String?, recording event: AuditEvent) async throws -> Bool {
         try await AuditedTransaction(client: client, logger: logger).run(recording: event, when: { $0 }) { connection in
             let rows = try await connection.tracedQuery(
-                "DELETE FROM phone_numbers WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) RETURNING 1",
-                logger: logger)
+                """
+                DELETE FROM phone_numbers
+                WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)
+                  AND (\(userID)::text IS NULL OR user_id = \(userID))
+                RETURNING 1
+                """, logger: logger)
             return !rows.isEmpty
         }
     }

@@ -71,11 +71,19 @@ import Testing
         // (createPhoneApp bound `ada`'s number, +4915112345678, first.)
         #expect(try await store.bindings(in: app, after: nil, limit: 10).map(\.phoneNumber) == numbers.reversed().map(\.text) + [ada])
         #expect(try await store.bindings(in: app, after: "+4915100000001", limit: 1).map(\.phoneNumber) == ["+4915100000002"])
-        #expect(try await store.unbind(numbers[0], in: app, recording: event("unbound", app)))
-        #expect(try await !store.unbind(numbers[0], in: app, recording: event("unbound again", app)))
+        // A user's numbers, in number order, in their app only.
+        #expect(try await store.bindings(of: "ada", in: app).map(\.phoneNumber) == [numbers[2].text, numbers[1].text, ada])
+        #expect(try await store.bindings(of: "ada", in: other).map(\.phoneNumber) == [ada])
+        #expect(try await store.bindings(of: "nobody", in: app).isEmpty)
+        // Unbound from a given user only if bound to them; otherwise by number alone; once.
+        #expect(try await !store.unbind(numbers[1], in: app, boundTo: "bob", recording: event("not bob's", app)))
+        #expect(try await store.binding(of: numbers[1], in: app)?.identity.userID == "ada")
+        #expect(try await store.unbind(numbers[0], in: app, boundTo: "bob", recording: event("unbound from bob", app)))
+        #expect(try await store.unbind(numbers[1], in: app, boundTo: nil, recording: event("unbound", app)))
+        #expect(try await !store.unbind(numbers[1], in: app, boundTo: nil, recording: event("unbound again", app)))
 
         let rows = try await gateway.auditRows().dropFirst(rowsBefore).map(\.event)
-        #expect(rows == numbers.map { "bound \($0)" } + ["rebound false", "unbound"])
+        #expect(rows == numbers.map { "bound \($0)" } + ["rebound false", "unbound from bob", "unbound"])
     }
 
     static func event(_ name: String, _ appID: AppID) -> AuditEvent {

@@ -8,6 +8,7 @@ import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
+import PasswordPlugin
 @testable import PhoneCodePlugin
 import GatewayPostgres
 import PostgresNIO
@@ -19,6 +20,17 @@ extension PluginRegistry {
     static let phoneCodeTests = PluginRegistry([
         StaticUsersPlugin(),
         // A generous attempt timeout: with the whole suite on two cores, the fake sender may answer late.
+        PhoneCodePlugin(
+            codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: true),
+            deliveryAttemptTimeout: .seconds(30)),
+    ])
+}
+
+extension PluginRegistry {
+    /// Phone codes beside the password plugin's user directory.
+    static let phoneCodesWithDirectory = PluginRegistry([
+        StaticUsersPlugin(),
+        PasswordPlugin(hasher: PasswordHasher()),
         PhoneCodePlugin(
             codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: true),
             deliveryAttemptTimeout: .seconds(30)),

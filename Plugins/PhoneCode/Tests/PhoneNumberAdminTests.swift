@@ -45,6 +45,74 @@ import Testing
         }
     }
 
+    /// Deleting a user from the app's password directory unbinds every
+    /// number of theirs, each with an `admin.phone_number.unbound` row whose
+    /// reason is `user_deleted`: a code already sent to one of them then
+    /// signs nobody in, and a user created again under the same id is bound
+    /// to none. Another user's number stays bound.
+    @Test func aUserDeletedFromTheDirectoryKeepsNoNumberInMemory() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await MemoryGateway.with(plugins: .phoneCodesWithDirectory) { gateway in
+                try await Self.deleteAUserWithNumbers(gateway, webhook: base, sent: { webhook.requests.last?.sentCode })
+            }
+        }
+    }
+
+    @Test func aUserDeletedFromTheDirectoryKeepsNoNumberInPostgreSQL() async throws {
+        try await FakeHTTPServer.with { base, webhook in
+            try await TestGateway.with(plugins: .phoneCodesWithDirectory) { gateway in
+                try await Self.deleteAUserWithNumbers(gateway, webhook: base, sent: { webhook.requests.last?.sentCode })
+            }
+        }
+    }
+
+    static func deleteAUserWithNumbers(
+        _ gateway: some GatewayUnderTest, webhook: String, sent: () -> String?
+    ) async throws {
+        let app = try await gateway.createApp(activeKey: true) { app in
+            app.credentialTypes = ["password", "phone_code"]
+            app.plugins = [
+                "password": .object(["argon2": .object(["memory_kib": .number(8192), "iterations": .number(1)])]),
+                "phone_code": .object([
+                    "sender": .object(["type": .string("webhook"), "url": .string(webhook), "secret": .string(webhookSecret)])
+                ]),
+            ]
+        }
+        let token = try await gateway.operatorToken()
+        let users = "/admin/v1/apps/\(app.appID)/users/"
+        let numbers = "/admin/v1/apps/\(app.appID)/phone_numbers/"
+        for user in ["ada", "bob"] {
+            #expect(try await gateway.admin(.put, users + user, token: token, json: ["password": "analytical engine"]).status == .created)
+        }
+        let adaSecond = "+4915100000009"
+        let bob = "+14155550123"
+        for (number, user) in [(ada, "ada"), (adaSecond, "ada"), (bob, "bob")] {
+            let bound = try await gateway.admin(.put, numbers + number, token: token, json: ["user_id": user])
+            #expect(bound.status == .created, "\(text(bound))")
+        }
+        #expect(try await gateway.requestCode(app).status == .accepted)
+        let code = try #require(sent())
+
+        #expect(try await gateway.admin(.delete, users + "ada", token: token, json: nil).status == .noContent)
+        let refused = try await gateway.signIn(app, code: code)
+        #expect(refused.status == .unauthorized)
+        let denied = try await gateway.auditRows().last { $0.event == "token.denied" }
+        #expect(denied?.reason == "unknown_number")
+        for number in [ada, adaSecond] {
+            #expect(try await gateway.admin(.get, numbers + number, token: token, json: nil).status == .notFound, "\(number)")
+        }
+        let rows = try await gateway.auditRows().filter { $0.event == "admin.phone_number.unbound" }
+        #expect(rows.count == 2 && rows.allSatisfy { $0.userID == "ada" && $0.text.contains("user_deleted") }, "\(rows)")
+        #expect(Set(rows.compactMap { row in [ada, adaSecond].first { row.text.contains($0) } }) == [ada, adaSecond])
+
+        // Created again under the same id: bound to no number. Bob's stays.
+        #expect(try await gateway.admin(.put, users + "ada", token: token, json: ["password": "difference engine"]).status == .created)
+        #expect(try await gateway.admin(.get, numbers + ada, token: token, json: nil).status == .notFound)
+        let kept = try await gateway.admin(.get, numbers + bob, token: token, json: nil)
+        #expect(kept.status == .ok)
+        #expect(try jsonObject(kept)["user_id"] as? String == "bob")
+    }
+
     @Test func senderSecretsAreWriteOnlyAndOptionsAreReadStrictly() async throws {
         try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
             let app = try await gateway.createPhoneApp()

@@ -2,8 +2,8 @@ public import Foundation
 public import GatewayCore
 
 /// A plugin that keeps credentials of its own under a user id (the passkey
-/// plugin's passkeys). When an app's user directory deletes the user, they
-/// go too (``UserCredentialRemoval``).
+/// plugin's passkeys, the phone plugin's bound numbers). When an app's user
+/// directory deletes the user, they go too (``UserCredentialRemoval``).
 public protocol HoldsUserCredentials: Sendable {
     /// Removes every credential `userID` holds in `appID`, each with a row
     /// naming the deleting request (`requestID`), the admin who sent it
@@ -16,8 +16,8 @@ public protocol HoldsUserCredentials: Sendable {
 
 /// Everything the gateway keeps for a user id besides a directory's own
 /// row: their second factor with its recovery codes, and what each plugin
-/// that ``HoldsUserCredentials`` keeps (passkeys). A directory deleting a
-/// user calls ``remove(of:in:requestID:actor:)`` first, so a user created
+/// that ``HoldsUserCredentials`` keeps (passkeys, bound phone numbers). A
+/// directory deleting a user calls ``remove(of:in:requestID:actor:)`` first, so a user created
 /// again under the same id inherits none of it, and a passkey of the
 /// deleted user signs nobody in. Sessions end apart (`SessionStore`), after
 /// the row is gone.
