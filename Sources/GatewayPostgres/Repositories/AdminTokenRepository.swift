@@ -31,7 +31,7 @@ public struct AdminTokenRepository: Sendable {
               AND (expires_at IS NULL OR expires_at > now())
             RETURNING \(unescaped: Self.columns)
             """, logger: logger)
-        return try await Self.records(rows).first
+        return try Self.records(rows).first
     }
 
     /// Tokens in id order after `cursor`.
@@ -42,7 +42,7 @@ public struct AdminTokenRepository: Sendable {
             WHERE (\(cursor)::uuid IS NULL OR token_id > \(cursor))
             ORDER BY token_id LIMIT \(limit)
             """, logger: logger)
-        return try await Self.records(rows)
+        return try Self.records(rows)
     }
 
     /// Revokes a live token; `false` when there is none with that id.
@@ -71,7 +71,7 @@ public struct AdminTokenRepository: Sendable {
 
     private static let columns = "token_id, name, scope, created_at, expires_at, revoked_at, last_used_at"
 
-    private static func records(_ rows: [PostgresRow]) async throws -> [AdminTokenRecord] {
+    private static func records(_ rows: [PostgresRow]) throws -> [AdminTokenRecord] {
         var records: [AdminTokenRecord] = []
         for (id, name, scope, created, expires, revoked, used)
             in try rows.decode((UUID, String, String, Date, Date?, Date?, Date?).self)

@@ -97,7 +97,7 @@ public struct AppRepository: Sendable {
             ORDER BY app_id
             LIMIT \(limit)
             """, logger: logger)
-        return try await Self.decode(rows)
+        return try Self.decode(rows)
     }
 
     /// How many apps list `profile` among their token profiles.
@@ -114,7 +114,7 @@ public struct AppRepository: Sendable {
     public func find(_ appID: AppID, lockingOn connection: PostgresConnection) async throws -> StoredApp? {
         let rows = try await connection.tracedQuery(
             "SELECT \(unescaped: Self.columns) FROM apps WHERE app_id = \(appID.uuid) FOR UPDATE", logger: logger)
-        return try await Self.decode(rows).first
+        return try Self.decode(rows).first
     }
 
     private static let columns = """
@@ -123,7 +123,7 @@ public struct AppRepository: Sendable {
         created_at, updated_at
         """
 
-    private static func decode(_ rows: [PostgresRow]) async throws -> [StoredApp] {
+    private static func decode(_ rows: [PostgresRow]) throws -> [StoredApp] {
         var apps: [StoredApp] = []
         for row in try rows.decode(
             (UUID, String, String, UUID, Int, Bool, [String], String, String, String, String, String?, String?, Date, Date).self)
