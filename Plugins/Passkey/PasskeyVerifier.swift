@@ -47,6 +47,19 @@ struct PasskeyVerifier: CredentialVerifier {
         return outcome
     }
 
+    /// Where the password plugin keeps the app's users: a user it disabled
+    /// since, or deleted (gone from it, and their passkeys with them), ends
+    /// the session the sign-in started. A user it never kept (who signs in
+    /// elsewhere) keeps their passkeys and their session.
+    func lapse(of identity: VerifiedIdentity, in app: AppSettings) async throws -> String? {
+        guard let directory else { return nil }
+        switch try await directory.identity(of: identity.userID, in: app.appID) {
+        case .rejected?: return "user_disabled"
+        case .verified?, .undecided?: return nil
+        case nil: return try await store.passkeys(of: identity.userID, in: app.appID).isEmpty ? "user_deleted" : nil
+        }
+    }
+
     private func check(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         let credentials = attempt.credentials
         let appID = attempt.app.appID

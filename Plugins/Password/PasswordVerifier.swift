@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
 import Logging
 
 /// Checks `credentials: {"type": "password", "password": "..."}` against the
@@ -35,6 +36,13 @@ struct PasswordVerifier: CredentialVerifier {
 
     /// The verdict for a user the app has (and the login noted, the hash
     /// upgraded to the app's cost); nil when it has no such user.
+    func lapse(of identity: VerifiedIdentity, in app: AppSettings) async throws -> String? {
+        let users = self.users
+        let user = try await databaseRetry.run { try await users.find(identity.userID, in: app.appID) }
+        guard let user else { return UserCredentialRemoval.reason }
+        return user.disabled ? "user_disabled" : nil
+    }
+
     func check(_ userID: String, _ password: String, in appID: AppID) async throws -> VerificationResult? {
         let users = self.users
         let user = try await databaseRetry.run { try await users.find(userID, in: appID) }

@@ -10,8 +10,10 @@ import Testing
 /// deleting or disabling them always, a new password unless the app's
 /// `sessions.revoke_on_password_change` is off; each with its
 /// `session.revoked` row. Deleting one also takes their second factor
-/// (an `mfa.reset` row). Over memory and over PostgreSQL.
-@Suite struct UserSessionEndTests {
+/// (an `mfa.reset` row). Over memory and over PostgreSQL; and a sign-in
+/// in flight while the user is deleted or disabled starts no session that
+/// outlives it.
+@Suite struct UserSessionEndTests: ConcurrentAttack {
     /// Signs `user` in with `password`; their refresh token.
     static func signIn(_ gateway: some GatewayUnderTest, _ app: AppSettings, _ user: String, _ password: String) async throws -> String {
         let body = passwordRequest(app, user: user, password: password)
@@ -76,5 +78,56 @@ import Testing
 
     @Test func overPostgreSQL() async throws {
         try await TestGateway.with(plugins: .passwordTests) { try await Self.check($0, revokesOnPasswordChange: true) }
+    }
+    /// Each round, 12 password sign-ins of one user over two instances go
+    /// at once with the user's DELETE (or PATCH disabled) on the second:
+    /// those whose password was checked before the change but whose session
+    /// was written after it would start a session the change never saw.
+    /// Afterwards not one refresh token of them refreshes; a sign-in that
+    /// found its user gone after writing its session ended it with a
+    /// `session.revoked` row naming why.
+    @Test(arguments: ["user_deleted", "user_disabled"])
+    func signInsInFlightWhileTheUserChangesStartNoSessionThatOutlivesIt(change: String) async throws {
+        try await withTwoInstances(plugins: .passwordTests) { gateways in
+            let limits = ["ip", "user_failures"].reduce(into: [String: RateLimitOverride]()) {
+                $0[$1] = RateLimitOverride(limit: 100_000, periodSeconds: 60)
+            }
+            let passwords = try await gateways[0].createPasswordApp(rateLimits: limits)
+            let app = try await gateways[0].createApp(activeKey: true) { settings in
+                settings = passwords
+                settings.appID = AppID(uuid: UUID())
+                settings.sessions = SessionSettings()
+            }
+            let token = try await gateways[0].adminToken(.app(app.appID), expiresAt: nil, revoked: false, name: "test")
+            var issued: [String] = []
+            for round in 0..<6 {
+                let user = "user-\(round)"
+                try await gateways[0].putUser(user, in: app, token: token, ["password": "correct horse \(user)"])
+                let path = "/admin/v1/apps/\(app.appID)/users/\(user)"
+                issued += try await withThrowingTaskGroup(of: String?.self) { group in
+                    group.addTask {
+                        let answer = change == "user_deleted"
+                            ? try await gateways[1].admin(.delete, path, token: token, json: nil)
+                            : try await gateways[1].admin(.patch, path, token: token, json: ["disabled": true])
+                        #expect([.noContent, .ok].contains(answer.status))
+                        return nil
+                    }
+                    for index in 0..<12 {
+                        group.addTask {
+                            let body = passwordRequest(app, user: user, password: "correct horse \(user)")
+                            let answer = try await gateways[index % 2].test(over: .router) { try await $0.postJSON(body) }
+                            return answer.status == .ok ? try #require(jsonObject(answer)["refresh_token"] as? String) : nil
+                        }
+                    }
+                    return try await group.reduce(into: [String]()) { if let refreshToken = $1 { $0.append(refreshToken) } }
+                }
+            }
+            var refreshed = 0
+            for refreshToken in issued where try await Self.refreshes(gateways[0], app, refreshToken) { refreshed += 1 }
+            #expect(refreshed == 0, "of \(issued.count) sessions started, \(refreshed) refreshed after their user's change")
+            #expect(!issued.isEmpty, "no sign-in came before a change: the race never ran")
+            let ended = try await gateways[0].auditRows().filter { $0.event == "session.revoked" }
+            #expect(ended.allSatisfy { $0.text.contains(change) }, "\(ended)")
+        }
     }
 }

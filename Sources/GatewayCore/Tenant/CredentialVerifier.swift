@@ -39,9 +39,20 @@ public protocol CredentialVerifier: Sendable {
     /// and sessions say of the sign-in. Empty (the default) when not known
     /// (a tenant's own service decides, say).
     var authenticationMethods: [String] { get }
+
+    /// Why the user a verified attempt found is no longer one this verifier
+    /// would sign in (`user_deleted`, `user_disabled`), or nil. Asked once a
+    /// sign-in's session is written, for verifiers whose users the gateway
+    /// keeps (the password directory): deleting or disabling a user ends
+    /// their sessions, and a sign-in checked before that but written after
+    /// would otherwise start one that outlives it. nil (the default) where
+    /// the user lives elsewhere.
+    func lapse(of identity: VerifiedIdentity, in app: AppSettings) async throws -> String?
 }
 
 extension CredentialVerifier {
+    public func lapse(of identity: VerifiedIdentity, in app: AppSettings) async throws -> String? { nil }
+
     public var isCheapToAsk: Bool { false }
 
     public var provesItsUser: Bool { false }

@@ -78,6 +78,9 @@ extension TokenIssuer {
         if let started { issued.detail["session_id"] = started.issued.sessionID.lowercasedText }
         try await attempt.passage.release(
             readingFailuresOf: nil, app: app, recording: issued, changing: started.map { .start($0.change) })
+        if let started, let verifier = try? asked.tenant.verifier(for: signIn.credentialType) {
+            try await endIfLapsed(started.issued, of: identity, verifier: verifier, app: app, attempt)
+        }
         return Ready(issued: issued, minter: minter, grant: grant, session: started?.issued)
     }
 

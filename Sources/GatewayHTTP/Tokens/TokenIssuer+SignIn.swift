@@ -114,7 +114,30 @@ extension TokenIssuer {
             try await attempt.passage.release(
                 readingFailuresOf: userFoundByCheck, app: app, recording: issued, changing: change)
         }
+        if let started { try await endIfLapsed(started.issued, of: identity, verifier: verifier, app: app, attempt) }
         return .ready(Ready(issued: issued, minter: minter, grant: grant, session: started?.issued))
+    }
+
+    /// Ends the session a sign-in just started when `verifier` no longer
+    /// vouches for its user (``CredentialVerifier/lapse(of:in:)``): the
+    /// user was deleted or disabled while the sign-in ran, after its check
+    /// but before its session was written, so the admin's ending of their
+    /// sessions missed this one. It ends as that would have ended it, with a
+    /// `session.revoked` row naming the reason; the answer stands (it is
+    /// the sign-in that came first), its refresh token already refused.
+    func endIfLapsed(
+        _ session: IssuedSession, of identity: VerifiedIdentity, verifier: any CredentialVerifier, app: AppSettings,
+        _ attempt: Attempt
+    ) async throws {
+        guard let reason = try await verifier.lapse(of: identity, in: app) else { return }
+        var ended = attempt.passage.row
+        ended.event = "session.revoked"
+        ended.outcome = .success
+        ended.userID = identity.userID
+        ended.reason = nil
+        ended.detail["session_id"] = session.sessionID.lowercasedText
+        ended.detail["reason"] = reason
+        try await attempt.passage.record(ended, changing: .revoke(appID: app.appID, sessionID: session.sessionID, reason: reason))
     }
 
     static func credentialAttributes(_ type: String, userID: String?) -> SpanAttributes {
