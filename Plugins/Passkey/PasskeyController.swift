@@ -18,6 +18,9 @@ import Hummingbird
 /// The refresh token proves the user and is not spent; a bad one counts
 /// against the client's `refresh_failures`. A refused registration is a
 /// 400 `passkey_rejected` naming the check, its row saying `passkey_<check>`.
+/// A session that ended while its passkey was being added (the user's
+/// deletion ends it) takes the passkey back (`passkey.revoked`, its reason
+/// the session's): a 401 `invalid_credentials`.
 struct PasskeyController: Sendable {
     static let authenticationOptionsPath = "/v1/passkeys/authentication_options"
     static let registrationOptionsPath = "/v1/passkeys/registration_options"
@@ -98,14 +101,25 @@ struct PasskeyController: Sendable {
     ) async throws -> Response {
         let (input, app, options) = try await read(
             request, context, &passage, fields: PasskeyRegistrar.fields.union(["refresh_token"]))
-        let userID = try await services.sessionHolders.user(
-            holding: try input.string("refresh_token"), in: app, passage: &passage)
+        let refreshToken = try input.string("refresh_token")
+        let userID = try await services.sessionHolders.user(holding: refreshToken, in: app, passage: &passage)
         var row = passage.row
         row.outcome = .success
         var refusal: String?
         do {
             let passkey = try await registrar.register(
                 input, for: userID, in: app.appID, options: options, row: row, refusal: &refusal)
+            // The session may have ended while the passkey was added (deleting the user
+            // ends it, and takes the passkeys it finds): then this one goes too.
+            if let ended = try await services.sessionHolders.endedReason(of: refreshToken ?? "", in: app) {
+                var revoked = row
+                revoked.event = "passkey.revoked"
+                revoked.detail["credential_id"] = Base64URL.encode(passkey.credentialID)
+                revoked.detail["reason"] = ended
+                _ = try await registrar.store.revoke(passkey.credentialID, of: userID, in: app.appID, recording: revoked)
+                refusal = ended
+                throw GatewayError.invalidCredentials
+            }
             return try AdminResponses.json(PasskeyAnswer(passkey), status: .created)
         } catch {
             passage.row.reason = refusal

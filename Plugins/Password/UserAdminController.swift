@@ -115,6 +115,11 @@ struct UserAdminController: Sendable {
         let deleted = try await users.delete(userID, in: appID, recording: event)
         guard deleted else { throw Self.userNotFound(userID) }
         try await endSessions(of: userID, in: appID, reason: UserCredentialRemoval.reason, admin: admin, context)
+        // Then once more, for what was added while this ran: a credential stored before
+        // this point goes now; one a session of theirs stores later finds the session
+        // ended and takes itself back. (One the admin API stores later is for a user
+        // id the directory no longer has, as after any deletion.)
+        try await credentials.remove(of: userID, in: appID, requestID: context.requestID, actor: admin.id)
         return AdminResponses.noContent()
     }
 

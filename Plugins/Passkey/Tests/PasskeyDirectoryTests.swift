@@ -77,14 +77,7 @@ import Testing
     static func directoryUserWithAPasskey<Gateway: GatewayUnderTest>(
         _ userID: String, _ app: AppSettings, _ gateway: Gateway
     ) async throws -> DirectoryUser {
-        let created = try await gateway.admin(
-            .put, "/admin/v1/apps/\(app.appID.uuid)/users/\(userID)", token: try await gateway.operatorToken(),
-            json: ["password": "analytical engine", "display_name": "\(userID) L."])
-        #expect([.created, .ok].contains(created.status))
-        let signedIn = try await gateway.post(
-            ["app_id": app.appID.uuid.uuidString, "user_id": userID, "nonce": "n-\(UUID())",
-             "credentials": ["type": "password", "password": "analytical engine"]], to: "/v1/identity_tokens")
-        let session = try #require(signedIn.json["refresh_token"] as? String, "\(signedIn.text)")
+        let session = try await directorySession(userID, app, gateway)
         let authenticator = SoftwareAuthenticator()
         #expect(try await gateway.register(authenticator, app, refreshToken: session).status == .created)
         let handle = try await gateway.userHandle(of: session, app)
@@ -94,6 +87,20 @@ import Testing
                 userHandle: handle, signCount: count)
             return try await gateway.post(Gateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
         }
+    }
+
+    /// A new user of the directory, signed in with their password: their session's refresh token.
+    static func directorySession<Gateway: GatewayUnderTest>(
+        _ userID: String, _ app: AppSettings, _ gateway: Gateway
+    ) async throws -> String {
+        let created = try await gateway.admin(
+            .put, "/admin/v1/apps/\(app.appID.uuid)/users/\(userID)", token: try await gateway.operatorToken(),
+            json: ["password": "analytical engine", "display_name": "\(userID) L."])
+        #expect([.created, .ok].contains(created.status))
+        let signedIn = try await gateway.post(
+            ["app_id": app.appID.uuid.uuidString, "user_id": userID, "nonce": "n-\(UUID())",
+             "credentials": ["type": "password", "password": "analytical engine"]], to: "/v1/identity_tokens")
+        return try #require(signedIn.json["refresh_token"] as? String, "\(signedIn.text)")
     }
 
     /// Deleting a user from the password directory takes their passkeys and
@@ -191,6 +198,96 @@ import Testing
                 #expect(events.filter { $0 == event }.count == 1, "\(event): \(events)")
             }
             #expect(try await ada.signIn(2).status == .unauthorized)
+        }
+    }
+    /// Passkeys registered with the user's own session while an admin of
+    /// the other instance deletes them: each round, 12 registrations (each
+    /// on a challenge asked for beforehand) go at once with the DELETE. Some
+    /// land before it, some after, some in between its steps; afterwards
+    /// none of them signs anyone in, and the user created again has none.
+    @Test func passkeysRegisteredWhileTheirUserIsDeletedDoNotOutliveThem() async throws {
+        try await withTwoInstances(plugins: Self.directoryPlugins) { gateways in
+            let app = try await Self.directoryApp(gateways[0])
+            let token = try await gateways[0].operatorToken()
+            var registered = 0
+            var survivors: [String] = []
+            for round in 0..<6 {
+                let userID = "user-\(round)"
+                let path = "/admin/v1/apps/\(app.appID.uuid)/users/\(userID)"
+                let session = try await Self.directorySession(userID, app, gateways[0])
+                let handle = try await gateways[0].userHandle(of: session, app)
+                var attempts: [(SoftwareAuthenticator, [String: any Sendable])] = []
+                for _ in 0..<12 {
+                    let authenticator = SoftwareAuthenticator()
+                    attempts.append(
+                        (authenticator, try await gateways[0].registrationRequest(authenticator, app, refreshToken: session)))
+                }
+                let requests = attempts.map(\.1)
+                let (deleted, statuses) = try await withThrowingTaskGroup(of: (Int?, Int?).self) { group in
+                    group.addTask { (Int(try await gateways[1].admin(.delete, path, token: token, json: nil).status.code), nil) }
+                    for (index, request) in requests.enumerated() {
+                        let gateway = gateways[index % 2]
+                        group.addTask { (nil, Int(try await gateway.post(request, to: "/v1/passkeys").status.code)) }
+                    }
+                    return try await group.reduce(into: (0, [Int]())) { result, answer in
+                        if let deleted = answer.0 { result.0 = deleted }
+                        if let status = answer.1 { result.1.append(status) }
+                    }
+                }
+                #expect(deleted == 204)
+                #expect(statuses.allSatisfy { [201, 401].contains($0) }, "\(statuses)")
+                registered += count(statuses, 201)
+                for (authenticator, _) in attempts {
+                    let assertion = authenticator.assert(
+                        challenge: try await gateways[0].signInChallenge(app), rpID: TestGateway.rpID,
+                        origin: TestGateway.origin, userHandle: handle, signCount: 1)
+                    let signIn = try await gateways[0].post(TestGateway.passkeyRequest(app, assertion), to: "/v1/identity_tokens")
+                    if signIn.status == .ok { survivors.append(userID) }
+                }
+                #expect(try await gateways[1].admin(.put, path, token: token, json: ["password": "difference engine"]).status == .created)
+                let listed = try await gateways[1].admin(.get, path + "/passkeys", token: token, json: nil)
+                #expect((try jsonObject(listed)["passkeys"] as? [Any])?.isEmpty == true, "\(userID) created again inherits none")
+            }
+            #expect(survivors.isEmpty, "passkeys of deleted users that still signed in: \(survivors)")
+            #expect(registered > 0, "no registration answered 201: the race ran before or after every DELETE")
+        }
+    }
+    /// What a passkey sign-in's session asks once it is written
+    /// (`CredentialVerifier.lapse`, which ends it when the user changed
+    /// while the sign-in ran): a directory user disabled since lapses as
+    /// `user_disabled`, deleted (passkeys gone with them) as `user_deleted`;
+    /// one enabled again, and a user the directory never kept (cy, with a
+    /// passkey the admin API registered), do not.
+    @Test func aPasskeySignInLapsesWhenTheDirectoryDisabledOrDeletedItsUserMeanwhile() async throws {
+        try await MemoryGateway.with(plugins: Self.directoryPlugins) { gateway in
+            let app = try await Self.directoryApp(gateway)
+            let token = try await gateway.operatorToken()
+            let path = "/admin/v1/apps/\(app.appID.uuid)/users/ada"
+            _ = try await Self.directoryUserWithAPasskey("ada", app, gateway)
+            // cy is no user of the directory: the admin API registers her passkey.
+            let cys = "/admin/v1/apps/\(app.appID.uuid)/users/cy/passkeys"
+            let options = try Answer(try await gateway.admin(.post, cys + ":registration_options", token: token))
+            let registration = SoftwareAuthenticator().register(
+                challenge: Array(try base64URLBytes(options.json["challenge"])), rpID: MemoryGateway.rpID, origin: MemoryGateway.origin)
+            let registered = try await gateway.admin(
+                .post, cys, token: token,
+                json: [
+                    "client_data_json": Base64URL.encode(registration.clientDataJSON),
+                    "attestation_object": Base64URL.encode(registration.attestationObject),
+                ])
+            #expect(registered.status == .created)
+            let verifier = try await gateway.tenants.tenant(for: app.appID).verifier(for: "passkey")
+            func lapse(_ user: String) async throws -> String? {
+                try await verifier.lapse(of: VerifiedIdentity(userID: user), in: app)
+            }
+            #expect(try await lapse("ada") == nil)
+            #expect(try await gateway.admin(.patch, path, token: token, json: ["disabled": true]).status == .ok)
+            #expect(try await lapse("ada") == "user_disabled")
+            #expect(try await gateway.admin(.patch, path, token: token, json: ["disabled": false]).status == .ok)
+            #expect(try await lapse("ada") == nil)
+            #expect(try await gateway.admin(.delete, path, token: token, json: nil).status == .noContent)
+            #expect(try await lapse("ada") == "user_deleted")
+            #expect(try await lapse("cy") == nil, "a user of another source keeps her session")
         }
     }
 }

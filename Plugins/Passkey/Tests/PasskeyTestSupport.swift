@@ -69,19 +69,28 @@ extension GatewayUnderTest {
         _ authenticator: SoftwareAuthenticator, _ app: AppSettings, refreshToken: String, origin: String = origin,
         bend: (inout SoftwareAuthenticator.Registration) -> Void = { _ in }
     ) async throws -> Answer {
+        let request = try await registrationRequest(authenticator, app, refreshToken: refreshToken, origin: origin, bend: bend)
+        return try await post(request, to: "/v1/passkeys")
+    }
+
+    /// The body of `authenticator`'s registration for the holder of
+    /// `refreshToken`, on a challenge asked for now; not sent.
+    func registrationRequest(
+        _ authenticator: SoftwareAuthenticator, _ app: AppSettings, refreshToken: String, origin: String = origin,
+        bend: (inout SoftwareAuthenticator.Registration) -> Void = { _ in }
+    ) async throws -> [String: any Sendable] {
         let appID = app.appID.uuid.uuidString
         let options = try await post(["app_id": appID, "refresh_token": refreshToken], to: "/v1/passkeys/registration_options")
         try #require(options.status == .ok, "\(options.text)")
         let challenge = try base64URLBytes(options.json["challenge"])
         var registration = authenticator.register(challenge: Array(challenge), rpID: Self.rpID, origin: origin)
         bend(&registration)
-        return try await post(
-            [
-                "app_id": appID, "refresh_token": refreshToken, "name": "Alice's phone",
-                "credential_id": Base64URL.encode(registration.credentialID),
-                "client_data_json": Base64URL.encode(registration.clientDataJSON),
-                "attestation_object": Base64URL.encode(registration.attestationObject),
-            ], to: "/v1/passkeys")
+        return [
+            "app_id": appID, "refresh_token": refreshToken, "name": "Alice's phone",
+            "credential_id": Base64URL.encode(registration.credentialID),
+            "client_data_json": Base64URL.encode(registration.clientDataJSON),
+            "attestation_object": Base64URL.encode(registration.attestationObject),
+        ]
     }
 
     /// A sign-in challenge for the app.

@@ -29,6 +29,15 @@ struct LiveSessionHolders: SessionHolders {
         }
     }
 
+    func endedReason(of refreshToken: String, in app: AppSettings) async throws -> String? {
+        guard let settings = app.sessions else { return RefreshVerdict.Reason.unknown }
+        switch try await sessions.verdict(on: refreshToken, in: app, settings: settings).verdict {
+        case .rotate, .retry: return nil
+        case .reuse: return RefreshVerdict.Reason.reused
+        case .refuse(let reason): return reason
+        }
+    }
+
     /// A bad proof of who asks: counted against the client's `refresh_failures`, the row saying why.
     static func refuse(_ reason: String, _ passage: inout PublicRequest, app: AppSettings) async throws -> Never {
         try await passage.check([RateLimitPolicy.refreshFailures.name: passage.clientIP], app: app)

@@ -10,4 +10,12 @@ public protocol SessionHolders: Sendable {
     /// against the client's `refresh_failures`; a 400 where the app keeps
     /// no sessions.
     func user(holding refreshToken: String?, in app: AppSettings, passage: inout PublicRequest) async throws -> String
+
+    /// Why the session `refreshToken` belongs to no longer holds (its
+    /// refusal's audit reason, `session_revoked` after the user's deletion
+    /// ended it), or nil while it is live. Asked again once a route has
+    /// added a credential on the session's word: a session ended meanwhile
+    /// takes the credential back, so nothing outlives a deletion that ran
+    /// while the route did.
+    func endedReason(of refreshToken: String, in app: AppSettings) async throws -> String?
 }
