@@ -79,6 +79,21 @@ import Testing
     @Test func overPostgreSQL() async throws {
         try await TestGateway.with(plugins: .passwordTests) { try await Self.check($0, revokesOnPasswordChange: true) }
     }
+    /// A password app with sessions (and `mfa`) whose limits let a race's
+    /// requests by the dozen through.
+    static func racedApp(_ gateway: TestGateway, mfa: SecondFactorSettings?) async throws -> AppSettings {
+        let limits = ["ip", "user_failures"].reduce(into: [String: RateLimitOverride]()) {
+            $0[$1] = RateLimitOverride(limit: 100_000, periodSeconds: 60)
+        }
+        let passwords = try await gateway.createPasswordApp(rateLimits: limits)
+        return try await gateway.createApp(activeKey: true) { settings in
+            settings = passwords
+            settings.appID = AppID(uuid: UUID())
+            settings.sessions = SessionSettings()
+            settings.mfa = mfa
+        }
+    }
+
     /// Each round, 12 password sign-ins of one user over two instances go
     /// at once with the user's DELETE (or PATCH disabled) on the second:
     /// those whose password was checked before the change but whose session
@@ -89,15 +104,7 @@ import Testing
     @Test(arguments: ["user_deleted", "user_disabled"])
     func signInsInFlightWhileTheUserChangesStartNoSessionThatOutlivesIt(change: String) async throws {
         try await withTwoInstances(plugins: .passwordTests) { gateways in
-            let limits = ["ip", "user_failures"].reduce(into: [String: RateLimitOverride]()) {
-                $0[$1] = RateLimitOverride(limit: 100_000, periodSeconds: 60)
-            }
-            let passwords = try await gateways[0].createPasswordApp(rateLimits: limits)
-            let app = try await gateways[0].createApp(activeKey: true) { settings in
-                settings = passwords
-                settings.appID = AppID(uuid: UUID())
-                settings.sessions = SessionSettings()
-            }
+            let app = try await Self.racedApp(gateways[0], mfa: nil)
             let token = try await gateways[0].adminToken(.app(app.appID), expiresAt: nil, revoked: false, name: "test")
             var issued: [String] = []
             for round in 0..<6 {
@@ -128,6 +135,49 @@ import Testing
             #expect(!issued.isEmpty, "no sign-in came before a change: the race never ran")
             let ended = try await gateways[0].auditRows().filter { $0.event == "session.revoked" }
             #expect(ended.allSatisfy { $0.text.contains(change) }, "\(ended)")
+        }
+    }
+    /// Second factors enrolled with the user's session while the other
+    /// instance deletes them: each round, 8 enrolments go at once with the
+    /// DELETE. Whichever lands before, between or after its steps, the user
+    /// created again under the id has no factor, and each enrolment was
+    /// answered 201, 401 (its session ended: the factor taken back) or 409
+    /// (another enrolment of the user was being written).
+    @Test func enrolmentsInFlightWhileTheUserIsDeletedLeaveNoFactor() async throws {
+        try await withTwoInstances(plugins: .passwordTests) { gateways in
+            let app = try await Self.racedApp(gateways[0], mfa: SecondFactorSettings(requirement: .optional))
+            let token = try await gateways[0].adminToken(.app(app.appID), expiresAt: nil, revoked: false, name: "test")
+            var inherited: [String] = []
+            var statuses: [Int] = []
+            for round in 0..<8 {
+                let user = "user-\(round)"
+                try await gateways[0].putUser(user, in: app, token: token, ["password": "correct horse \(user)"])
+                let session = try await Self.signIn(gateways[0], app, user, "correct horse \(user)")
+                let path = "/admin/v1/apps/\(app.appID)/users/\(user)"
+                let enrolment: [String: any Sendable] = ["app_id": app.appID.uuid.uuidString, "refresh_token": session]
+                statuses += try await withThrowingTaskGroup(of: Int?.self) { group in
+                    group.addTask {
+                        let deleted = try await gateways[1].admin(.delete, path, token: token, json: nil)
+                        #expect(deleted.status == .noContent)
+                        return nil
+                    }
+                    for index in 0..<8 {
+                        group.addTask {
+                            Int(try await gateways[index % 2].test(over: .router) {
+                                try await $0.postJSON(enrolment, to: "/v1/mfa/totp")
+                            }.status.code)
+                        }
+                    }
+                    return try await group.reduce(into: [Int]()) { if let status = $1 { $0.append(status) } }
+                }
+                try await gateways[1].putUser(user, in: app, token: token, ["password": "another horse \(user)"])
+                if try await gateways[1].admin(.get, path + "/mfa", token: token, json: nil).status != .notFound {
+                    inherited.append(user)
+                }
+            }
+            #expect(inherited.isEmpty, "users created again who inherited a factor: \(inherited)")
+            #expect(statuses.allSatisfy { [201, 401, 409].contains($0) }, "\(statuses)")
+            #expect(statuses.contains(201), "no enrolment came before a deletion: the race never ran")
         }
     }
 }

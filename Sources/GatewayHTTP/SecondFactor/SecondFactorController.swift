@@ -22,7 +22,9 @@ import Hummingbird
 /// a wrong code against the user's `mfa_failures` (reserved before the
 /// check). Each change commits with its row (`mfa.enrolled`,
 /// `mfa.confirmed`, `mfa.recovery_codes_replaced`); a refusal has its row
-/// with the reason.
+/// with the reason. A factor enrolled on the word of a session or ticket
+/// that ended meanwhile (the user's deletion ends both) is taken back: an
+/// `mfa.reset` row naming why, and 401 `invalid_credentials`.
 struct SecondFactorController: Sendable {
     static let enrolPath = "/v1/mfa/totp"
     static let confirmPath = "/v1/mfa/totp/confirm"
@@ -57,6 +59,12 @@ struct SecondFactorController: Sendable {
         let app: AppSettings
         let userID: String
         let input: JSONInput
+        let proof: Proof
+
+        enum Proof {
+            case session(refreshToken: String)
+            case ticket(String)
+        }
     }
 
     private func holder(
@@ -88,10 +96,10 @@ struct SecondFactorController: Sendable {
                 try await LiveSessionHolders.refuse(reading.refusal ?? SecondFactorRefusal.ticketUnknown, &passage, app: app)
             }
             try await passage.check([:], app: app)
-            return Holder(app: app, userID: found.grant.userID, input: input)
+            return Holder(app: app, userID: found.grant.userID, input: input, proof: .ticket(presentedTicket))
         }
         let userID = try await sessionHolders.user(holding: presentedToken, in: app, passage: &passage)
-        return Holder(app: app, userID: userID, input: input)
+        return Holder(app: app, userID: userID, input: input, proof: .session(refreshToken: presentedToken ?? ""))
     }
 
     private func enrol(_ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest) async throws
@@ -106,6 +114,7 @@ struct SecondFactorController: Sendable {
                 .conflict, .conflict,
                 "This user has a confirmed second factor; it is replaced only after an admin resets it.")
         }
+        try await takeBackIfEnded(holder, row: row, &passage)
         return try AdminResponses.json(new, status: .created)
     }
 
@@ -145,6 +154,27 @@ struct SecondFactorController: Sendable {
         }
         await passage.giveBackReservations()
         return AdminResponses.noContent()
+    }
+
+    /// Takes back the factor an enrolment just stored when what proved its
+    /// holder ended meanwhile (deleting the user ends their sessions and
+    /// tickets, and takes the factor it finds, twice): the factor goes, with
+    /// an `mfa.reset` row naming why, and the answer is 401. A confirmation
+    /// needs no such check: the factor it confirms is one of these, gone
+    /// with the deletion or taken back by its own enrolment.
+    private func takeBackIfEnded(_ holder: Holder, row: AuditEvent, _ passage: inout PublicRequest) async throws {
+        let ended: String? =
+            switch holder.proof {
+            case .session(let refreshToken): try await sessionHolders.endedReason(of: refreshToken, in: holder.app)
+            case .ticket(let ticket): try await secondFactors.read(ticket: ticket, in: holder.app.appID).refusal
+            }
+        guard let ended else { return }
+        var reset = row
+        reset.event = "mfa.reset"
+        reset.detail["reason"] = ended
+        _ = try await secondFactors.store.reset(holder.userID, in: holder.app.appID, recording: reset)
+        passage.row.reason = ended
+        throw GatewayError.invalidCredentials
     }
 
     private func replaceCodes(_ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest)
