@@ -19,6 +19,21 @@ struct PhoneCodeVerifier: CredentialVerifier {
         credentials.fields["phone_number"].map { [RateLimitPolicy.phoneFailures.name: $0] } ?? [:]
     }
 
+    /// A session started with a bound number ends when its user has no
+    /// number left once it is written: deleting them from the password
+    /// directory unbinds every one of theirs, and so may an admin. A number
+    /// that signed in as itself (unbound numbers allowed) has none to lose.
+    func lapse(of identity: VerifiedIdentity, in app: AppSettings) async throws -> String? {
+        let bindings = try await withDatabaseTimeout(databaseTimeout) {
+            try await store.bindings(of: identity.userID, in: app.appID)
+        }
+        guard bindings.isEmpty else { return nil }
+        if options.allowUnboundNumbers, (try? PhoneNumber.parse(identity.userID, field: "user_id"))?.text == identity.userID {
+            return nil
+        }
+        return "phone_number_unbound"
+    }
+
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         let number = try PhoneNumber.parse(attempt.credentials.fields["phone_number"], field: "credentials.phone_number")
         guard let code = attempt.credentials.fields["code"], code.count <= 16, code.allSatisfy(\.isASCII),

@@ -291,6 +291,9 @@ import Testing
                 let token = try #require(identityToken(in: signedIn))
                 let claims = try #require(ParsedIdentityToken(compact: token)).claims
                 #expect(claims["prn"] == .string("+4915199999999"))
+                // Signed in as itself, the number has no binding for its session to lose.
+                let verifier = try await gateway.tenants.tenant(for: open.appID).verifier(for: "phone_code")
+                #expect(try await verifier.lapse(of: VerifiedIdentity(userID: "+4915199999999"), in: open) == nil)
             }
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
+import GatewayRuntime
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
@@ -48,8 +49,9 @@ import Testing
     /// Deleting a user from the app's password directory unbinds every
     /// number of theirs, each with an `admin.phone_number.unbound` row whose
     /// reason is `user_deleted`: a code already sent to one of them then
-    /// signs nobody in, and a user created again under the same id is bound
-    /// to none. Another user's number stays bound.
+    /// signs nobody in, a session a sign-in in flight writes after it ends
+    /// (the verifier's lapse: no number left), and a user created again under
+    /// the same id is bound to none. Another user's number stays bound.
     @Test func aUserDeletedFromTheDirectoryKeepsNoNumberInMemory() async throws {
         try await FakeHTTPServer.with { base, webhook in
             try await MemoryGateway.with(plugins: .phoneCodesWithDirectory) { gateway in
@@ -92,8 +94,14 @@ import Testing
         }
         #expect(try await gateway.requestCode(app).status == .accepted)
         let code = try #require(sent())
+        // What a phone sign-in's session asks once written: whether its user still has a number.
+        let verifier = try await gateway.tenants.tenant(for: app.appID).verifier(for: "phone_code")
+        func lapse(_ user: String) async throws -> String? { try await verifier.lapse(of: VerifiedIdentity(userID: user), in: app) }
+        #expect(try await lapse("ada") == nil)
 
         #expect(try await gateway.admin(.delete, users + "ada", token: token, json: nil).status == .noContent)
+        #expect(try await lapse("ada") == "phone_number_unbound", "a sign-in in flight ends the session it wrote")
+        #expect(try await lapse("bob") == nil)
         let refused = try await gateway.signIn(app, code: code)
         #expect(refused.status == .unauthorized)
         let denied = try await gateway.auditRows().last { $0.event == "token.denied" }
