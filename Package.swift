@@ -36,7 +36,7 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
         "Password",
         [
             "Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-            Products.nioPosix,
+            Products.nioPosix, Products.crypto,
         ],
         ["Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]
     ),

@@ -1,4 +1,5 @@
 import Argon2
+import Crypto
 import Foundation
 
 /// A stored password hash, by scheme: argon2id (what the gateway writes),
@@ -14,6 +15,10 @@ struct PasswordHash: Sendable, Equatable {
 
     let text: String
     let scheme: Scheme
+
+    /// Its text's SHA-256: what a sign-in checked, to tell a new password
+    /// from it later (``PasswordVerifier/lapse(of:in:)``) without keeping the hash.
+    var digest: [UInt8] { Array(SHA256.hash(data: Data(text.utf8))) }
 
     /// Reads `text`, or `nil` when it is no hash this gateway verifies.
     init?(_ text: String) {

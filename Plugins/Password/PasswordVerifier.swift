@@ -36,11 +36,17 @@ struct PasswordVerifier: CredentialVerifier {
 
     /// The verdict for a user the app has (and the login noted, the hash
     /// upgraded to the app's cost); nil when it has no such user.
+    /// Deleted, disabled, or (where the app's sessions end with a new
+    /// password) a hash other than the one the sign-in checked.
     func lapse(of identity: VerifiedIdentity, in app: AppSettings) async throws -> String? {
         let users = self.users
         let user = try await databaseRetry.run { try await users.find(identity.userID, in: app.appID) }
         guard let user else { return UserCredentialRemoval.reason }
-        return user.disabled ? "user_disabled" : nil
+        if user.disabled { return "user_disabled" }
+        if let checked = identity.checkedAgainst, checked != user.hash.digest, app.sessions?.revokeOnPasswordChange ?? false {
+            return "password_changed"
+        }
+        return nil
     }
 
     func check(_ userID: String, _ password: String, in appID: AppID) async throws -> VerificationResult? {
@@ -59,15 +65,18 @@ struct PasswordVerifier: CredentialVerifier {
                 logger.notice("password rehash skipped", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             }
         }
-        if upgraded != nil {
+        var identity = user.identity
+        identity.checkedAgainst = user.hash.digest
+        if let upgraded {
             do {
                 try await users.recordLogin(userID, in: appID, replacing: user.hash, with: upgraded)
+                identity.checkedAgainst = upgraded.digest
             } catch {
                 logger.warning("recording a login failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             }
         } else if !(user.lastLoginAt.map { Date().timeIntervalSince($0) < Self.lastLoginResolution } ?? false) {
             lastLogins.note(userID)
         }
-        return .verified(user.identity)
+        return .verified(identity)
     }
 }

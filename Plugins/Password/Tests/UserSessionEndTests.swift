@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
+import GatewayRuntime
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
@@ -46,6 +47,16 @@ import Testing
             signIn(gateway, app, "cy", "correct horse cy"), signIn(gateway, app, "di", "correct horse di"),
         ]
         func path(_ user: String) -> String { "/admin/v1/apps/\(app.appID)/users/\(user)" }
+        // What a sign-in's session asks once written (the verifier's lapse), for each user as their sign-in found them.
+        let verifier = try await gateway.tenants.tenant(for: app.appID).verifier(for: "password")
+        var found: [String: VerifiedIdentity] = [:]
+        for user in ["ada", "bob", "cy", "di"] {
+            let attempt = CredentialAttempt(
+                app: app, userID: user, credentials: Credentials(type: "password", fields: ["password": "correct horse \(user)"]),
+                requestID: "lapse", nonce: "n")
+            guard case .verified(let identity) = try await verifier.verify(attempt) else { Issue.record("\(user)"); return }
+            found[user] = identity
+        }
         // A second factor for cy and di: a deleted user's goes with them (mfa.reset), another's stays.
         for user in ["cy", "di"] {
             #expect(try await gateway.admin(.post, path(user) + "/mfa", token: token, json: nil).status == .created)
@@ -55,6 +66,12 @@ import Testing
         #expect(try await gateway.admin(.delete, path("cy"), token: token, json: nil).status == .noContent)
         #expect(try await gateway.admin(.patch, path("di"), token: token, json: ["display_name": "Di"]).status == .ok)
 
+        for (user, lapse) in [
+            ("ada", revokesOnPasswordChange ? "password_changed" : nil), ("bob", "user_disabled"), ("cy", "user_deleted"),
+            ("di", nil),
+        ] {
+            #expect(try await verifier.lapse(of: try #require(found[user]), in: app) == lapse, "\(user)")
+        }
         #expect(try await refreshes(gateway, app, sessions[0]) == !revokesOnPasswordChange)
         #expect(try await !refreshes(gateway, app, sessions[1]))
         #expect(try await !refreshes(gateway, app, sessions[2]))
@@ -95,13 +112,14 @@ import Testing
     }
 
     /// Each round, 12 password sign-ins of one user over two instances go
-    /// at once with the user's DELETE (or PATCH disabled) on the second:
+    /// at once with the user's DELETE (or PATCH disabled, or a new password)
+    /// on the second:
     /// those whose password was checked before the change but whose session
     /// was written after it would start a session the change never saw.
     /// Afterwards not one refresh token of them refreshes; a sign-in that
     /// found its user gone after writing its session ended it with a
     /// `session.revoked` row naming why.
-    @Test(arguments: ["user_deleted", "user_disabled"])
+    @Test(arguments: ["user_deleted", "user_disabled", "password_changed"])
     func signInsInFlightWhileTheUserChangesStartNoSessionThatOutlivesIt(change: String) async throws {
         try await withTwoInstances(plugins: .passwordTests) { gateways in
             let app = try await Self.racedApp(gateways[0], mfa: nil)
@@ -113,9 +131,12 @@ import Testing
                 let path = "/admin/v1/apps/\(app.appID)/users/\(user)"
                 issued += try await withThrowingTaskGroup(of: String?.self) { group in
                     group.addTask {
-                        let answer = change == "user_deleted"
-                            ? try await gateways[1].admin(.delete, path, token: token, json: nil)
-                            : try await gateways[1].admin(.patch, path, token: token, json: ["disabled": true])
+                        let answer =
+                            switch change {
+                            case "user_deleted": try await gateways[1].admin(.delete, path, token: token, json: nil)
+                            case "user_disabled": try await gateways[1].admin(.patch, path, token: token, json: ["disabled": true])
+                            default: try await gateways[1].admin(.patch, path, token: token, json: ["password": "a new horse staple"])
+                            }
                         #expect([.noContent, .ok].contains(answer.status))
                         return nil
                     }

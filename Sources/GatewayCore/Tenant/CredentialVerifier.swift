@@ -41,9 +41,10 @@ public protocol CredentialVerifier: Sendable {
     var authenticationMethods: [String] { get }
 
     /// Why the user a verified attempt found is no longer one this verifier
-    /// would sign in (`user_deleted`, `user_disabled`), or nil. Asked once a
-    /// sign-in's session is written, for verifiers whose users the gateway
-    /// keeps (the password directory): deleting or disabling a user ends
+    /// would sign in as it did (`user_deleted`, `user_disabled`,
+    /// `password_changed`), or nil. Asked once a sign-in's session is
+    /// written, for verifiers whose users the gateway keeps (the password
+    /// directory): deleting or disabling a user, or a new password, ends
     /// their sessions, and a sign-in checked before that but written after
     /// would otherwise start one that outlives it. nil (the default) where
     /// the user lives elsewhere.
@@ -118,6 +119,11 @@ public struct VerifiedIdentity: Sendable, Equatable {
     /// user verified or only present); `nil` for the verifier's
     /// ``CredentialVerifier/authenticationMethods``.
     public var methods: [String]?
+    /// A digest of what the verifier checked the credential against (a
+    /// password user's stored hash), where it keeps that itself: its
+    /// ``CredentialVerifier/lapse(of:in:)`` compares it with what it keeps
+    /// once the session is written, to tell a credential changed meanwhile.
+    public var checkedAgainst: [UInt8]?
 
     public init(userID: String, profile: UserProfile = UserProfile()) {
         self.userID = userID
