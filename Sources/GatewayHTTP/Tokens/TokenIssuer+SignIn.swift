@@ -120,9 +120,9 @@ extension TokenIssuer {
 
     /// Ends the session a sign-in just started when `verifier` no longer
     /// vouches for its user (``CredentialVerifier/lapse(of:in:)``): the
-    /// user was deleted or disabled while the sign-in ran, after its check
-    /// but before its session was written, so the admin's ending of their
-    /// sessions missed this one. It ends as that would have ended it, with a
+    /// user was deleted, disabled or given a new password while the sign-in
+    /// ran, after its check but before its session was written, so the
+    /// admin's ending of their sessions missed this one. It ends as that would have ended it, with a
     /// `session.revoked` row naming the reason; the answer stands (it is
     /// the sign-in that came first), its refresh token already refused.
     func endIfLapsed(
