@@ -54,9 +54,9 @@ struct PasskeyVerifier: CredentialVerifier {
     func lapse(of identity: VerifiedIdentity, in app: AppSettings) async throws -> String? {
         guard let directory else { return nil }
         switch try await directory.identity(of: identity.userID, in: app.appID) {
-        case .rejected?: return "user_disabled"
+        case .rejected?: return UserChangeReason.disabled
         case .verified?, .undecided?: return nil
-        case nil: return try await store.passkeys(of: identity.userID, in: app.appID).isEmpty ? "user_deleted" : nil
+        case nil: return try await store.passkeys(of: identity.userID, in: app.appID).isEmpty ? UserChangeReason.deleted : nil
         }
     }
 

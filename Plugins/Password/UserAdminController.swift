@@ -62,7 +62,14 @@ struct UserAdminController: Sendable {
         }[0]
         // A replaced user has a new password (or an imported hash), and may be disabled now.
         if !created {
-            let ends = record.disabled ? "user_disabled" : try await endsOnPasswordChange(appID) ? "password_changed" : nil
+            let ends: String? =
+                if record.disabled {
+                    UserChangeReason.disabled
+                } else if try await endsOnPasswordChange(appID) {
+                    UserChangeReason.passwordChanged
+                } else {
+                    nil
+                }
             if let ends { try await endSessions(of: userID, in: appID, reason: ends, admin: admin, context) }
         }
         return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)), status: created ? .created : .ok)
@@ -88,9 +95,9 @@ struct UserAdminController: Sendable {
         }
         guard found else { throw Self.userNotFound(userID) }
         if input.disabled == true {
-            try await endSessions(of: userID, in: appID, reason: "user_disabled", admin: admin, context)
+            try await endSessions(of: userID, in: appID, reason: UserChangeReason.disabled, admin: admin, context)
         } else if input.password != nil, try await endsOnPasswordChange(appID) {
-            try await endSessions(of: userID, in: appID, reason: "password_changed", admin: admin, context)
+            try await endSessions(of: userID, in: appID, reason: UserChangeReason.passwordChanged, admin: admin, context)
         }
         return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)))
     }
@@ -114,7 +121,7 @@ struct UserAdminController: Sendable {
         try await credentials.remove(of: userID, in: appID, requestID: context.requestID, actor: admin.id)
         let deleted = try await users.delete(userID, in: appID, recording: event)
         guard deleted else { throw Self.userNotFound(userID) }
-        try await endSessions(of: userID, in: appID, reason: UserCredentialRemoval.reason, admin: admin, context)
+        try await endSessions(of: userID, in: appID, reason: UserChangeReason.deleted, admin: admin, context)
         // Then once more, for what was added while this ran: a credential stored before
         // this point goes now; one a session of theirs stores later finds the session
         // ended and takes itself back. (One the admin API stores later is for a user

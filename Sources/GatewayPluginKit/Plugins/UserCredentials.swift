@@ -61,3 +61,12 @@ public struct UserCredentialRemoval: Sendable {
         return removed
     }
 }
+
+/// Why an admin's change to a directory user ended their sessions: the
+/// `session.revoked` row's reason, and what a sign-in written after the
+/// change gives for ending its own (``CredentialVerifier/lapse(of:in:)``).
+public enum UserChangeReason {
+    public static let deleted = UserCredentialRemoval.reason
+    public static let disabled = "user_disabled"
+    public static let passwordChanged = "password_changed"
+}
