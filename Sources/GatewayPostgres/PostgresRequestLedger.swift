@@ -83,6 +83,9 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
     ///     emptier. One batch keeps up as long as signatures stay off the
     ///     cooperative pool (`SigningThreads` in GatewayHTTP), so its loop
     ///     resumes as soon as the commit answers.
+    ///   - commitInterval: the least time from one batch's start to the next
+    ///     one's (``GroupCommitQueue``'s `minimumInterval`); zero: a batch
+    ///     starts as soon as the last one committed.
     ///   - writesAudit: `false` drops audit events and returns at once. Only
     ///     for measuring what the audit trail costs; never in production.
     ///   - backlogCapacity: rows ``recordEventually(_:)`` keeps in memory while
@@ -94,7 +97,7 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
     ///     fate is unknown (``LedgerWriteStatement``'s retry form).
     public init(
         client: PostgresClient, logger: Logger, timeout: Duration = .seconds(2), retryWindow: Duration = .zero,
-        maximumBatch: Int = 500, maximumQueue: Int = 20_000, concurrency: Int = 1, writesAudit: Bool = true,
+        maximumBatch: Int = 500, maximumQueue: Int = 20_000, concurrency: Int = 1, commitInterval: Duration = .zero, writesAudit: Bool = true,
         backlogCapacity: Int = 10_000, backlogRetry: Duration = .seconds(1)
     ) {
         self.writesAudit = writesAudit
@@ -102,7 +105,7 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         self.retryWindow = retryWindow
         self.queue = GroupCommitQueue(
             name: "group commit", logger: logger, maximumBatch: maximumBatch, maximumQueue: maximumQueue,
-            timeout: timeout, concurrency: concurrency, isTransient: TransientFailure.isTransient
+            timeout: timeout, minimumInterval: commitInterval, concurrency: concurrency, isTransient: TransientFailure.isTransient
         ) { work, attempt in
             try await Self.write(work, retrying: attempt > 0, client: client, logger: logger)
         }

@@ -30,6 +30,12 @@ import Testing
         #expect(chosen.http.metricsPort == 9100)
     }
 
+    @Test func groupCommitsStartAsSoonAsTheLastCommittedUnlessAnIntervalIsSet() async throws {
+        #expect(try await Self.load([:]).database.commitIntervalMilliseconds == 0)
+        #expect(try await Self.load(["database.commit_interval_ms": "10"]).database.commitIntervalMilliseconds == 10)
+        await #expect(throws: ConfigurationProblems.self) { try await Self.load(["database.commit_interval_ms": "101"]) }
+    }
+
     @Test func everyBadValueIsReportedWithTheVariableItsKeyNames() async throws {
         do {
             _ = try await Self.load([

@@ -129,4 +129,42 @@ import Testing
             group.cancelAll()
         }
     }
+
+    /// With a minimum interval, batches start at least that far apart under
+    /// load, so what comes meanwhile shares one; an item after a quiet spell
+    /// is handed to the database at once.
+    @Test func aMinimumIntervalSpacesBatchesAndDelaysNoItemAfterAQuietSpell() async throws {
+        let interval = Duration.milliseconds(500)
+        let starts = Mutex<[ContinuousClock.Instant]>([])
+        let queue = GroupCommitQueue<Int, Int>(
+            name: "test", logger: Logger(label: "test"), maximumBatch: 100, maximumQueue: 100, timeout: .seconds(30),
+            minimumInterval: interval
+        ) { items, _ in
+            starts.withLock { $0.append(.now) }
+            return items
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await queue.run() }
+            // Three submitters, each sending its next item once the last is answered: four rounds.
+            try await withThrowingTaskGroup(of: Void.self) { submitters in
+                for submitter in 0..<3 {
+                    submitters.addTask { for round in 0..<4 { _ = try await queue.submit(submitter * 10 + round) } }
+                }
+                try await submitters.waitForAll()
+            }
+            let spaced = starts.withLock { $0 }
+            // Taken inside each batch, a little after the queue's own start: a few milliseconds of slack.
+            #expect(zip(spaced, spaced.dropFirst()).allSatisfy { $1 - $0 >= interval - .milliseconds(20) }, "\(spaced)")
+            #expect(queue.counts.items == 12 && spaced.count < 12, "\(spaced.count) batches for 12 items")
+
+            // A quiet spell longer than the interval (the scenario itself, not a wait for an event): the next
+            // item's batch starts at once, far sooner than a whole interval.
+            try await Task.sleep(for: interval * 2)
+            let submitted = ContinuousClock.now
+            _ = try await queue.submit(99)
+            let started = try #require(starts.withLock { $0.last })
+            #expect(started - submitted < interval / 2, "waited \(started - submitted) after a quiet spell")
+            group.cancelAll()
+        }
+    }
 }

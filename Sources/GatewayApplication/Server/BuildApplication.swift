@@ -46,7 +46,7 @@ public func buildApplication(
         attemptTimeout: databaseTimeout, window: retryWindow, isTransient: TransientFailure.isTransient)
     let ledger = PostgresRequestLedger(
         client: client, logger: logger, timeout: databaseTimeout, retryWindow: retryWindow,
-        writesAudit: configuration.audit.enabled)
+        commitInterval: .milliseconds(configuration.database.commitIntervalMilliseconds), writesAudit: configuration.audit.enabled)
     let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger, databaseRetry: databaseRetry)
     if !configuration.audit.enabled {
         logger.critical("GATEWAY_AUDIT_ENABLED=false: tokens are issued WITHOUT audit rows (benchmarking only)")

@@ -12,6 +12,8 @@ public struct DatabaseSettings: Sendable {
     /// failover, a restart) before it is answered 503; 0 answers at the
     /// first failure.
     public internal(set) var retryWindowMilliseconds = 10_000
+    /// The least time from one group commit's start to the next one's; 0 none.
+    public internal(set) var commitIntervalMilliseconds = 0
     public internal(set) var migrateOnStart = false
 
     init(_ settings: SettingsReader) {
@@ -36,6 +38,8 @@ public struct DatabaseSettings: Sendable {
             "database.request_timeout_ms", in: 100...60_000, default: requestTimeoutMilliseconds)
         retryWindowMilliseconds = settings.integer(
             "database.retry_window_ms", in: 0...120_000, default: retryWindowMilliseconds)
+        commitIntervalMilliseconds = settings.integer(
+            "database.commit_interval_ms", in: 0...100, default: commitIntervalMilliseconds)
         migrateOnStart = settings.boolean("migrate_on_start", default: migrateOnStart)
     }
 }
