@@ -91,6 +91,49 @@ import Testing
         }
     }
 
+    /// Two gateway instances on one database, each spacing its batches
+    /// (`commitInterval`), admit together exactly the limit out of many
+    /// parallel requests, and every admission, and nothing else, has its row.
+    @Test func twoInstancesSpacingTheirBatchesAdmitExactlyTheLimit() async throws {
+        try await TestDatabase.with { client, _ in
+            let instances = (0..<2).map { _ in
+                PostgresRequestLedger(
+                    client: client, logger: TestDatabase.logger, timeout: Self.timeout, commitInterval: .milliseconds(20))
+            }
+            let limit = 25
+            let perApp = RateLimitPolicy(name: "app", limit: limit, periodSeconds: 60, counting: .everyRequest)
+            let appID = AppID(uuid: UUID())
+            let now = Date().timeIntervalSince1970
+            let prefix = UUID().lowercasedText
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for instance in instances { group.addTask { try await instance.run() } }
+                let answers = try await withThrowingTaskGroup(of: (String, Admission).self) { requests in
+                    for index in 0..<120 {
+                        requests.addTask {
+                            let requestID = "\(prefix)-\(index)"
+                            let admission = try await instances[index % 2].countAndRecord(
+                                [.init(appID: appID, window: SlidingWindow(policy: perApp, now: now), subject: "*", mode: .count)],
+                                ifAllowed: AuditEvent(appID: appID, event: "token.issued", outcome: .success, requestID: requestID))
+                            return (requestID, admission)
+                        }
+                    }
+                    return try await requests.reduce(into: []) { $0.append($1) }
+                }
+                let admitted = Set(answers.filter { $0.1.admitted }.map(\.0))
+                #expect(admitted.count == limit)
+                #expect(answers.map { $0.1.counts[0].current }.sorted() == Array(1...120), "each request saw its own count")
+                #expect(instances.map { $0.statistics.batches }.reduce(0, +) < 120, "the batches were shared")
+                group.cancelAll()
+
+                let rows = try await client.query(
+                    "SELECT request_id FROM audit_events WHERE request_id LIKE \(prefix + "-%")", logger: TestDatabase.logger)
+                var written: [String] = []
+                for try await requestID in rows.decode(String.self) { written.append(requestID) }
+                #expect(written.count == limit && Set(written) == admitted)
+            }
+        }
+    }
+
     @Test func anAdmissionRecordsItsEventOnlyWhenEveryCounterAllows() async throws {
         try await TestDatabase.with { client, _ in
             let writer = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: Self.timeout)
