@@ -90,17 +90,22 @@ struct PhoneCodeController: Sendable {
             return answer
         }
 
+        let (store, retry) = (store, services.plugin.databaseRetry)
         do {
-            let binding = try await store.binding(of: number, in: appID)
+            // The binding is read again while the database fails over; the code is stored once (a second
+            // try after an unknown first would find it and answer 429).
+            let binding = try await retry.run { try await store.binding(of: number, in: appID) }
             passage.row.userID = binding?.identity.userID
             // A number that cannot sign in gets all a delivered code gets but the SMS: a stored code
             // (that nobody learns), the resend delay, the send limits and a delivery's time.
             let delivers = binding != nil || options.allowUnboundNumbers
             let code = codes.generate(length: options.codeLength)
-            if let wait = try await store.storeUnlessTooSoon(
-                code: codes.mac(code, for: number, in: appID), for: number, in: appID, attempts: options.maximumAttempts,
-                lifetimeSeconds: options.lifetimeSeconds, resendAfterSeconds: options.resendAfterSeconds)
-            {
+            let mac = codes.mac(code, for: number, in: appID)
+            if let wait = try await withDatabaseTimeout(retry.attemptTimeout, {
+                try await store.storeUnlessTooSoon(
+                    code: mac, for: number, in: appID, attempts: options.maximumAttempts,
+                    lifetimeSeconds: options.lifetimeSeconds, resendAfterSeconds: options.resendAfterSeconds)
+            }) {
                 passage.row.reason = "resend_too_soon"
                 throw GatewayError(
                     .rateLimited, .tooManyRequests, "A code was sent just now; retry after \(wait) seconds.",
@@ -127,7 +132,7 @@ struct PhoneCodeController: Sendable {
             } catch {
                 passage.row.reason = "sms_delivery_failed"
                 passage.row.detail["delivery"] = error.reason
-                try? await store.discardCode(for: number, in: appID)
+                try? await withDatabaseTimeout(retry.attemptTimeout) { try await store.discardCode(for: number, in: appID) }
                 throw GatewayError(
                     .smsDeliveryFailed, .upstreamFailure, "The code could not be delivered; retry in a moment.")
             }

@@ -68,7 +68,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
             options: options,
             codes: codes,
             store: services.phoneCodes,
-            databaseTimeout: services.databaseTimeout)
+            databaseRetry: services.databaseRetry)
     }
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {

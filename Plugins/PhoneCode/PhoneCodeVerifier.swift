@@ -12,7 +12,9 @@ struct PhoneCodeVerifier: CredentialVerifier {
     let options: PhoneCodeOptions
     let codes: PhoneCodes
     let store: any PhoneCodeStore
-    let databaseTimeout: Duration
+    /// How the number's binding is read: within its timeout, again while the
+    /// database fails over. A code's check spends a try, so it is made once.
+    let databaseRetry: DatabaseRetry
 
     /// Failures count per number too, so guessing one number's code from many user ids is held.
     func rateLimitSubjects(for credentials: Credentials) -> [String: String] {
@@ -24,9 +26,8 @@ struct PhoneCodeVerifier: CredentialVerifier {
     /// directory unbinds every one of theirs, and so may an admin. A number
     /// that signed in as itself (unbound numbers allowed) has none to lose.
     func lapse(of identity: VerifiedIdentity, in app: AppSettings) async throws -> String? {
-        let bindings = try await withDatabaseTimeout(databaseTimeout) {
-            try await store.bindings(of: identity.userID, in: app.appID)
-        }
+        let store = self.store
+        let bindings = try await databaseRetry.run { try await store.bindings(of: identity.userID, in: app.appID) }
         guard bindings.isEmpty else { return nil }
         if options.allowUnboundNumbers, (try? PhoneNumber.parse(identity.userID, field: "user_id"))?.text == identity.userID {
             return nil
@@ -41,8 +42,9 @@ struct PhoneCodeVerifier: CredentialVerifier {
         else { throw GatewayError.invalidRequest("credentials.code must be the digits of the code.") }
         let appID = attempt.app.appID
 
+        let store = self.store
         let identity: VerifiedIdentity?
-        if let binding = try await withDatabaseTimeout(databaseTimeout, { try await store.binding(of: number, in: appID) }) {
+        if let binding = try await databaseRetry.run({ try await store.binding(of: number, in: appID) }) {
             identity = binding.identity
         } else {
             identity = options.allowUnboundNumbers ? VerifiedIdentity(userID: number.text) : nil
@@ -55,7 +57,7 @@ struct PhoneCodeVerifier: CredentialVerifier {
         // A number that cannot sign in has an unsent code too (see PhoneCodeController): it is checked, and
         // spends its tries, like any other, so the attempt costs the same work.
         let mac = codes.mac(code, for: number, in: appID)
-        let check = try await withDatabaseTimeout(databaseTimeout) { try await store.check(mac, for: number, in: appID) }
+        let check = try await withDatabaseTimeout(databaseRetry.attemptTimeout) { try await store.check(mac, for: number, in: appID) }
         guard let identity else { return .rejected(reason: "unknown_number") }
         switch check {
         case .accepted: return .verified(identity)

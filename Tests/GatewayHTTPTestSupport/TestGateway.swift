@@ -252,3 +252,10 @@ public func errorBody(_ response: TestResponse) throws -> [String: Any] {
     let object = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView))
     return try #require(object as? [String: Any])
 }
+
+extension PluginServices {
+    /// The same services, their database steps waiting as `retry` says.
+    public func retrying(_ retry: DatabaseRetry) -> PluginServices {
+        PluginServices(storage: storage, apps: apps, sessions: sessions, logger: logger, databaseRetry: retry)
+    }
+}

@@ -21,51 +21,19 @@ import Testing
 
     @Test func everyStatementAnswersWhileItsBackendsAreTerminated() async throws {
         try await TestDatabase.with(migrations: []) { client, url in
-            let progress = Progress()
-            let total = Self.workers * Self.statementsEach
-            for worker in 0..<Self.workers {
-                Task {
-                    for _ in 0..<Self.statementsEach {
-                        do {
-                            try await Self.statement(kind: worker % 4, on: client)
-                            progress.record(answered: true)
-                        } catch {
-                            progress.record(answered: false, transient: TransientFailure.isTransient(error))
-                        }
-                    }
-                    progress.workerFinished()
-                }
+            let outcome = try await BackendCuts.run(
+                url: url, workers: Self.workers, statementsEach: Self.statementsEach, cuts: Self.cuts
+            ) { worker in
+                try await Self.statement(kind: worker % 4, on: client)
             }
-            let deadline = ContinuousClock.now + .seconds(60)
-            // One connection does every cut, so the cuts never end their own.
-            let terminated = try await TestDatabase.withClient(url) { client in try await client.withConnection { killer in
-                var terminated = 0
-                for cut in 1...Self.cuts {
-                    // The next cut comes once the workers have moved on since the last one.
-                    guard await progress.wait(until: deadline, for: { $0.statements >= cut * total / (Self.cuts + 1) })
-                    else { break }
-                    let rows = try await killer.query(
-                        """
-                        SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int
-                        FROM (SELECT pid FROM pg_stat_activity
-                              WHERE datname = current_database() AND backend_type = 'client backend'
-                                AND pid <> pg_backend_pid() OFFSET 0) AS others
-                        """, logger: TestDatabase.logger
-                    ).collect()
-                    terminated += try rows[0].decode(Int.self)
-                }
-                return terminated
-            } }
-            let finished = await progress.wait(until: deadline, for: { $0.finishedWorkers == Self.workers })
-            let state = progress.state
-            #expect(finished, "\(Self.workers - state.finishedWorkers) workers still wait for a statement's answer")
-            #expect(state.statements == total)
+            #expect(outcome.finishedWorkers == Self.workers, "\(Self.workers - outcome.finishedWorkers) workers still wait for a statement's answer")
+            #expect(outcome.statements == Self.workers * Self.statementsEach)
             // The cuts reached the workers: some of their statements failed, most got rows.
-            #expect(terminated >= Self.cuts)
-            #expect(state.failed > 0)
+            #expect(outcome.terminated >= Self.cuts)
+            #expect(outcome.failed > 0)
             // Each failure is one the callers retry or answer 503 for.
-            #expect(state.notTransient == 0)
-            #expect(state.answered > total / 2, "\(state.answered) answered, \(state.failed) failed")
+            #expect(outcome.notTransient == 0)
+            #expect(outcome.answered > outcome.statements / 2, "\(outcome.answered) answered, \(outcome.failed) failed")
             // The pool serves after the storm.
             let rows = try await client.tracedQuery("SELECT 1", logger: TestDatabase.logger)
             #expect(rows.count == 1)
@@ -128,87 +96,6 @@ import Testing
         default:
             let rows = try await client.committedQuery("SELECT 1", logger: logger)
             #expect(rows.count == 1)
-        }
-    }
-
-    /// What the workers have done so far; waiters resume when a condition holds, or at their deadline.
-    final class Progress: Sendable {
-        struct State: Sendable {
-            var answered = 0
-            var failed = 0
-            var notTransient = 0
-            var finishedWorkers = 0
-            var statements: Int { answered + failed }
-        }
-
-        private struct Waiter {
-            let condition: @Sendable (State) -> Bool
-            let continuation: CheckedContinuation<Bool, Never>
-        }
-
-        private struct Shared {
-            var state = State()
-            var waiters: [Int: Waiter] = [:]
-            var expired: Set<Int> = []
-            var nextWaiter = 0
-        }
-
-        private let guarded = Mutex(Shared())
-
-        var state: State { guarded.withLock { $0.state } }
-
-        func record(answered: Bool, transient: Bool = true) {
-            update { state in
-                if answered { state.answered += 1 } else { state.failed += 1 }
-                if !transient { state.notTransient += 1 }
-            }
-        }
-
-        func workerFinished() { update { $0.finishedWorkers += 1 } }
-
-        /// True once `condition` holds; false if `deadline` comes first.
-        func wait(until deadline: ContinuousClock.Instant, for condition: @escaping @Sendable (State) -> Bool) async -> Bool {
-            let id = guarded.withLock { guarded in
-                guarded.nextWaiter += 1
-                return guarded.nextWaiter
-            }
-            let timer = Task {
-                try? await Task.sleep(until: deadline)
-                expire(id)
-            }
-            defer { timer.cancel() }
-            return await withCheckedContinuation { continuation in
-                let holds: Bool? = guarded.withLock { guarded in
-                    if condition(guarded.state) { return true }
-                    if guarded.expired.contains(id) { return false }
-                    guarded.waiters[id] = Waiter(condition: condition, continuation: continuation)
-                    return nil
-                }
-                if let holds { continuation.resume(returning: holds) }
-            }
-        }
-
-        /// The deadline of waiter `id`: it gets false, now or when it registers.
-        private func expire(_ id: Int) {
-            let waiter = guarded.withLock { guarded -> Waiter? in
-                guard let waiter = guarded.waiters.removeValue(forKey: id) else {
-                    guarded.expired.insert(id)
-                    return nil
-                }
-                return waiter
-            }
-            waiter?.continuation.resume(returning: false)
-        }
-
-        private func update(_ change: (inout State) -> Void) {
-            let ready = guarded.withLock { guarded -> [Waiter] in
-                change(&guarded.state)
-                let state = guarded.state
-                let ready = guarded.waiters.filter { $0.value.condition(state) }
-                for id in ready.keys { guarded.waiters.removeValue(forKey: id) }
-                return Array(ready.values)
-            }
-            for waiter in ready { waiter.continuation.resume(returning: true) }
         }
     }
 }

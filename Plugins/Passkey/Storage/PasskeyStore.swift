@@ -77,7 +77,7 @@ extension PluginServices {
     /// The passkey tables where this gateway keeps its plugins' tables.
     var passkeys: any PasskeyStore {
         switch storage {
-        case .database(let database): PostgresPasskeys(client: database.postgres, logger: logger, timeout: databaseTimeout)
+        case .database(let database): PostgresPasskeys(client: database.postgres, logger: logger, retry: databaseRetry)
         case .memory(let memory): MemoryPasskeys(table: memory.table(of: MemoryPasskeys.Rows.self, empty: .init()))
         }
     }

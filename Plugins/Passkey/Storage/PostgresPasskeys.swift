@@ -8,10 +8,14 @@ import PostgresNIO
 /// A challenge is spent by the one statement that finds it, and an
 /// assertion's counter is stored only over the counter it was checked
 /// against, so two replicas given the same response take it once.
+/// Reads are tried again while the database fails over; writes, whose
+/// first attempt's fate may be unknown, are made once.
 struct PostgresPasskeys: PasskeyStore {
     let client: PostgresClient
     let logger: Logger
-    let timeout: Duration
+    let retry: DatabaseRetry
+
+    private var timeout: Duration { retry.attemptTimeout }
 
     private var transactions: AuditedTransaction { AuditedTransaction(client: client, logger: logger) }
 
@@ -158,14 +162,12 @@ struct PostgresPasskeys: PasskeyStore {
     func passkey(_ credentialID: [UInt8], in appID: AppID) async throws -> StoredPasskey? {
         let (client, logger) = (client, logger)
         let statement = FindPasskey(appID: appID, credentialID: credentialID)
-        return try await withDatabaseTimeout(timeout) {
-            return try await client.tracedExecute(statement, logger: logger).first
-        }
+        return try await retry.run { try await client.tracedExecute(statement, logger: logger).first }
     }
 
     func passkeys(of userID: String, in appID: AppID) async throws -> [StoredPasskey] {
         let (client, logger) = (client, logger)
-        return try await withDatabaseTimeout(timeout) {
+        return try await retry.run {
             let rows = try await client.tracedQuery(
                 """
                 SELECT \(unescaped: Self.columns) FROM passkeys
