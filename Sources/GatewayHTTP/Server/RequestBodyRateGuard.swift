@@ -14,6 +14,12 @@ public import NIOHTTP1
 /// such waiting, the body so far must have come at `bytesPerSecond` on
 /// average over that waiting time; checked once a second.
 ///
+/// The check is a timer of the connection's, not of each request: started
+/// by a request's head, it keeps running through the requests that follow
+/// on the same connection and stops at the first tick that finds no body
+/// on its way. Keep-alive requests one after another schedule and cancel
+/// no timer each (that was an eighth of a token's reference counting).
+///
 /// It sits with ``HTTP1VersionHandler`` in front of Hummingbird's codec,
 /// where request parts still carry their HTTP/1 framing.
 public final class RequestBodyRateGuard: ChannelDuplexHandler, RemovableChannelHandler {
@@ -59,8 +65,8 @@ public final class RequestBodyRateGuard: ChannelDuplexHandler, RemovableChannelH
         case .body(let buffer):
             body?.bytes += buffer.readableBytes
         case .end:
+            // The check stops at its next tick, unless another request's body is on its way by then.
             body = nil
-            stopChecking()
         }
         context.fireChannelRead(data)
     }

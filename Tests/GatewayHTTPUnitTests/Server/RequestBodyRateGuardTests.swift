@@ -51,6 +51,30 @@ import Testing
         _ = try channel.finish()
     }
 
+    /// The check belongs to the connection: it keeps running from one
+    /// keep-alive request into the next, and stops at a tick with no body
+    /// on its way. A trickled body is cut either way: one that follows a
+    /// request at once, and one that comes after the check had stopped.
+    @Test func aLaterRequestOnTheConnectionIsCheckedWhetherTheCheckRanOnOrHadStopped() throws {
+        let head = HTTPServerRequestPart.head(HTTPRequestHead(version: .http1_1, method: .POST, uri: "/"))
+        for pauseBetween: Int64 in [0, 10] {
+            let channel = try Self.channelWithHead()
+            for _ in 0..<50 {
+                try Self.send(channel, bytes: 10)
+                try channel.writeInbound(HTTPServerRequestPart.end(nil))
+                try channel.writeInbound(head)
+            }
+            try channel.writeInbound(HTTPServerRequestPart.end(nil))
+            Self.wait(channel, seconds: pauseBetween)  // 10 s: ticks find no body, and the check stops
+            #expect(channel.isActive)
+            try channel.writeInbound(head)
+            Self.wait(channel, seconds: 2)
+            #expect(channel.isActive)  // within the grace
+            Self.wait(channel, seconds: 1)
+            #expect(!channel.isActive, "a trickled body after a pause of \(pauseBetween) s was not cut")
+        }
+    }
+
     /// A route busy with the bytes it has (an import writing a batch) asks
     /// for no more: that time is the server's, and never cuts the client.
     @Test func timeTheServerIsNotReadingDoesNotCount() throws {
