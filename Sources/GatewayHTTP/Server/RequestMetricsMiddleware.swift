@@ -2,16 +2,14 @@ public import Hummingbird
 import CoreMetrics
 import GatewayCore
 public import GatewayPluginKit
-import Synchronization
 
 /// `gateway_http_requests_total{route,status}` and the latency histogram by
 /// route: the pattern of the route the request matched
 /// (`/v1/apps/{app_id}/jwks.json`), or `unmatched`, so that paths a client
 /// makes up cannot grow the metrics without bound.
 ///
-/// The metric handles are made once per route and status and kept: making
-/// them through the metrics factory on every request cost a lock, name and
-/// label checks and allocations on the token path.
+/// The metric handles are made once per route and status and kept
+/// (``MetricHandles``).
 public struct RequestMetricsMiddleware: RouterMiddleware {
     public typealias Context = GatewayRequestContext
 
@@ -21,11 +19,17 @@ public struct RequestMetricsMiddleware: RouterMiddleware {
         let duration: CoreMetrics.Timer
     }
 
-    final class Handled: Sendable {
-        let byRouteAndStatus = Mutex<[String: Handles]>([:])
+    struct Labels: Hashable {
+        let route: String
+        let status: Int
     }
 
-    private let handled = Handled()
+    private let handles = MetricHandles<Labels, Handles> { labels in
+        Handles(
+            requests: Counter(
+                label: "gateway_http_requests_total", dimensions: [("route", labels.route), ("status", "\(labels.status)")]),
+            duration: CoreMetrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", labels.route)]))
+    }
 
     public init() {}
 
@@ -43,15 +47,6 @@ public struct RequestMetricsMiddleware: RouterMiddleware {
     private func handles(for request: Request, context: Context, status: Int) -> Handles {
         // Hummingbird's not-found responder names its endpoint "NotFound".
         let pattern = context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "unmatched"
-        let route = "\(request.method.rawValue) \(pattern)"
-        let key = "\(route) \(status)"
-        return handled.byRouteAndStatus.withLock { handles in
-            if let known = handles[key] { return known }
-            let made = Handles(
-                requests: Counter(label: "gateway_http_requests_total", dimensions: [("route", route), ("status", "\(status)")]),
-                duration: CoreMetrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", route)]))
-            handles[key] = made
-            return made
-        }
+        return handles[Labels(route: "\(request.method.rawValue) \(pattern)", status: status)]
     }
 }

@@ -26,16 +26,11 @@ public struct IdentityTokenController: Sendable {
 
     func respond(to request: Request, context: GatewayRequestContext) async throws -> Response {
         let outcome = await issuer.issue(request, context: context)
-        Counter(
-            label: "gateway_tokens_total",
-            dimensions: [
-                ("app_id", outcome.appLabel),
-                ("credential_type", outcome.credentialTypeLabel),
-                ("token_profile", outcome.profileLabel),
-                ("outcome", outcome.row.outcome == .success ? "issued" : "denied"),
-                ("reason", outcome.row.reason ?? "none"),
-            ]
-        ).increment()
+        Self.tokens[
+            TokenLabels(
+                app: outcome.appLabel, credentialType: outcome.credentialTypeLabel, profile: outcome.profileLabel,
+                issued: outcome.row.outcome == .success, reason: outcome.row.reason ?? "none")
+        ].increment()
         switch outcome.result {
         case .success(.token(let issued)):
             return outcome.limits.answering(Self.tokenResponse(issued, profile: outcome.profileLabel))
@@ -44,6 +39,24 @@ public struct IdentityTokenController: Sendable {
         case .failure(let answer):
             throw answer
         }
+    }
+
+    struct TokenLabels: Hashable {
+        let app: String
+        let credentialType: String
+        let profile: String
+        let issued: Bool
+        let reason: String
+    }
+
+    /// `gateway_tokens_total`, by app, credential type, profile, outcome and reason.
+    private static let tokens = MetricHandles<TokenLabels, Counter> { labels in
+        Counter(
+            label: "gateway_tokens_total",
+            dimensions: [
+                ("app_id", labels.app), ("credential_type", labels.credentialType), ("token_profile", labels.profile),
+                ("outcome", labels.issued ? "issued" : "denied"), ("reason", labels.reason),
+            ])
     }
 
     /// `{"identity_token": ...}` as Layer's SDK reads it; a token of another
@@ -100,5 +113,5 @@ public struct IdentityTokenController: Sendable {
             status: .forbidden, headers: tokenHeaders, body: .init(byteBuffer: ByteBuffer(bytes: body.finish())))
     }
 
-    private static let tokenHeaders: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+    private static let tokenHeaders: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
 }
