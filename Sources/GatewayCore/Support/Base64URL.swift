@@ -13,9 +13,15 @@ public enum Base64URL {
     }()
 
     public static func encode(_ bytes: some DataProtocol) -> String {
-        let input = Array(bytes)
-        var output = [UInt8]()
-        output.reserveCapacity((input.count * 4 + 2) / 3)
+        var output: [UInt8] = []
+        append(Array(bytes), to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends the encoding of `input` to `output`: a token is built in one
+    /// buffer, not from strings joined.
+    public static func append(_ input: [UInt8], to output: inout [UInt8]) {
+        output.reserveCapacity(output.count + (input.count * 4 + 2) / 3)
         var index = 0
         while index + 2 < input.count {
             let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
@@ -38,7 +44,6 @@ public enum Base64URL {
         default:
             break
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// `nil` unless `text` is unpadded base64url.

@@ -116,7 +116,8 @@ public struct LimitOutcome: Sendable {
     public func answering(_ response: Response) -> Response {
         var response = response
         response.headers.set(headers)
-        response.headers[.cacheControl] = "no-store"
+        // Answers made for this (the token's) carry it already, and a field set is a copy of them all.
+        if response.headers[.cacheControl] != "no-store" { response.headers[.cacheControl] = "no-store" }
         return response
     }
 

@@ -107,4 +107,15 @@ import Testing
         #expect(Base64URL.decode("a") == nil)
         #expect(Base64URL.decode("ab+c") == nil)
     }
+
+    /// What a token is built with: the encoding appended to what is already
+    /// there, whatever the input's length leaves over (0, 1 or 2 bytes).
+    @Test func base64URLAppendsAfterWhatIsThere() {
+        for length in 0..<12 {
+            let bytes = (0..<length).map { UInt8(($0 * 91 + 7) % 256) }
+            var output = Array("head.".utf8)
+            Base64URL.append(bytes, to: &output)
+            #expect(String(decoding: output, as: UTF8.self) == "head." + Base64URL.encode(bytes))
+        }
+    }
 }
