@@ -292,10 +292,10 @@ import Testing
         // Every failure carries the limits' headers, a refusal its Retry-After too.
         let failed = try #require(thrown.first as? HeaderedError)
         #expect(failed.error.code == .credentialServiceUnavailable)
-        #expect(failed.headers.contains { $0.name == "RateLimit-Policy" })
-        #expect(!failed.headers.contains { $0.name == "Retry-After" })
+        #expect(failed.headers.contains(.rateLimitPolicy))
+        #expect(!failed.headers.contains(.retryAfter))
         let limited = try #require(thrown.last as? HeaderedError)
         #expect(limited.error.code == .rateLimited)
-        #expect(limited.headers.contains { $0.name == "Retry-After" })
+        #expect(limited.headers.contains(.retryAfter))
     }
 }

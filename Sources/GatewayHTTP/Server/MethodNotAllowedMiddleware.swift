@@ -30,7 +30,7 @@ public struct MethodNotAllowedMiddleware: RouterMiddleware {
         let list = allowed.joined(separator: ", ")
         let error = GatewayError(
             .methodNotAllowed, .methodNotAllowed, "This path accepts \(list), not \(request.method.rawValue).")
-        throw HeaderedError(error, headers: [("Allow", list)])
+        throw HeaderedError(error, headers: [.allow: list])
     }
 
     /// The first route pattern matching `path` (`nil` if none does) and the

@@ -60,7 +60,7 @@ public enum AdminErrors {
     public static func unauthorized(_ message: String, tokenSent: Bool) -> HeaderedError {
         HeaderedError(
             GatewayError(.unauthorized, .unauthenticated, message),
-            headers: [("WWW-Authenticate", tokenSent ? #"Bearer realm="admin", error="invalid_token""# : #"Bearer realm="admin""#)])
+            headers: [.wwwAuthenticate: tokenSent ? #"Bearer realm="admin", error="invalid_token""# : #"Bearer realm="admin""#])
     }
 
     public static func appNotFound(_ appID: AppID) -> GatewayError {

@@ -27,7 +27,7 @@ public enum ErrorResponder {
         let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let seconds = gatewayError.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
-        if let headered = error as? HeaderedError { headers.set(headered.headers) }
+        if let headered = error as? HeaderedError { headers.replace(with: headered.headers) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
@@ -92,10 +92,12 @@ public enum ErrorResponder {
 }
 
 extension HTTPFields {
-    /// Sets each `(name, value)`; names that are not valid field names are skipped.
-    package mutating func set(_ fields: [(name: String, value: String)]) {
-        for (name, value) in fields {
-            if let field = HTTPField.Name(name) { self[field] = value }
+    /// Adds `fields`, each name's in place of any of that name already here.
+    package mutating func replace(with fields: HTTPFields) {
+        for (index, field) in fields.enumerated() {
+            let firstOfItsName = !fields[..<index].contains { $0.name == field.name }
+            if firstOfItsName, contains(field.name) { self[fields: field.name] = [] }
+            append(field)
         }
     }
 }

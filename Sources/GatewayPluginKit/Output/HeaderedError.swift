@@ -1,4 +1,5 @@
 public import GatewayCore
+public import HTTPTypes
 
 /// A ``GatewayError`` with response headers of its own: the methods a path
 /// accepts, an authentication challenge, the state of the limits. The
@@ -6,9 +7,9 @@ public import GatewayCore
 /// and ``ErrorResponder`` answers both.
 public struct HeaderedError: Error, Sendable, CustomStringConvertible {
     public let error: GatewayError
-    public let headers: [(name: String, value: String)]
+    public let headers: HTTPFields
 
-    public init(_ error: GatewayError, headers: [(name: String, value: String)]) {
+    public init(_ error: GatewayError, headers: HTTPFields) {
         self.error = error
         self.headers = headers
     }

@@ -1,5 +1,6 @@
 public import GatewayCore
 public import Hummingbird
+public import HTTPTypes
 import CoreMetrics
 
 /// The verdicts on one request.
@@ -72,29 +73,31 @@ public struct LimitOutcome: Sendable {
     /// one with the least room (IETF httpapi-ratelimit-headers). Where a
     /// name is limited twice (the deployment's `ip` and an app's), the
     /// tighter verdict speaks for it.
-    public var headers: [(name: String, value: String)] {
-        guard !verdicts.isEmpty else { return [] }
-        var tightestByName: [String: (policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)] = [:]
-        var names: [String] = []
+    public var headers: HTTPFields {
+        guard !verdicts.isEmpty else { return [:] }
+        // The tightest verdict of each name, in the order of the names: a few entries, so a list.
+        var listed: [(policy: RateLimitPolicy, verdict: SlidingWindow.Verdict)] = []
+        listed.reserveCapacity(verdicts.count)
         for entry in verdicts {
-            if let known = tightestByName[entry.policy.name] {
-                if Self.isTighter(entry, than: known) { tightestByName[entry.policy.name] = entry }
+            if let index = listed.firstIndex(where: { $0.policy.name == entry.policy.name }) {
+                if Self.isTighter(entry, than: listed[index]) { listed[index] = entry }
             } else {
-                names.append(entry.policy.name)
-                tightestByName[entry.policy.name] = entry
+                listed.append(entry)
             }
         }
-        let listed = names.sorted().map { tightestByName[$0]! }
-        let policies = listed.map { "\"\($0.policy.name)\";q=\($0.policy.limit);w=\($0.policy.periodSeconds)" }
+        listed.sort { $0.policy.name < $1.policy.name }
+        var policies = ""
+        policies.reserveCapacity(48 * listed.count)
+        for (index, entry) in listed.enumerated() {
+            if index > 0 { policies += ", " }
+            policies += "\"\(entry.policy.name)\";q=\(entry.policy.limit);w=\(entry.policy.periodSeconds)"
+        }
         let tightest = refusal ?? listed.min { $0.verdict.remaining < $1.verdict.remaining }!
-        var headers = [
-            (name: "RateLimit-Policy", value: policies.joined(separator: ", ")),
-            (
-                name: "RateLimit",
-                value: "\"\(tightest.policy.name)\";r=\(tightest.verdict.remaining);t=\(max(tightest.verdict.retryAfterSeconds, 0))"
-            ),
+        var headers: HTTPFields = [
+            .rateLimitPolicy: policies,
+            .rateLimit: "\"\(tightest.policy.name)\";r=\(tightest.verdict.remaining);t=\(max(tightest.verdict.retryAfterSeconds, 0))",
         ]
-        if let refusal { headers.append((name: "Retry-After", value: "\(refusal.verdict.retryAfterSeconds)")) }
+        if let refusal { headers[.retryAfter] = String(refusal.verdict.retryAfterSeconds) }
         return headers
     }
 
@@ -115,7 +118,7 @@ public struct LimitOutcome: Sendable {
     /// token, a code's fate or a challenge).
     public func answering(_ response: Response) -> Response {
         var response = response
-        response.headers.set(headers)
+        response.headers.replace(with: headers)
         // Answers made for this (the token's) carry it already, and a field set is a copy of them all.
         if response.headers[.cacheControl] != "no-store" { response.headers[.cacheControl] = "no-store" }
         return response
@@ -137,4 +140,10 @@ public struct LimitOutcome: Sendable {
         return GatewayError(
             .rateLimited, .tooManyRequests, "Too many requests; retry after \(seconds) seconds.", retryAfterSeconds: seconds)
     }
+}
+
+extension HTTPField.Name {
+    /// The limits' headers (IETF httpapi-ratelimit-headers).
+    public static let rateLimitPolicy = HTTPField.Name("RateLimit-Policy")!
+    public static let rateLimit = HTTPField.Name("RateLimit")!
 }
