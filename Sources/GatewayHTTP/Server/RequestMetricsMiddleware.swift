@@ -1,6 +1,7 @@
 public import Hummingbird
 import CoreMetrics
 import GatewayCore
+import HTTPTypes
 public import GatewayPluginKit
 
 /// `gateway_http_requests_total{route,status}` and the latency histogram by
@@ -19,16 +20,18 @@ public struct RequestMetricsMiddleware: RouterMiddleware {
         let duration: CoreMetrics.Timer
     }
 
+    /// The parts of the route label apart, so finding a kept handle builds no string.
     struct Labels: Hashable {
-        let route: String
+        let method: HTTPRequest.Method
+        let pattern: String
         let status: Int
     }
 
     private let handles = MetricHandles<Labels, Handles> { labels in
-        Handles(
-            requests: Counter(
-                label: "gateway_http_requests_total", dimensions: [("route", labels.route), ("status", "\(labels.status)")]),
-            duration: CoreMetrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", labels.route)]))
+        let route = "\(labels.method.rawValue) \(labels.pattern)"
+        return Handles(
+            requests: Counter(label: "gateway_http_requests_total", dimensions: [("route", route), ("status", "\(labels.status)")]),
+            duration: CoreMetrics.Timer(label: "gateway_http_request_duration_seconds", dimensions: [("route", route)]))
     }
 
     public init() {}
@@ -47,6 +50,6 @@ public struct RequestMetricsMiddleware: RouterMiddleware {
     private func handles(for request: Request, context: Context, status: Int) -> Handles {
         // Hummingbird's not-found responder names its endpoint "NotFound".
         let pattern = context.endpointPath.flatMap { $0 == "NotFound" ? nil : $0 } ?? "unmatched"
-        return handles[Labels(route: "\(request.method.rawValue) \(pattern)", status: status)]
+        return handles[Labels(method: request.method, pattern: pattern, status: status)]
     }
 }
