@@ -63,6 +63,9 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
     private let isTransient: @Sendable (any Error) -> Bool
     private let process: @Sendable (_ items: [Item], _ attempt: Int) async throws -> [Answer]
     private let state = Mutex(State())
+    /// `gateway_batch_size` and `gateway_batch_commit_seconds`, made once: through the factory they cost a lock and a lookup a batch.
+    private let batchSizes: Recorder
+    private let commitSeconds: CoreMetrics.Timer
 
     /// - Parameters:
     ///   - timeout: how long one attempt at a batch may take.
@@ -85,6 +88,9 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
         self.minimumInterval = minimumInterval
         self.isTransient = isTransient
         self.process = process
+        let label = String(name.map { $0 == " " ? "_" : $0 })
+        batchSizes = Recorder(label: "gateway_batch_size", dimensions: [("queue", label)])
+        commitSeconds = CoreMetrics.Timer(label: "gateway_batch_commit_seconds", dimensions: [("queue", label)])
     }
 
     /// Items waiting for a batch.
@@ -188,14 +194,10 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
 
     private func handle(_ batch: [Pending]) async {
         let process = self.process
-        let label = String(name.map { $0 == " " ? "_" : $0 })
-        Recorder(label: "gateway_batch_size", dimensions: [("queue", label)]).record(batch.count)
+        batchSizes.record(batch.count)
         let started = ContinuousClock.now
         let batchStarted = DefaultTracerClock.now
-        defer {
-            CoreMetrics.Timer(label: "gateway_batch_commit_seconds", dimensions: [("queue", label)])
-                .recordNanoseconds((ContinuousClock.now - started).nanoseconds)
-        }
+        defer { commitSeconds.recordNanoseconds((ContinuousClock.now - started).nanoseconds) }
         var pending = batch
         var pause = DatabaseRetry.firstPause
         for attempt in 0... {
