@@ -340,7 +340,8 @@ let package = Package(
             path: "Benchmarks/Floor",
             swiftSettings: upcomingFeatures
         ),
-        // BenchmarkWorkloadTests runs each once (and checks Benchmarks/load/profile_pieces.py).
+        // BenchmarkWorkloadTests runs each once (and checks the load script's helpers: its profile split, its context
+        // switches, its signing rates).
         .target(
             name: "GatewayBenchmarkWorkloads",
             dependencies: [

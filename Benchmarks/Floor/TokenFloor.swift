@@ -14,6 +14,7 @@ import OpenSSLSigner
 /// gateway's own; what separates it from `peer` is the framework's.
 ///
 ///     FLOOR_KEY_FILE=key.pem FLOOR_PORT=18082 token-floor
+///     FLOOR_KEY_FILE=key.pem token-floor --signing-rates 4
 @main
 struct TokenFloor {
     static func main() async throws {
@@ -22,6 +23,12 @@ struct TokenFloor {
         guard let keyFile = environment["FLOOR_KEY_FILE"] else {
             FileHandle.standardError.write(Data("token-floor: set FLOOR_KEY_FILE to an RSA private key in PEM\n".utf8))
             exit(64)
+        }
+        let arguments = CommandLine.arguments
+        if arguments.count == 3, arguments[1] == "--signing-rates", let seconds = Double(arguments[2]), seconds > 0 {
+            let rates = try SigningRates.measure(keyPEM: try String(contentsOfFile: keyFile, encoding: .utf8), seconds: seconds)
+            print(String(decoding: try JSONSerialization.data(withJSONObject: rates, options: [.sortedKeys]), as: UTF8.self))
+            return
         }
         let key = TokenSigningKey(
             keyID: KeyID(uuid: UUID()), signer: try OpenSSLRS256Signer(privateKeyPEM: try String(contentsOfFile: keyFile, encoding: .utf8)))
