@@ -40,8 +40,9 @@ instructions_setup() { # GATEWAY_BINARY
 fetch_debian_package() { # SUITE PACKAGE DIR
     local mirror=http://deb.debian.org/debian suite="$1" package="$2" dir="$3" index filename digest
     curl -fsS -o "$work/InRelease" "$mirror/dists/$suite/InRelease"
-    gpgv --quiet --keyring /usr/share/keyrings/debian-archive-keyring.gpg "$work/InRelease" 2>/dev/null
-    index="$(awk '$3 == "main/binary-amd64/Packages.xz" && length($1) == 64 { print $1; exit }' "$work/InRelease")"
+    # Only what the signature covers is read on: gpgv writes it out.
+    gpgv --quiet --keyring /usr/share/keyrings/debian-archive-keyring.gpg --output "$work/Release" "$work/InRelease" 2>/dev/null
+    index="$(awk '$3 == "main/binary-amd64/Packages.xz" && length($1) == 64 { print $1; exit }' "$work/Release")"
     curl -fsS -o "$work/Packages.xz" "$mirror/dists/$suite/main/binary-amd64/Packages.xz"
     echo "$index  $work/Packages.xz" | sha256sum --quiet -c
     read -r filename digest < <(xz -dc "$work/Packages.xz" | awk -v name="$package" '
