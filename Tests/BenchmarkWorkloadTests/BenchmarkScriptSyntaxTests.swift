@@ -6,13 +6,11 @@ import Testing
 /// drill, and what they source): each must still parse, so an edit that
 /// breaks one fails here instead of at its next measurement.
 @Suite struct BenchmarkScriptSyntaxTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     @Test(arguments: ["Benchmarks/load/run", "Benchmarks/load/instructions.sh", "Benchmarks/load/password-memory", "Benchmarks/ha/run"])
     func parses(script: String) async throws {
         let run = try await GatewayProcess.runProgram(
-            "/bin/bash", ["-n", Self.repository.appending(path: script).path], environment: ProcessInfo.processInfo.environment)
+            "/bin/bash", ["-n", Repository.path(script)], environment: ProcessInfo.processInfo.environment)
         #expect(run.status == 0, "\(script): \(run.output)")
     }
 }

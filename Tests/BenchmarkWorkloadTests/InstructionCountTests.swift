@@ -9,8 +9,6 @@ import Testing
 /// (Benchmarks/load/dispatch_main_shim.c). Valgrind itself is fetched by the
 /// script and runs only there.
 @Suite struct InstructionCountTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     /// Each object's self cost counts once: a callee's inclusive cost (the
     /// line after `calls=`) is skipped, names given once by number are
@@ -50,7 +48,7 @@ import Testing
 
         let run = try await GatewayProcess.runProgram(
             "/usr/bin/python3",
-            [Self.repository.appending(path: "Benchmarks/load/callgrind_objects.py").path, dump.path, "2", #"libcrypto\.so"#],
+            [Repository.path("Benchmarks/load/callgrind_objects.py"), dump.path, "2", #"libcrypto\.so"#],
             environment: ProcessInfo.processInfo.environment)
         #expect(run.status == 0, "\(run.output)")
         let lines = run.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -116,7 +114,7 @@ import Testing
         let swiftLibraries = try await libdispatchFolder(of: try GatewayProcess.binary().path)
         let shim = folder.appending(path: "dispatch_main_shim.so")
         try await compile([
-            "-shared", "-fPIC", "-o", shim.path, repository.appending(path: "Benchmarks/load/dispatch_main_shim.c").path,
+            "-shared", "-fPIC", "-o", shim.path, Repository.path("Benchmarks/load/dispatch_main_shim.c"),
             "-L\(swiftLibraries)", "-Wl,-rpath,\(swiftLibraries)", "-ldispatch",
         ])
         try await body(folder, shim, swiftLibraries)

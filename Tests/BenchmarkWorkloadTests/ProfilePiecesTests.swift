@@ -8,8 +8,6 @@ import Testing
 /// specialisation) to the function it wraps.
 @Suite struct ProfilePiecesTests {
     @Test func eachSampleGoesToThePieceItsFunctionBelongsTo() async throws {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
         let report = FileManager.default.temporaryDirectory.appending(path: "profile-\(UUID().uuidString).txt")
         defer { try? FileManager.default.removeItem(at: report) }
         // As `perf report --no-children --sort dso,symbol --stdio` prints them, symbols mangled.
@@ -26,7 +24,7 @@ import Testing
         try text.write(to: report, atomically: true, encoding: .utf8)
 
         let run = try await GatewayProcess.runProgram(
-            "/usr/bin/python3", [repository.appending(path: "Benchmarks/load/profile_pieces.py").path, report.path, "1.0"],
+            "/usr/bin/python3", [Repository.path("Benchmarks/load/profile_pieces.py"), report.path, "1.0"],
             environment: ProcessInfo.processInfo.environment)
         #expect(run.status == 0, "\(run.output)")
         let lines = run.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }

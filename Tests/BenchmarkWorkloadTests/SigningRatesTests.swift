@@ -9,8 +9,6 @@ import Testing
 /// Benchmarks/load/signing_rate.py (the peer's `cryptography`), each on one
 /// key, each answering signatures a second as JSON.
 @Suite struct SigningRatesTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
 
     /// A key file the tools read, removed by `body`'s end.
     static func withKeyFile(_ body: (URL) async throws -> Void) async throws {
@@ -38,7 +36,7 @@ import Testing
         let python = try SuiteEnvironment.value("GATEWAY_TEST_VENDOR_PYTHON")
         try await Self.withKeyFile { key in
             let run = try await GatewayProcess.runProgram(
-                python, [Self.repository.appending(path: "Benchmarks/load/signing_rate.py").path, key.path, "0.2"],
+                python, [Repository.path("Benchmarks/load/signing_rate.py"), key.path, "0.2"],
                 environment: ProcessInfo.processInfo.environment)
             #expect(run.status == 0, "\(run.output)")
             let answer = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]

@@ -8,8 +8,6 @@ import Testing
 /// divided by the requests served while it was recorded.
 @Suite struct SwitchesScriptTests {
     @Test func eachSwitchCountsForItsThreadKindAndWhyItStopped() async throws {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
         let script = FileManager.default.temporaryDirectory.appending(path: "switches-\(UUID().uuidString).txt")
         defer { try? FileManager.default.removeItem(at: script) }
         // As `perf script -F comm,tid,event,ip,sym --no-demangle` prints them.
@@ -39,7 +37,7 @@ import Testing
         try (poolWait + poolWait + loopWait + signerPreempted).write(to: script, atomically: true, encoding: .utf8)
 
         let run = try await GatewayProcess.runProgram(
-            "/usr/bin/python3", [repository.appending(path: "Benchmarks/load/switches.py").path, script.path, "1", "2"],
+            "/usr/bin/python3", [Repository.path("Benchmarks/load/switches.py"), script.path, "1", "2"],
             environment: ProcessInfo.processInfo.environment)
         #expect(run.status == 0, "\(run.output)")
         let lines = run.output.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
