@@ -15,7 +15,10 @@ extension TokenRequestFields {
     /// Reads a JSON body in one pass over its bytes (``StrictJSONReader``): an
     /// object whose `app_id`, `user_id`, `nonce`, `token_profile` and `device_label` are strings or null and
     /// whose `credentials` is an object of strings, or null. Other members may
-    /// hold any JSON value; they are checked and skipped.
+    /// hold any JSON value; they are checked and skipped. Only a syntax
+    /// error throws here: the first member of the wrong type is kept in
+    /// ``typeMismatch`` with every string read, and thrown by
+    /// ``validated()``, so the request's app is known and its denial has a row.
     ///
     /// Written by hand because `JSONDecoder` with `Codable` cost more than the
     /// rest of the request's parsing together.
@@ -73,9 +76,9 @@ extension TokenRequestFields {
         } catch {
             throw .syntax(error)
         }
-        if let firstMismatch { throw firstMismatch }
         self.init(
             appID: appID, userID: userID, nonce: nonce, credentials: credentials, tokenProfile: tokenProfile,
             deviceLabel: deviceLabel)
+        typeMismatch = firstMismatch
     }
 }

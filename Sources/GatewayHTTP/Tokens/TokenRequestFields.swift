@@ -18,6 +18,9 @@ public struct TokenRequestFields: Equatable {
     var credentials: [String: String]?
     var tokenProfile: String?
     var deviceLabel: String?
+    /// A JSON body's first member of the wrong type (a number nonce, an
+    /// object refresh token), refused by ``validated()``.
+    var typeMismatch: JSONFailure?
 
     init(
         appID: String?, userID: String?, nonce: String?, credentials: [String: String]?, tokenProfile: String? = nil,
@@ -56,6 +59,12 @@ public struct TokenRequestFields: Equatable {
 
     /// Validates the fields into a ``TokenRequest``; the credentials' text first.
     public func validated() throws(GatewayError) -> TokenRequest {
+        switch typeMismatch {
+        case .notAString(let path)?: throw .invalidRequest("\(path) must be a string.")
+        case .notAnObject(let path)?: throw .invalidRequest("\(path) must be an object of strings.")
+        case .syntax(let failure)?: throw failure.gatewayError()
+        case nil: break
+        }
         let credentials = try credentials.map { fields throws(GatewayError) in try Self.credentials(from: fields) }
         return try TokenRequest(
             appID: appID, userID: userID, nonce: nonce, credentials: credentials, tokenProfile: tokenProfile,
@@ -69,9 +78,8 @@ public struct TokenRequestFields: Equatable {
             return try TokenRequestFields(json: body)
         } catch {
             switch error {
-            case .notAString(let path): throw .invalidRequest("\(path) must be a string.")
-            case .notAnObject(let path): throw .invalidRequest("\(path) must be an object of strings.")
             case .syntax(let failure): throw failure.gatewayError()
+            case .notAString, .notAnObject: preconditionFailure("init(json:) throws only syntax errors")
             }
         }
     }

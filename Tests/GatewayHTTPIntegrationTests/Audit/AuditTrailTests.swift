@@ -39,6 +39,40 @@ import Testing
         }
     }
 
+    /// Issue 76.9: a member of the wrong type (a number refresh token,
+    /// null, an object, a number nonce, a number password) is 400 and leaves
+    /// its row in the app's trail, one for each request, as every other
+    /// denial does (it was written under the nil app id, which no app's
+    /// audit list shows).
+    @Test func malformedFieldsLeaveTheirRow() async throws {
+        try await TestGateway.with { gateway in
+            let app = try await gateway.createSessionApp()
+            let appID = app.appID.uuid.uuidString
+            let bodies: [String] = [
+                #"{"app_id":"\#(appID)","nonce":"n","credentials":{"type":"refresh_token","refresh_token":12345}}"#,
+                #"{"app_id":"\#(appID)","nonce":"n","credentials":{"type":"refresh_token","refresh_token":null}}"#,
+                #"{"app_id":"\#(appID)","nonce":"n","credentials":{"type":"refresh_token","refresh_token":{"a":"b"}}}"#,
+                #"{"app_id":"\#(appID)","user_id":"alice","nonce":42,"credentials":{"type":"static","password":"wonderland"}}"#,
+                #"{"app_id":"\#(appID)","user_id":"alice","nonce":"n","credentials":{"type":"static","password":7}}"#,
+                #"{"app_id":"\#(appID)","user_id":["alice"],"nonce":"n","credentials":{"type":"static","password":"wonderland"}}"#,
+            ]
+            var requestIDs: [String] = []
+            for body in bodies {
+                let response = try await gateway.test {
+                    try await $0.post(contentType: "application/json", body: body)
+                }
+                #expect(response.status == .badRequest, "\(body): \(text(response))")
+                requestIDs.append(try #require(response.headers[HTTPField.Name("x-request-id")!]))
+            }
+            for (body, requestID) in zip(bodies, requestIDs) {
+                let rows = try await gateway.auditRowsOnceWritten(requestID: requestID, event: "token.denied")
+                #expect(rows.count == 1 && rows.first?.reason == "invalid_request", "\(body): \(rows.map(\.text))")
+                // In the app's own trail, not under the nil app of a request that named none.
+                #expect(rows.first?.text.contains(app.appID.uuid.uuidString.lowercased()) == true, "\(body): \(rows.map(\.text))")
+            }
+        }
+    }
+
     @Test func theClientAddressComesFromTrustedProxiesOnly() async throws {
         for (trusted, expected) in [([CIDR]()), [CIDR("127.0.0.1/32")!]].map({ ($0, $0.isEmpty ? "127.0.0.1" : "198.51.100.7") }) {
             try await TestGateway.with(rateLimits: RateLimitSettings(trustedProxies: trusted)) { gateway in

@@ -65,13 +65,23 @@ import Testing
         (#"{"credentials":{"type":"static","password":7}}"#, "credentials.password"),
         (#"{"credentials":{"type":null}}"#, "credentials.type"),
     ])
-    func namesTheFirstMemberThatIsNotAString(_ body: String, _ path: String) {
-        #expect(throws: TokenRequestFields.JSONFailure.notAString(path: path)) { try read(body) }
+    func namesTheFirstMemberThatIsNotAString(_ body: String, _ path: String) throws {
+        #expect(try read(body).typeMismatch == .notAString(path: path))
+        #expect(throws: GatewayError.invalidRequest("\(path) must be a string.")) { try read(body).validated() }
+    }
+
+    /// Issue 76.9: a member of the wrong type is refused by validation, not
+    /// by reading, so the strings around it (the app id the denial's row
+    /// needs) are read.
+    @Test func aTypeMismatchKeepsTheAppIDForTheRow() throws {
+        let fields = try read(#"{"app_id":"a","nonce":5,"credentials":{"type":"refresh_token","refresh_token":12345}}"#)
+        #expect(fields.appID == "a")
+        #expect(fields.typeMismatch == .notAString(path: "nonce"))
     }
 
     @Test(arguments: [#"{"credentials":5}"#, #"{"credentials":"static"}"#, #"{"credentials":[]}"#])
-    func credentialsMustBeAnObject(_ body: String) {
-        #expect(throws: TokenRequestFields.JSONFailure.notAnObject(path: "credentials")) { try read(body) }
+    func credentialsMustBeAnObject(_ body: String) throws {
+        #expect(try read(body).typeMismatch == .notAnObject(path: "credentials"))
     }
 
     @Test func aSyntaxErrorWinsOverATypeMismatch() {
