@@ -61,6 +61,15 @@ extension RateLimitPolicy {
     public static let userFailures = RateLimitPolicy(
         name: "user_failures", limit: 10, periodSeconds: 900, counting: .failures)
 
+    /// The `user_failures` subject of a user a credential's own proof named
+    /// (a provider's ID token, a passkey): counted apart from the failures
+    /// of requests that only name the user, so wrong passwords sent under
+    /// someone's id never lock them out of a credential that proves them,
+    /// while their own proven failures (a genuine ID token for the wrong
+    /// nonce) still hold that credential. A user id has no control
+    /// characters, so no user id is this subject.
+    public static func provenUserSubject(_ userID: String) -> String { "\u{1}proven\u{1}" + userID }
+
     /// Wrong second-factor codes (TOTP or recovery) per user: guessing a
     /// six-digit code. Reserved before the code is checked.
     public static let mfaFailures = RateLimitPolicy(

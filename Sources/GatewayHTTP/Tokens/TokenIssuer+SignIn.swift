@@ -14,7 +14,9 @@ extension TokenIssuer {
     /// (``CredentialVerifier/provesItsUser``), is held to the `user_failures`
     /// limit of the user its check found (a provider's ID token's subject): a
     /// failure then counts against them, and a verified attempt is refused
-    /// while they are over it. With the app's sessions on, the row's
+    /// while they are over it. A proof's user is counted apart
+    /// (``RateLimitPolicy/provenUserSubject(_:)``): failures of requests that
+    /// only named them (wrong passwords) never refuse their passkey. With the app's sessions on, the row's
     /// statement also starts the user's session.
     ///
     /// A user who owes a second factor (the app's `mfa`) gets a ticket for
@@ -41,14 +43,16 @@ extension TokenIssuer {
             span?.attributes["gateway.credential.verdict"] = verdict.label
             return verdict
         }
-        // The user the check found, when the named one (if any) was not counted: their failure limit applies from here on.
-        let userFoundByCheck: String? =
+        // The user the check found, when the named one (if any) was not counted: their failure limit applies from
+        // here on. One the credential's own proof names is counted apart from those requests merely name.
+        let foundUserID: String? =
             switch verdict {
             case _ where countsNamedUser: nil
             case .verified(let verified): verified.userID
             case .rejected(_, let userID): userID
             case .undecided: nil
             }
+        let userFoundByCheck = foundUserID.map { verifier.provesItsUser ? RateLimitPolicy.provenUserSubject($0) : $0 }
         let identity: VerifiedIdentity
         switch verdict {
         case .verified(let verified):
