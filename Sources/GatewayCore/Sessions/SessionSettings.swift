@@ -33,6 +33,19 @@ public struct SessionSettings: Sendable, Equatable, Codable {
         self.revokeOnPasswordChange = revokeOnPasswordChange
     }
 
+    /// The first setting in which these let sessions live longer or be
+    /// held more loosely than `stored` (a longer idle timeout or lifetime,
+    /// a longer grace, more sessions a user, sessions kept through a new
+    /// password), by its name in the API; nil when they loosen nothing.
+    public func loosening(of stored: SessionSettings) -> String? {
+        if idleTimeoutSeconds > stored.idleTimeoutSeconds { return CodingKeys.idleTimeoutSeconds.rawValue }
+        if absoluteLifetimeSeconds > stored.absoluteLifetimeSeconds { return CodingKeys.absoluteLifetimeSeconds.rawValue }
+        if reuseGraceSeconds > stored.reuseGraceSeconds { return CodingKeys.reuseGraceSeconds.rawValue }
+        if maximumPerUser > stored.maximumPerUser { return CodingKeys.maximumPerUser.rawValue }
+        if stored.revokeOnPasswordChange && !revokeOnPasswordChange { return CodingKeys.revokeOnPasswordChange.rawValue }
+        return nil
+    }
+
     enum CodingKeys: String, CodingKey {
         case idleTimeoutSeconds = "idle_timeout_seconds"
         case absoluteLifetimeSeconds = "absolute_lifetime_seconds"

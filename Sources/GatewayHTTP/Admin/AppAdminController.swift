@@ -3,10 +3,14 @@ import GatewayCore
 import GatewayPluginKit
 import Hummingbird
 
-/// `/admin/v1/apps`: create, list, read, change and delete tenants.
+/// `/admin/v1/apps`: create, list, read, change and delete tenants. Turning
+/// an app's sessions off ends every session it has (a `session.revoked`
+/// row, reason `sessions_off`), so turning them on again brings no old
+/// refresh token back.
 struct AppAdminController: Sendable {
     let apps: any AppStore
     let settingsInput: AppSettingsInput
+    let sessions: any SessionStore
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.post("apps") { request, context in try await create(request, context) }
@@ -66,8 +70,18 @@ struct AppAdminController: Sendable {
             return settings
         }
         guard let stored else { throw AdminErrors.appNotFound(appID) }
+        if input.members["sessions"] != nil, stored.settings.sessions == nil {
+            // After the change has committed: a failure here answers 503, and the same PATCH sent again ends them.
+            let row = AuditEvent(
+                appID: appID, event: "session.revoked", outcome: .success, credentialType: RefreshToken.credentialType,
+                requestID: context.requestID, actor: admin.id)
+            _ = try await sessions.revoke(.app(appID), reason: Self.sessionsOff, recording: row)
+        }
         return try AdminResponses.json(AdminResources.App(stored, plugins: settingsInput.plugins))
     }
+
+    /// The reason of the sessions an app's sessions turned off ended.
+    static let sessionsOff = "sessions_off"
 
     private func delete(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, _) = try context.authorizedAppID()

@@ -80,7 +80,10 @@ struct AppSettingsInput {
     /// are the app admin's to set); and loosening a second factor in place
     /// (turning `mfa` off, `required` to `optional`, another exempt
     /// credential type, a longer ticket lifetime), which may have been the
-    /// operator's: turning it on and tightening it are the app admin's.
+    /// operator's: turning it on and tightening it are the app admin's; and
+    /// loosening sessions (``SessionSettings/loosening(of:)``) past those in
+    /// place, or past the defaults when they are turned on: an app admin
+    /// turns them on as the defaults are, or tighter, and off.
     func requireOperatorFor(_ updated: AppSettings, from current: AppSettings) throws(GatewayError) {
         func operatorOnly(_ what: String) -> GatewayError {
             GatewayError(.insufficientScope, .forbidden, "\(what) needs an operator token.")
@@ -117,6 +120,10 @@ struct AppSettingsInput {
             if next.ticketLifetimeSeconds > stored.ticketLifetimeSeconds {
                 throw operatorOnly("Lengthening mfa.ticket_lifetime_seconds")
             }
+        }
+        // Sessions may be the operator's policy too: an app admin only keeps or tightens them.
+        if let next = updated.sessions, let loosened = next.loosening(of: current.sessions ?? SessionSettings()) {
+            throw operatorOnly("Loosening sessions.\(loosened)")
         }
     }
 

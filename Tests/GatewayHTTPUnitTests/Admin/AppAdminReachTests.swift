@@ -1,6 +1,7 @@
 import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
+import GatewayRuntime
 import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
@@ -85,6 +86,65 @@ import Testing
             #expect(try await gateway.admin(.patch, path, token: operatorToken, json: ["mfa": NSNull()]).status == .ok)
             // Off, the app admin may turn it on.
             #expect(try await gateway.admin(.patch, path, token: appAdmin, json: ["mfa": [String: Int]()]).status == .ok)
+        }
+    }
+
+    /// Issue 76: sessions may be the operator's policy too. The review's
+    /// app admin lengthened them to a year with a grace of 300 and kept them
+    /// through new passwords: each loosening is now 403 for an app admin,
+    /// past the settings in place or, turning them on, past the defaults;
+    /// tightening and turning them off stay theirs, and an operator may do
+    /// anything.
+    @Test func anAppAdminTightensSessionsButNeverLoosensThem() async throws {
+        try await MemoryGateway.with { gateway in
+            let app = try await gateway.createApp()
+            let path = "/admin/v1/apps/\(app.appID)"
+            let operatorToken = try await gateway.adminToken(.operator)
+            let appAdmin = try await gateway.adminToken(.app(app.appID))
+            let refused: [([String: any Sendable], String)] = [
+                (["absolute_lifetime_seconds": 31_536_000], "Loosening sessions.absolute_lifetime_seconds"),
+                (["idle_timeout_seconds": 30 * 86_400], "Loosening sessions.idle_timeout_seconds"),
+                (["reuse_grace_seconds": 300], "Loosening sessions.reuse_grace_seconds"),
+                (["max_sessions_per_user": 100], "Loosening sessions.max_sessions_per_user"),
+                (["revoke_on_password_change": false], "Loosening sessions.revoke_on_password_change"),
+            ]
+            for (change, message) in refused {
+                let response = try await gateway.admin(.patch, path, token: appAdmin, json: ["sessions": change])
+                #expect(response.status == .forbidden, "\(change): \(text(response))")
+                #expect((try errorBody(response)["message"] as? String)?.hasPrefix(message) == true, "\(text(response))")
+            }
+            // On with the defaults, then tighter, then off: the app admin's. Looser again is the operator's.
+            #expect(try await gateway.admin(.patch, path, token: appAdmin, json: ["sessions": [String: Int]()]).status == .ok)
+            let tighter = try await gateway.admin(.patch, path, token: appAdmin, json: ["sessions": ["reuse_grace_seconds": 0]])
+            #expect(tighter.status == .ok, "\(text(tighter))")
+            let back = try await gateway.admin(.patch, path, token: appAdmin, json: ["sessions": ["reuse_grace_seconds": 10]])
+            #expect(back.status == .forbidden, "\(text(back))")
+            #expect(try await gateway.admin(.patch, path, token: appAdmin, json: ["sessions": NSNull()]).status == .ok)
+            let year = try await gateway.admin(
+                .patch, path, token: operatorToken, json: ["sessions": ["absolute_lifetime_seconds": 31_536_000, "idle_timeout_seconds": 31_536_000]])
+            #expect(year.status == .ok, "\(text(year))")
+        }
+    }
+
+    /// Issue 76: turning an app's sessions off ends them, so turning them on
+    /// again brings no old refresh token back to life.
+    @Test func sessionsTurnedOffAndOnAgainBringNoRefreshTokenBack() async throws {
+        try await MemoryGateway.with { gateway in
+            let app = try await gateway.createSessionApp()
+            let path = "/admin/v1/apps/\(app.appID)"
+            let operatorToken = try await gateway.adminToken(.operator)
+            var kept: [String] = []
+            for _ in 0..<3 { kept.append(try #require(try await gateway.signIn(app).refreshToken)) }
+            #expect(try await gateway.admin(.patch, path, token: operatorToken, json: ["sessions": NSNull()]).status == .ok)
+            #expect(try await gateway.admin(.patch, path, token: operatorToken, json: ["sessions": [String: Int]()]).status == .ok)
+            gateway.tenants.invalidate(app.appID)
+            for token in kept {
+                let refreshed = try await gateway.refresh(app, token)
+                #expect(refreshed.status == .unauthorized, "\(refreshed.body)")
+            }
+            let ended = try await gateway.auditRows().filter { $0.event == "session.revoked" }
+            #expect(ended.count == 1 && ended[0].text.contains("sessions_off"), "\(ended.map(\.text))")
+            #expect(try await gateway.signIn(app).refreshToken != nil, "new sign-ins start sessions again")
         }
     }
 
