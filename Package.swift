@@ -47,8 +47,9 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
     ("Webhook", ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
     ("IDToken", ["GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
     // Passkeys: WebAuthn's CBOR, COSE keys (ES256, RS256, EdDSA) and ceremonies, written here; their tests
-    // install the password plugin, whose disabled users a passkey does not sign in.
-    ("Passkey", [Products.crypto, Products.cryptoExtras], [Products.crypto, "PasswordPlugin"]),
+    // install the password plugin, whose disabled users a passkey does not sign in, and the phone plugin
+    // beside it for the walk of every user change against every holder (UserLifecycleWalkTests).
+    ("Passkey", [Products.crypto, Products.cryptoExtras], [Products.crypto, "PasswordPlugin", "PhoneCodePlugin"]),
 ]
 
 /// What every plugin builds on: the seam and the libraries its types speak. Calling out

@@ -65,7 +65,8 @@ struct PasskeyAdminController: Sendable {
             credentialType: PasskeyPlugin.type, requestID: context.requestID, actor: admin.id)
         var refusal: String?
         do {
-            let passkey = try await registrar.register(input, for: userID, in: appID, options: options, row: row, refusal: &refusal)
+            let passkey = try await registrar.register(
+                input, for: userID, in: appID, options: options, boundTo: nil, row: row, refusal: &refusal)
             return try AdminResponses.json(PasskeyAnswer(passkey), status: .created)
         } catch let error as GatewayError where refusal != nil {
             var refused = row

@@ -16,7 +16,12 @@ import Hummingbird
 ///   for the session's user (row `passkey.registered`).
 ///
 /// The refresh token proves the user and is not spent; a bad one counts
-/// against the client's `refresh_failures`. A refused registration is a
+/// against the client's `refresh_failures`. The passkey is bound at the
+/// session's level: where the user has a confirmed second factor or the
+/// app's `mfa` exempts passkeys, a session whose sign-in was one factor is
+/// refused both routes (403 `step_up_required`); elsewhere the passkey a
+/// one-factor session adds never counts as two factors and goes when the
+/// user's sessions all end. A refused registration is a
 /// 400 `passkey_rejected` naming the check, its row saying `passkey_<check>`.
 /// A session that ended while its passkey was being added (the user's
 /// deletion ends it) takes the passkey back (`passkey.revoked`, its reason
@@ -91,9 +96,9 @@ struct PasskeyController: Sendable {
         _ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest
     ) async throws -> Response {
         let (input, app, options) = try await read(request, context, &passage, fields: ["refresh_token"])
-        let userID = try await services.sessionHolders.user(
-            holding: try input.string("refresh_token"), in: app, passage: &passage)
-        return try AdminResponses.json(try await registrar.creationOptions(for: userID, in: app.appID, options: options))
+        let holder = try await services.sessionHolders.holder(
+            of: try input.string("refresh_token"), adding: PasskeyPlugin.type, in: app, passage: &passage)
+        return try AdminResponses.json(try await registrar.creationOptions(for: holder.userID, in: app.appID, options: options))
     }
 
     private func register(
@@ -102,13 +107,16 @@ struct PasskeyController: Sendable {
         let (input, app, options) = try await read(
             request, context, &passage, fields: PasskeyRegistrar.fields.union(["refresh_token"]))
         let refreshToken = try input.string("refresh_token")
-        let userID = try await services.sessionHolders.user(holding: refreshToken, in: app, passage: &passage)
+        let holder = try await services.sessionHolders.holder(
+            of: refreshToken, adding: PasskeyPlugin.type, in: app, passage: &passage)
+        let userID = holder.userID
         var row = passage.row
         row.outcome = .success
         var refusal: String?
         do {
             let passkey = try await registrar.register(
-                input, for: userID, in: app.appID, options: options, row: row, refusal: &refusal)
+                input, for: userID, in: app.appID, options: options,
+                boundTo: holder.isMultiFactor ? nil : holder.sessionID, row: row, refusal: &refusal)
             // The session may have ended while the passkey was added (deleting the user
             // ends it, and takes the passkeys it finds): then this one goes too.
             if let ended = try await services.sessionHolders.endedReason(of: refreshToken ?? "", in: app) {

@@ -1,8 +1,7 @@
-public import Foundation
+import Foundation
 public import GatewayCore
 public import GatewayPluginKit
 public import Hummingbird
-import Logging
 
 /// `credentials.type = "passkey"`: sign in with a passkey (WebAuthn): Face
 /// ID, a fingerprint, a security key. A user registers passkeys with their
@@ -36,17 +35,7 @@ public struct PasskeyPlugin: CredentialPlugin {
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
         let verified = try PasskeyOptions(options, environment: app.environment)
-        var directory: (any PasswordDirectory)?
-        do {
-            directory = try passwords?.directory(for: app, services: services)
-        } catch {
-            // Password options the operator's argon2 ceiling no longer allows fail the app's password logins
-            // (a 400 naming them); passkeys then sign in without the directory's word rather than not at all,
-            // and the operator is told which app, once each time the app is loaded.
-            services.logger.warning(
-                "passkey sign-ins of this app are not checked against its password users",
-                metadata: ["app_id": "\(app.appID)", "error": "\(error.message)"])
-        }
+        let directory = passwords?.openDirectory(for: app, services: services, checking: "passkey sign-ins")
         return PasskeyVerifier(options: verified, store: services.passkeys, directory: directory)
     }
 
@@ -66,20 +55,28 @@ extension RateLimitPolicy {
         name: "passkey_challenges", limit: 60, periodSeconds: 60, counting: .everyRequest, countsClientAddress: true)
 }
 
-extension PasskeyPlugin: HoldsUserCredentials {
-    /// Revokes each of the user's passkeys, each with a `passkey.revoked`
-    /// row like the admin route's, its `detail.reason` `user_deleted`.
-    public func removeCredentials(
-        of userID: String, in appID: AppID, requestID: String, actor: UUID?, services: PluginServices
-    ) async throws -> Int {
+extension PasskeyPlugin: HearsUserChanges {
+    /// A deletion revokes each of the user's passkeys. A new password, or
+    /// an admin ending every session of the user, revokes those a
+    /// one-factor session added: the one factor they were bound with may
+    /// be in other hands, and they live no longer than the sessions. A
+    /// disabled user keeps theirs, refused while disabled
+    /// (``PasskeyVerifier``). Each with a `passkey.revoked` row like the
+    /// admin route's, its `detail.reason` the change's.
+    public func hear(_ change: UserChange, services: PluginServices) async throws -> Int {
+        let revokes: (StoredPasskey) -> Bool =
+            switch change.kind {
+            case .deleted: { _ in true }
+            case .passwordChanged, .sessionsEnded: { $0.isBoundAtOneFactor }
+            case .disabled: { _ in false }
+            }
+        guard change.kind != .disabled else { return 0 }
         let store = services.passkeys
         var removed = 0
-        for passkey in try await store.passkeys(of: userID, in: appID) {
-            let row = AuditEvent(
-                appID: appID, event: "passkey.revoked", outcome: .success, userID: userID,
-                credentialType: Self.type, requestID: requestID, actor: actor,
-                detail: ["credential_id": Base64URL.encode(passkey.credentialID), "reason": UserCredentialRemoval.reason])
-            if try await store.revoke(passkey.credentialID, of: userID, in: appID, recording: row) { removed += 1 }
+        for passkey in try await store.passkeys(of: change.userID, in: change.appID) where revokes(passkey) {
+            let row = change.row(
+                "passkey.revoked", credentialType: Self.type, detail: ["credential_id": Base64URL.encode(passkey.credentialID)])
+            if try await store.revoke(passkey.credentialID, of: change.userID, in: change.appID, recording: row) { removed += 1 }
         }
         return removed
     }

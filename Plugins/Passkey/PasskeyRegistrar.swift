@@ -46,11 +46,12 @@ struct PasskeyRegistrar: Sendable {
     static let fields: Set<String> = ["name", "credential_id", "client_data_json", "attestation_object"]
 
     /// Checks the response in `input` for `userID` and stores the passkey
-    /// with `row` (its outcome success). A refusal throws the error to
-    /// answer, its reason in `refusal`.
+    /// with `row` (its outcome success), bound to the one-factor session
+    /// `boundTo` if one added it (``StoredPasskey/oneFactorSessionID``). A
+    /// refusal throws the error to answer, its reason in `refusal`.
     func register(
-        _ input: JSONInput, for userID: String, in appID: AppID, options: PasskeyOptions, row: AuditEvent,
-        refusal: inout String?
+        _ input: JSONInput, for userID: String, in appID: AppID, options: PasskeyOptions, boundTo oneFactorSession: UUID?,
+        row: AuditEvent, refusal: inout String?
     ) async throws -> StoredPasskey {
         let name = try Self.name(input) ?? "Passkey"
         func refuse(_ reason: PasskeyRefusal) -> GatewayError {
@@ -83,8 +84,9 @@ struct PasskeyRegistrar: Sendable {
             backupEligible: credential.backupEligible, backedUp: credential.backedUp,
             aaguid: UUID(uuid: credential.aaguid.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }),
             attestationFormat: credential.attestationFormat,
-            createdAt: Date(), lastUsedAt: nil)
+            createdAt: Date(), lastUsedAt: nil, oneFactorSessionID: oneFactorSession)
         var row = row
+        if let oneFactorSession { row.detail["one_factor_session_id"] = oneFactorSession.lowercasedText }
         row.detail["credential_id"] = Base64URL.encode(passkey.credentialID)
         row.detail["attestation_format"] = passkey.attestationFormat
         switch try await store.add(passkey, in: appID, recording: row) {

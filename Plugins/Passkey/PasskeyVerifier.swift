@@ -54,9 +54,9 @@ struct PasskeyVerifier: CredentialVerifier {
     func lapse(of identity: VerifiedIdentity, in app: AppSettings) async throws -> String? {
         guard let directory else { return nil }
         switch try await directory.identity(of: identity.userID, in: app.appID) {
-        case .rejected?: return UserChangeReason.disabled
+        case .rejected?: return UserChange.Kind.disabled.rawValue
         case .verified?, .undecided?: return nil
-        case nil: return try await store.passkeys(of: identity.userID, in: app.appID).isEmpty ? UserChangeReason.deleted : nil
+        case nil: return try await store.passkeys(of: identity.userID, in: app.appID).isEmpty ? UserChange.Kind.deleted.rawValue : nil
         }
     }
 
@@ -100,16 +100,18 @@ struct PasskeyVerifier: CredentialVerifier {
         guard try await store.recordUse(of: credentialID, in: appID, previous: passkey.signCount, asserted: asserted) else {
             return .rejected(reason: PasskeyRefusal.counter.auditReason, userID: passkey.userID)
         }
-        identity.methods = Self.methods(of: asserted)
+        identity.methods = Self.methods(of: asserted, boundAtOneFactor: passkey.isBoundAtOneFactor)
         return .verified(identity)
     }
 
     /// RFC 8176 values for a sign-in with the passkey: `swk` for a synced
     /// one (backup eligible), `hwk` for one bound to its device; `user`,
     /// as the user was present; `mfa` when the user was verified too (a
-    /// PIN or biometric unlocked the key: two factors, AAL2).
-    static func methods(of asserted: AssertedCredential) -> [String] {
-        [asserted.backupEligible ? "swk" : "hwk", "user"] + (asserted.userVerified ? [AuthenticationMethods.multipleFactors] : [])
+    /// PIN or biometric unlocked the key: two factors, AAL2), unless a
+    /// one-factor session added the passkey: it is bound at that level.
+    static func methods(of asserted: AssertedCredential, boundAtOneFactor: Bool) -> [String] {
+        [asserted.backupEligible ? "swk" : "hwk", "user"]
+            + (asserted.userVerified && !boundAtOneFactor ? [AuthenticationMethods.multipleFactors] : [])
     }
 
     /// `gateway_passkey_checks_total`: each assertion checked, by app and outcome (`verified` or the audit reason).

@@ -61,8 +61,8 @@ public struct PasswordPlugin: CredentialPlugin {
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
         UserAdminController(
-            apps: services.plugin.apps, users: services.plugin.passwordUsers, sessions: services.plugin.sessions,
-            credentials: services.userCredentials, hasher: hasher, work: services.adminWork
+            apps: services.plugin.apps, users: services.plugin.passwordUsers, lifecycle: services.userLifecycle,
+            hasher: hasher, work: services.adminWork
         ).addRoutes(to: admin)
     }
 }

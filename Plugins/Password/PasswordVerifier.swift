@@ -41,10 +41,10 @@ struct PasswordVerifier: CredentialVerifier {
     func lapse(of identity: VerifiedIdentity, in app: AppSettings) async throws -> String? {
         let users = self.users
         let user = try await databaseRetry.run { try await users.find(identity.userID, in: app.appID) }
-        guard let user else { return UserChangeReason.deleted }
-        if user.disabled { return UserChangeReason.disabled }
+        guard let user else { return UserChange.Kind.deleted.rawValue }
+        if user.disabled { return UserChange.Kind.disabled.rawValue }
         if let checked = identity.checkedAgainst, checked != user.hash.digest, app.sessions?.revokeOnPasswordChange ?? false {
-            return UserChangeReason.passwordChanged
+            return UserChange.Kind.passwordChanged.rawValue
         }
         return nil
     }

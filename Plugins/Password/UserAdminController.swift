@@ -5,16 +5,17 @@ import Hummingbird
 
 /// `/admin/v1/apps/{app_id}/users`: the app's password directory. Answers
 /// never contain a hash; writes commit with their audit row. Deleting or
-/// disabling a user ends their sessions, and so does a new password unless
-/// the app's `sessions.revoke_on_password_change` is off: each with a
-/// `session.revoked` row, after the user's change has committed (a failure
-/// there answers 503, and the same request sent again ends them).
+/// disabling a user, or a new password, is a change of the user that
+/// everything holding something of theirs hears (``UserLifecycle``), by
+/// PUT, PATCH, DELETE and import alike: their sessions end (on a new
+/// password only where `sessions.revoke_on_password_change` is on), their
+/// sign-ins in progress end, a deletion takes their factor, passkeys and
+/// numbers. It runs after the user's change has committed; a failure there
+/// answers 503, and the same request sent again finishes it.
 struct UserAdminController: Sendable {
     let apps: any AppStore
     let users: any PasswordUserStore
-    let sessions: any SessionStore
-    /// The user's second factor and passkeys, which go with them.
-    let credentials: UserCredentialRemoval
+    let lifecycle: UserLifecycle
     let hasher: PasswordHasher
     let work: AdminWorkLimit
 
@@ -55,24 +56,14 @@ struct UserAdminController: Sendable {
             userID: userID, hash: try await hash(password, options: options, for: appID), profile: input.profile,
             disabled: input.disabled ?? false)
         let requestID = context.requestID
-        let created = try await users.upsert([record], in: appID) { created in
+        let outcome = try await users.upsert([record], in: appID) { outcome in
             AuditEvent(
-                appID: appID, event: created[0] ? "admin.user.created" : "admin.user.replaced", outcome: .success,
+                appID: appID, event: outcome[0].isCreated ? "admin.user.created" : "admin.user.replaced", outcome: .success,
                 userID: userID, requestID: requestID, actor: admin.id)
         }[0]
-        // A replaced user has a new password (or an imported hash), and may be disabled now.
-        if !created {
-            let ends: String? =
-                if record.disabled {
-                    UserChangeReason.disabled
-                } else if try await endsOnPasswordChange(appID) {
-                    UserChangeReason.passwordChanged
-                } else {
-                    nil
-                }
-            if let ends { try await endSessions(of: userID, in: appID, reason: ends, admin: admin, context) }
-        }
-        return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)), status: created ? .created : .ok)
+        if case .replaced(let change?) = outcome { try await tell(change, of: userID, in: appID, admin: admin, context) }
+        return try AdminResponses.json(
+            UserResponse.of(try await existing(userID, in: appID)), status: outcome.isCreated ? .created : .ok)
     }
 
     /// Changes the fields sent: profile fields (`null` clears), `disabled`, a new password.
@@ -95,9 +86,9 @@ struct UserAdminController: Sendable {
         }
         guard found else { throw Self.userNotFound(userID) }
         if input.disabled == true {
-            try await endSessions(of: userID, in: appID, reason: UserChangeReason.disabled, admin: admin, context)
-        } else if input.password != nil, try await endsOnPasswordChange(appID) {
-            try await endSessions(of: userID, in: appID, reason: UserChangeReason.passwordChanged, admin: admin, context)
+            try await tell(.disabled, of: userID, in: appID, admin: admin, context)
+        } else if input.password != nil {
+            try await tell(.passwordChanged, of: userID, in: appID, admin: admin, context)
         }
         return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)))
     }
@@ -115,34 +106,27 @@ struct UserAdminController: Sendable {
         let event = AuditEvent(
             appID: appID, event: "admin.user.deleted", outcome: .success, userID: userID,
             requestID: context.requestID, actor: admin.id)
-        // Their other credentials go first, while the user is still there to be
+        // Everything else of theirs goes first, while the user is still there to be
         // found: a failure then leaves the row, and the same DELETE sent again finishes.
         _ = try await existing(userID, in: appID)
-        try await credentials.remove(of: userID, in: appID, requestID: context.requestID, actor: admin.id)
+        try await tell(.deleted, of: userID, in: appID, admin: admin, context, endingSessions: false)
         let deleted = try await users.delete(userID, in: appID, recording: event)
         guard deleted else { throw Self.userNotFound(userID) }
-        try await endSessions(of: userID, in: appID, reason: UserChangeReason.deleted, admin: admin, context)
         // Then once more, for what was added while this ran: a credential stored before
         // this point goes now; one a session of theirs stores later finds the session
         // ended and takes itself back. (One the admin API stores later is for a user
         // id the directory no longer has, as after any deletion.)
-        try await credentials.remove(of: userID, in: appID, requestID: context.requestID, actor: admin.id)
+        try await tell(.deleted, of: userID, in: appID, admin: admin, context)
         return AdminResponses.noContent()
     }
 
-    /// Ends the user's live sessions, with a `session.revoked` row that says why.
-    private func endSessions(
-        of userID: String, in appID: AppID, reason: String, admin: AdminTokenRecord, _ context: GatewayRequestContext
+    /// Tells everything that holds something of the user's about their change.
+    private func tell(
+        _ kind: UserChange.Kind, of userID: String, in appID: AppID, admin: AdminTokenRecord, _ context: GatewayRequestContext,
+        endingSessions: Bool = true
     ) async throws {
-        let row = AuditEvent(
-            appID: appID, event: "session.revoked", outcome: .success, userID: userID, requestID: context.requestID,
-            actor: admin.id)
-        _ = try await sessions.revoke(.user(userID, in: appID), reason: reason, recording: row)
-    }
-
-    /// Whether a new password ends the user's sessions in this app (`sessions.revoke_on_password_change`).
-    private func endsOnPasswordChange(_ appID: AppID) async throws -> Bool {
-        try await apps.find(appID)?.settings.sessions?.revokeOnPasswordChange ?? false
+        let change = UserChange(kind, of: userID, in: appID, requestID: context.requestID, actor: admin.id)
+        try await lifecycle.apply(change, endingSessions: endingSessions)
     }
 
     /// `POST .../users:import`: NDJSON, one user a line, streamed in batches.
@@ -155,7 +139,7 @@ struct UserAdminController: Sendable {
         }
         try await work.charge(admin, for: appID)
         let importer = UserImporter(
-            appID: appID, options: try await options(of: appID), users: users, hasher: hasher,
+            appID: appID, options: try await options(of: appID), users: users, hasher: hasher, lifecycle: lifecycle,
             requestID: context.requestID, actor: admin.id)
         guard let summary = try await users.whileImporting(into: appID, { try await importer.run(request.body) }) else {
             throw GatewayError(

@@ -8,7 +8,10 @@ import NIOCore
 /// transaction (with its audit row) per ``batchSize`` users, so an import
 /// of any size holds one batch in memory. Bad lines are reported and
 /// skipped; the rest is stored. Re-running an import is safe: users are
-/// created or replaced by user id.
+/// created or replaced by user id. A replaced user who is disabled now, or
+/// has another password, is a change every holder of theirs hears
+/// (``UserLifecycle``), as by PUT: an HR sync that offboards someone ends
+/// their sessions; one that sends the same users again changes nothing.
 struct UserImporter {
     static let batchSize = 500
     static let maximumLineBytes = 16 * 1024
@@ -21,6 +24,7 @@ struct UserImporter {
     let options: PasswordOptions
     let users: any PasswordUserStore
     let hasher: PasswordHasher
+    let lifecycle: UserLifecycle
     let requestID: String
     let actor: UUID
 
@@ -176,17 +180,21 @@ struct UserImporter {
         let firstLine = batch[0].line
         let lastLine = batch[batch.count - 1].line
         let written = records
-        let created = try await users.upsert(written, in: appID) { created in
-            let count = created.filter { $0 }.count
+        let outcomes = try await users.upsert(written, in: appID) { outcomes in
+            let count = outcomes.filter(\.isCreated).count
             return AuditEvent(
                 appID: appID, event: "admin.users.imported", outcome: .success, requestID: requestID, actor: actor,
                 detail: [
-                    "lines": "\(firstLine)-\(lastLine)", "created": "\(count)", "replaced": "\(created.count - count)",
+                    "lines": "\(firstLine)-\(lastLine)", "created": "\(count)", "replaced": "\(outcomes.count - count)",
                 ])
         }
-        let count = created.filter { $0 }.count
+        let count = outcomes.filter(\.isCreated).count
         summary.created += count
-        summary.replaced += created.count - count
+        summary.replaced += outcomes.count - count
+        for (record, outcome) in zip(written, outcomes) {
+            guard case .replaced(let change?) = outcome else { continue }
+            try await lifecycle.apply(UserChange(change, of: record.userID, in: appID, requestID: requestID, actor: actor))
+        }
     }
 
     private func hashPasswords(_ batch: [Pending]) async throws -> [Result<PasswordHash, GatewayError>] {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import CoreMetrics
 import Crypto
 public import GatewayCore
@@ -20,6 +20,9 @@ public struct PhoneCodePlugin: CredentialPlugin {
     private let allowsLogSender: Bool
     private let senderAddresses: OutboundAddressPolicy
     private let deliveryAttemptTimeout: Duration
+    /// The password plugin's users, when it is installed: a number bound to
+    /// a user it has disabled signs nobody in.
+    private let passwords: (any PasswordDirectoryProvider)?
     private let senderBreaker = CircuitBreaker<AppID>(onChange: { appID, isOpen in
         Gauge(label: "gateway_sms_circuit_open", dimensions: [("app_id", appID.description)]).record(isOpen ? 1 : 0)
     })
@@ -34,8 +37,9 @@ public struct PhoneCodePlugin: CredentialPlugin {
     public init(
         codeKey: [UInt8], allowsLogSender: Bool = true,
         senderAddresses: OutboundAddressPolicy = OutboundAddressPolicy(allowsPrivateAddresses: false),
-        deliveryAttemptTimeout: Duration = .seconds(5)
+        deliveryAttemptTimeout: Duration = .seconds(5), passwords: (any PasswordDirectoryProvider)? = nil
     ) {
+        self.passwords = passwords
         self.codes = PhoneCodes(key: SymmetricKey(data: codeKey))
         self.allowsLogSender = allowsLogSender
         self.senderAddresses = senderAddresses
@@ -51,7 +55,8 @@ public struct PhoneCodePlugin: CredentialPlugin {
         PhoneCodePlugin(
             codeKey: setup.derivedSecret(for: keyPurpose), allowsLogSender: setup.isDevelopment,
             senderAddresses: OutboundAddressPolicy(
-                allowsPrivateAddresses: setup.settings.boolean("sms.allow_private_addresses", default: false)))
+                allowsPrivateAddresses: setup.settings.boolean("sms.allow_private_addresses", default: false)),
+            passwords: setup.plugin(offering: (any PasswordDirectoryProvider).self))
     }
 
     public static let rateLimitPolicies: [RateLimitPolicy] = [.phoneFailures, .codeSendsPerNumber, .codeSendsPerIP]
@@ -64,11 +69,13 @@ public struct PhoneCodePlugin: CredentialPlugin {
         for app: AppSettings, options: JSONValue, services: PluginServices
     ) throws(GatewayError) -> any CredentialVerifier {
         let options = try PhoneCodeOptions(options, environment: app.environment, allowsLogSender: allowsLogSender)
+        let directory = passwords?.openDirectory(for: app, services: services, checking: "phone-code sign-ins")
         return PhoneCodeVerifier(
             options: options,
             codes: codes,
             store: services.phoneCodes,
-            databaseRetry: services.databaseRetry)
+            databaseRetry: services.databaseRetry,
+            directory: directory)
     }
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
@@ -102,23 +109,21 @@ public struct PhoneCodePlugin: CredentialPlugin {
     }
 }
 
-extension PhoneCodePlugin: HoldsUserCredentials {
-    /// Unbinds each of the user's numbers, each with an
+extension PhoneCodePlugin: HearsUserChanges {
+    /// A deletion unbinds each of the user's numbers, each with an
     /// `admin.phone_number.unbound` row like the admin route's, its
     /// `detail.reason` `user_deleted`: a code sent to one signs nobody in,
-    /// and a user created again under the same id is bound to none.
-    public func removeCredentials(
-        of userID: String, in appID: AppID, requestID: String, actor: UUID?, services: PluginServices
-    ) async throws -> Int {
+    /// and a user created again under the same id is bound to none. Other
+    /// changes keep the numbers: a disabled user's are refused at sign-in
+    /// (``PhoneCodeVerifier``), and come back with the user.
+    public func hear(_ change: UserChange, services: PluginServices) async throws -> Int {
+        guard change.kind == .deleted else { return 0 }
         let store = services.phoneCodes
         var removed = 0
-        for binding in try await store.bindings(of: userID, in: appID) {
+        for binding in try await store.bindings(of: change.userID, in: change.appID) {
             guard let number = PhoneNumber(binding.phoneNumber) else { continue }
-            let row = AuditEvent(
-                appID: appID, event: "admin.phone_number.unbound", outcome: .success, userID: userID,
-                credentialType: Self.type, requestID: requestID, actor: actor,
-                detail: ["phone_number": number.text, "reason": UserCredentialRemoval.reason])
-            if try await store.unbind(number, in: appID, boundTo: userID, recording: row) { removed += 1 }
+            let row = change.row("admin.phone_number.unbound", credentialType: Self.type, detail: ["phone_number": number.text])
+            if try await store.unbind(number, in: change.appID, boundTo: change.userID, recording: row) { removed += 1 }
         }
         return removed
     }

@@ -90,6 +90,20 @@ extension InMemoryStores {
             }
         }
 
+        func endTickets(of userID: String, in appID: AppID, recording row: AuditEvent) async throws -> Int {
+            try memory.change { state in
+                let before = state.tickets.count
+                state.tickets = state.tickets.filter { $0.value.grant.appID != appID || $0.value.grant.userID != userID }
+                let ended = before - state.tickets.count
+                if ended > 0 {
+                    var row = row
+                    row.detail["tickets"] = String(ended)
+                    state.events.append(row)
+                }
+                return ended
+            }
+        }
+
         func issue(_ ticket: MFATicketGrant, lifetimeSeconds: Int) async throws {
             try memory.change { state in
                 state.tickets[ticket.digest] = StoredMFATicket(

@@ -23,6 +23,14 @@ struct StoredPasskey: Sendable, Equatable {
     let attestationFormat: String
     let createdAt: Date
     var lastUsedAt: Date?
+    /// The session that added it when that session's sign-in was one
+    /// factor: the passkey is bound at that level (it never counts as two
+    /// factors, and goes when the user's sessions all end). nil for one a
+    /// multi-factor session or the admin API added.
+    var oneFactorSessionID: UUID? = nil
+
+    /// Whether a sign-in with it may count as two factors.
+    var isBoundAtOneFactor: Bool { oneFactorSessionID != nil }
 
     var record: CredentialRecord { CredentialRecord(publicKey: publicKey, signCount: signCount) }
 }

@@ -147,16 +147,16 @@ struct PostgresPasskeys: PasskeyStore {
 
     private static let columns = """
         credential_id, user_id, name, public_key, algorithm, sign_count, backup_eligible, backed_up, aaguid,
-        attestation_format, created_at, last_used_at
+        attestation_format, created_at, last_used_at, one_factor_session_id
         """
 
     private static func passkey(_ row: PostgresRow) throws -> StoredPasskey {
-        let (id, user, name, key, algorithm, count, eligible, backedUp, aaguid, format, created, used) = try row.decode(
-            (ByteBuffer, String, String, ByteBuffer, Int32, Int64, Bool, Bool, UUID, String, Date, Date?).self)
+        let (id, user, name, key, algorithm, count, eligible, backedUp, aaguid, format, created, used, session) = try row.decode(
+            (ByteBuffer, String, String, ByteBuffer, Int32, Int64, Bool, Bool, UUID, String, Date, Date?, UUID?).self)
         return StoredPasskey(
             credentialID: Array(id.readableBytesView), userID: user, name: name, publicKey: Array(key.readableBytesView),
             algorithm: Int(algorithm), signCount: UInt32(clamping: count), backupEligible: eligible, backedUp: backedUp,
-            aaguid: aaguid, attestationFormat: format, createdAt: created, lastUsedAt: used)
+            aaguid: aaguid, attestationFormat: format, createdAt: created, lastUsedAt: used, oneFactorSessionID: session)
     }
 
     func passkey(_ credentialID: [UInt8], in appID: AppID) async throws -> StoredPasskey? {
@@ -194,10 +194,11 @@ struct PostgresPasskeys: PasskeyStore {
             let rows = try await connection.tracedQuery(
                 """
                 INSERT INTO passkeys (app_id, credential_id, user_id, name, public_key, algorithm, sign_count,
-                                      backup_eligible, backed_up, aaguid, attestation_format)
+                                      backup_eligible, backed_up, aaguid, attestation_format, one_factor_session_id)
                 VALUES (\(appID.uuid), \(ByteBuffer(bytes: passkey.credentialID)), \(passkey.userID), \(passkey.name),
                         \(ByteBuffer(bytes: passkey.publicKey)), \(Int32(passkey.algorithm)), \(Int64(passkey.signCount)),
-                        \(passkey.backupEligible), \(passkey.backedUp), \(passkey.aaguid), \(passkey.attestationFormat))
+                        \(passkey.backupEligible), \(passkey.backedUp), \(passkey.aaguid), \(passkey.attestationFormat),
+                        \(passkey.oneFactorSessionID))
                 ON CONFLICT (app_id, credential_id) DO NOTHING
                 RETURNING 1
                 """, logger: logger)

@@ -39,11 +39,13 @@ extension GatewayUnderTest {
     static var rpID: String { "example.com" }
     static var origin: String { "https://example.com" }
 
-    /// A development app with static users (alice/wonderland), sessions on, and passkeys for example.com.
-    func createPasskeyApp(_ options: [String: JSONValue] = [:]) async throws -> AppSettings {
+    /// A development app with static users (alice/wonderland), sessions on, and passkeys for example.com;
+    /// with `mfa`, the second factor too.
+    func createPasskeyApp(_ options: [String: JSONValue] = [:], mfa: SecondFactorSettings? = nil) async throws -> AppSettings {
         try await createApp(activeKey: true) { app in
             app.credentialTypes = ["static", "passkey"]
             app.sessions = SessionSettings()
+            app.mfa = mfa
             app.plugins["passkey"] = .object(["rp_id": .string(Self.rpID)].merging(options) { $1 })
             app.rateLimits = [
                 "ip": RateLimitOverride(limit: 100_000, periodSeconds: 60),
@@ -91,6 +93,23 @@ extension GatewayUnderTest {
             "client_data_json": Base64URL.encode(registration.clientDataJSON),
             "attestation_object": Base64URL.encode(registration.attestationObject),
         ]
+    }
+
+    /// Registers `authenticator` for `user` through the admin API (bound to no session); the answer.
+    func registerByAdmin(_ authenticator: SoftwareAuthenticator, _ app: AppSettings, user: String) async throws -> Answer {
+        let path = "/admin/v1/apps/\(app.appID.uuid)/users/\(user)/passkeys"
+        let token = try await operatorToken()
+        let options = try Answer(try await admin(.post, path + ":registration_options", token: token, json: nil))
+        try #require(options.status == .ok, "\(options.text)")
+        let registration = authenticator.register(
+            challenge: Array(try base64URLBytes(options.json["challenge"])), rpID: Self.rpID, origin: Self.origin)
+        return try Answer(
+            try await admin(
+                .post, path, token: token,
+                json: [
+                    "client_data_json": Base64URL.encode(registration.clientDataJSON),
+                    "attestation_object": Base64URL.encode(registration.attestationObject),
+                ]))
     }
 
     /// A sign-in challenge for the app.

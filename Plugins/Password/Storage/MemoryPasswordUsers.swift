@@ -54,9 +54,16 @@ struct MemoryPasswordUsers: PasswordUserStore {
     }
 
     func upsert(
-        _ records: [PasswordUserRecord], in appID: AppID, recording describe: @escaping @Sendable ([Bool]) -> AuditEvent
-    ) async throws -> [Bool] {
-        try table.change({ rows in records.map { Self.put($0, in: appID, into: &rows) } }, recording: describe)
+        _ records: [PasswordUserRecord], in appID: AppID,
+        recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent
+    ) async throws -> [PasswordUpsert] {
+        try table.change({ rows in
+            records.map { record in
+                let old = rows.users[appID]?[record.userID]
+                Self.put(record, in: appID, into: &rows)
+                return old.map { PasswordUpsert.replacing(disabled: $0.disabled, hash: $0.hash.text, by: record) } ?? .created
+            }
+        }, recording: describe)
     }
 
     func update(

@@ -27,10 +27,11 @@ protocol PasswordUserStore: Sendable {
     func whileImporting<Result: Sendable>(into appID: AppID, _ body: () async throws -> Result) async throws -> Result?
 
     /// Creates or replaces users, with the audit row `describe` makes of
-    /// whether each was created; for each record, whether it was created.
+    /// what happened to each; for each record, what happened to its user.
     func upsert(
-        _ records: [PasswordUserRecord], in appID: AppID, recording describe: @escaping @Sendable ([Bool]) -> AuditEvent
-    ) async throws -> [Bool]
+        _ records: [PasswordUserRecord], in appID: AppID,
+        recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent
+    ) async throws -> [PasswordUpsert]
 
     /// Replaces the user with what `change` makes of them, with `event`,
     /// the user locked meanwhile; `false` (and no row) when there is none.
@@ -44,6 +45,25 @@ protocol PasswordUserStore: Sendable {
 
     /// Deletes the user, with `event`; `false` (and no row) when there was none.
     func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
+}
+
+/// What storing one record did to its user.
+enum PasswordUpsert: Sendable, Equatable {
+    case created
+    /// Replaced; `change` says what the user's other holders must hear:
+    /// ``UserChange/Kind/disabled`` when they were enabled before,
+    /// ``UserChange/Kind/passwordChanged`` when the hash is another, nil
+    /// when neither (a sync that sends the same user again).
+    case replaced(change: UserChange.Kind?)
+
+    var isCreated: Bool { self == .created }
+
+    /// The change a replacement of `old` by `record` makes.
+    static func replacing(disabled wasDisabled: Bool, hash oldHash: String, by record: PasswordUserRecord) -> PasswordUpsert {
+        if record.disabled, !wasDisabled { return .replaced(change: .disabled) }
+        if record.hash.text != oldHash { return .replaced(change: .passwordChanged) }
+        return .replaced(change: nil)
+    }
 }
 
 extension PluginServices {

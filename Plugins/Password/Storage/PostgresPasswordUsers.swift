@@ -102,8 +102,9 @@ struct PostgresPasswordUsers: PasswordUserStore {
     }
 
     func upsert(
-        _ records: [PasswordUserRecord], in appID: AppID, recording describe: @escaping @Sendable ([Bool]) -> AuditEvent
-    ) async throws -> [Bool] {
+        _ records: [PasswordUserRecord], in appID: AppID,
+        recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent
+    ) async throws -> [PasswordUpsert] {
         try await transactions.run({ connection in try await upsert(records, in: appID, on: connection) }, recording: describe)
     }
 
@@ -117,20 +118,33 @@ struct PostgresPasswordUsers: PasswordUserStore {
         ON CONFLICT (app_id, user_id) DO UPDATE SET
             password_hash = excluded.password_hash, \(ProfileColumns.fromExcluded),
             disabled = excluded.disabled, updated_at = now()
-        RETURNING user_id, (xmax = 0) AS created
         """
 
-    private func upsert(_ records: [PasswordUserRecord], in appID: AppID, on connection: PostgresConnection) async throws -> [Bool] {
+    private func upsert(
+        _ records: [PasswordUserRecord], in appID: AppID, on connection: PostgresConnection
+    ) async throws -> [PasswordUpsert] {
+        // The users it replaces, as they are, locked until the transaction ends: what the change is measured
+        // against (PasswordUpsert). (One statement cannot do both: a row the upsert changes is one its own
+        // FOR UPDATE no longer returns.)
+        let userIDs = records.map(\.userID)
+        let existing = try await connection.tracedQuery(
+            """
+            SELECT user_id, password_hash, disabled FROM password_users
+            WHERE app_id = \(appID.uuid) AND user_id = ANY(\(userIDs)) FOR UPDATE
+            """, logger: logger)
+        var old: [String: (hash: String, disabled: Bool)] = [:]
+        for (userID, hash, disabled) in try existing.decode((String, String, Bool).self) { old[userID] = (hash, disabled) }
         var bindings = PostgresBindings()
         bindings.append(appID.uuid)
-        bindings.append(records.map(\.userID))
+        bindings.append(userIDs)
         bindings.append(records.map(\.hash.text))
         ProfileColumns.bindArrays(records.map(\.profile), to: &bindings)
         bindings.append(records.map(\.disabled))
-        let rows = try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.upsertSQL, binds: bindings), logger: logger)
-        var created: [String: Bool] = [:]
-        for (userID, wasCreated) in try rows.decode((String, Bool).self) { created[userID] = wasCreated }
-        return records.map { created[$0.userID] ?? false }
+        try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.upsertSQL, binds: bindings), logger: logger)
+        return records.map { record in
+            guard let replaced = old[record.userID] else { return .created }
+            return PasswordUpsert.replacing(disabled: replaced.disabled, hash: replaced.hash, by: record)
+        }
     }
 
     func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, recording event: AuditEvent) async throws -> Bool {

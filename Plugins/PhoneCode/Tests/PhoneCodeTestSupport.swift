@@ -27,14 +27,17 @@ extension PluginRegistry {
 }
 
 extension PluginRegistry {
-    /// Phone codes beside the password plugin's user directory.
-    static let phoneCodesWithDirectory = PluginRegistry([
-        StaticUsersPlugin(),
-        PasswordPlugin(hasher: PasswordHasher()),
-        PhoneCodePlugin(
-            codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: true),
-            deliveryAttemptTimeout: .seconds(30)),
-    ])
+    /// Phone codes beside the password plugin's user directory, which they ask about a number's user.
+    static let phoneCodesWithDirectory: PluginRegistry = {
+        let passwords = PasswordPlugin(hasher: PasswordHasher())
+        return PluginRegistry([
+            StaticUsersPlugin(),
+            passwords,
+            PhoneCodePlugin(
+                codeKey: Array(repeating: 7, count: 32), senderAddresses: .init(allowsPrivateAddresses: true),
+                deliveryAttemptTimeout: .seconds(30), passwords: passwords),
+        ])
+    }()
 }
 
 let webhookSecret = "whsec-0123456789abcdef"

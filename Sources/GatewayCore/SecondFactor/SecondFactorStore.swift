@@ -33,6 +33,11 @@ public protocol SecondFactorStore: Sendable {
     /// they had no factor.
     func forget(_ userID: String, in appID: AppID, recording row: AuditEvent) async throws -> Bool
 
+    /// Ends the tickets of the user's sign-ins in progress, so none of them
+    /// completes (the user was disabled, or given a new password), with
+    /// `row` when there were any; how many ended.
+    func endTickets(of userID: String, in appID: AppID, recording row: AuditEvent) async throws -> Int
+
     /// Keeps a new ticket (only its digest), for `lifetimeSeconds`.
     func issue(_ ticket: MFATicketGrant, lifetimeSeconds: Int) async throws
 

@@ -5,10 +5,14 @@ import Hummingbird
 
 /// Users' sessions through the admin API: a user's listed (never a token
 /// or its digest), and ended one at a time, all of a user's, or all of an
-/// app's. Each end commits with its `session.revoked` row.
+/// app's. Each end commits with its `session.revoked` row. Ending all of
+/// a user's is a change of the user (``UserLifecycle``): their sign-ins in
+/// progress end too, and so does what a one-factor session of theirs added
+/// (a passkey), which lives no longer than the sessions.
 struct SessionAdminController: Sendable {
     let apps: any AppStore
     let sessions: any SessionStore
+    let userLifecycle: UserLifecycle
 
     func addRoutes(to group: RouterGroup<GatewayRequestContext>) {
         group.get("apps/{app_id}/users/{user_id}/sessions") { request, context in try await list(request, context) }
@@ -40,7 +44,7 @@ struct SessionAdminController: Sendable {
         try await requireApp(appID)
         var row = Self.row(appID, admin, context)
         row.detail["session_id"] = sessionID.lowercasedText
-        let ended = try await sessions.revoke(.session(sessionID, in: appID), reason: "admin", recording: row)
+        let ended = try await sessions.revoke(.session(sessionID, in: appID), reason: SessionEnding.adminReason, recording: row)
         guard ended == 1 else {
             throw GatewayError(.notFound, .notFound, "This app has no live session with that session_id.")
         }
@@ -51,15 +55,14 @@ struct SessionAdminController: Sendable {
         let (appID, admin) = try context.authorizedAppID()
         let userID = try context.pathUserID()
         try await requireApp(appID)
-        var row = Self.row(appID, admin, context)
-        row.userID = userID
-        return try AdminResponses.json(Revoked(revoked: try await sessions.revoke(.user(userID, in: appID), reason: "admin", recording: row)))
+        let change = UserChange(.sessionsEnded, of: userID, in: appID, requestID: context.requestID, actor: admin.id)
+        return try AdminResponses.json(Revoked(revoked: try await userLifecycle.apply(change).sessions))
     }
 
     private func revokeApp(_ context: GatewayRequestContext) async throws -> Response {
         let (appID, admin) = try context.authorizedAppID()
         try await requireApp(appID)
-        let ended = try await sessions.revoke(.app(appID), reason: "admin", recording: Self.row(appID, admin, context))
+        let ended = try await sessions.revoke(.app(appID), reason: SessionEnding.adminReason, recording: Self.row(appID, admin, context))
         return try AdminResponses.json(Revoked(revoked: ended))
     }
 

@@ -98,8 +98,8 @@ struct SecondFactorController: Sendable {
             try await passage.check([:], app: app)
             return Holder(app: app, userID: found.grant.userID, input: input, proof: .ticket(presentedTicket))
         }
-        let userID = try await sessionHolders.user(holding: presentedToken, in: app, passage: &passage)
-        return Holder(app: app, userID: userID, input: input, proof: .session(refreshToken: presentedToken ?? ""))
+        let holder = try await sessionHolders.holder(of: presentedToken, adding: nil, in: app, passage: &passage)
+        return Holder(app: app, userID: holder.userID, input: input, proof: .session(refreshToken: presentedToken ?? ""))
     }
 
     private func enrol(_ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest) async throws

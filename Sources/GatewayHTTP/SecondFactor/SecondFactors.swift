@@ -18,15 +18,22 @@ public struct SecondFactors: Sendable {
     public static let recoveryCodeType = "recovery_code"
     public static let credentialTypes: Set<String> = [totpType, recoveryCodeType]
 
-    /// Removes a deleted user's factor, recovery codes and tickets, with an
-    /// `mfa.reset` row whose `detail.reason` is `user_deleted`
-    /// (``UserCredentialRemoval``); 1 if they had one, else 0.
-    var removal: UserCredentialRemoval.Step {
-        { [store] userID, appID, requestID, actor in
-            let row = AuditEvent(
-                appID: appID, event: "mfa.reset", outcome: .success, userID: userID, credentialType: Self.totpType,
-                requestID: requestID, actor: actor, detail: ["reason": UserCredentialRemoval.reason])
-            return try await store.forget(userID, in: appID, recording: row) ? 1 : 0
+    /// What a user's change does to their second factor: a deletion
+    /// removes the factor, its recovery codes and the tickets of their
+    /// sign-ins in progress (an `mfa.reset` row); any other change ends
+    /// the tickets (an `mfa.tickets_ended` row), so a first factor checked
+    /// before the user was disabled or given a new password completes into
+    /// no token. Each row's `detail.reason` is the change's.
+    var hearer: UserLifecycle.Hearer {
+        { [store] change in
+            switch change.kind {
+            case .deleted:
+                let row = change.row("mfa.reset", credentialType: Self.totpType)
+                return try await store.forget(change.userID, in: change.appID, recording: row) ? 1 : 0
+            case .disabled, .passwordChanged, .sessionsEnded:
+                let row = change.row("mfa.tickets_ended", credentialType: Self.totpType)
+                return try await store.endTickets(of: change.userID, in: change.appID, recording: row)
+            }
         }
     }
 

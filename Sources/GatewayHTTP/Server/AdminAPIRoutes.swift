@@ -31,13 +31,15 @@ struct AdminAPIRoutes {
             apps: stores.apps,
             settingsInput: AppSettingsInput(
                 plugins: dependencies.plugins, pluginServices: dependencies.pluginServices,
-                rateLimits: dependencies.rateLimits, masterKey: dependencies.masterKey))
+                rateLimits: dependencies.rateLimits, masterKey: dependencies.masterKey),
+            sessions: stores.sessions)
         keys = KeyAdminController(
             apps: stores.apps, keys: stores.keys, masterKey: dependencies.masterKey, generator: KeyGenerator(),
             work: routeServices.adminWork)
         adminTokens = AdminTokenController(tokens: stores.adminTokens, apps: stores.apps)
         audit = AuditEventController(events: stores.auditTrail)
-        sessions = SessionAdminController(apps: stores.apps, sessions: stores.sessions)
+        sessions = SessionAdminController(
+            apps: stores.apps, sessions: stores.sessions, userLifecycle: routeServices.userLifecycle)
         secondFactors = SecondFactorAdminController(
             apps: stores.apps,
             secondFactors: SecondFactors(store: stores.secondFactors, masterKey: dependencies.masterKey))

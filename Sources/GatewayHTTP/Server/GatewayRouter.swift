@@ -40,13 +40,14 @@ public enum GatewayRouter {
                 gate: gate, signers: dependencies.options.signers, sessions: refreshTokens, secondFactors: secondFactors)
         ).addRoutes(to: router)
         SignOutController(gate: gate, sessions: refreshTokens).addRoutes(to: router)
-        let sessionHolders = LiveSessionHolders(sessions: refreshTokens)
+        let sessionHolders = LiveSessionHolders(sessions: refreshTokens, secondFactors: stores.secondFactors)
         SecondFactorController(gate: gate, sessionHolders: sessionHolders, secondFactors: secondFactors).addRoutes(to: router)
         let routeServices = RouteServices(
             plugin: pluginServices, tenants: dependencies.tenants, limits: rateLimiter, gate: gate,
             sessionHolders: sessionHolders,
-            userCredentials: UserCredentialRemoval(
-                secondFactor: secondFactors.removal, plugins: dependencies.plugins.all, services: pluginServices))
+            userLifecycle: UserLifecycle(
+                secondFactor: secondFactors.hearer, plugins: dependencies.plugins.all, services: pluginServices,
+                sessions: SessionEnding(apps: stores.apps, sessions: stores.sessions).hearer))
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: routeServices)
         }

@@ -2,11 +2,15 @@ import GatewayCore
 import GatewayPluginKit
 
 /// ``SessionHolders`` read from the sessions' table: the refresh token's
-/// verdict (``RefreshTokens/verdict(on:in:settings:)``), without spending it.
+/// verdict (``RefreshTokens/verdict(on:in:settings:)``), without spending it,
+/// and, for a credential added on its word, the user's second factor.
 struct LiveSessionHolders: SessionHolders {
     let sessions: RefreshTokens
+    let secondFactors: any SecondFactorStore
 
-    func user(holding refreshToken: String?, in app: AppSettings, passage: inout PublicRequest) async throws -> String {
+    func holder(
+        of refreshToken: String?, adding credentialType: String?, in app: AppSettings, passage: inout PublicRequest
+    ) async throws -> SessionHolder {
         guard let settings = app.sessions else {
             throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app keeps no sessions.")
         }
@@ -20,7 +24,9 @@ struct LiveSessionHolders: SessionHolders {
         case .rotate, .retry:
             guard let session = reading.session else { throw GatewayError.internalError }
             try await passage.check([:], app: app)
-            return session.userID
+            let holder = SessionHolder(userID: session.userID, sessionID: session.sessionID, methods: session.methods)
+            if let credentialType { try await requireLevel(of: holder, adding: credentialType, in: app, &passage) }
+            return holder
         case .reuse:
             // Not ended here: the refresh route is where a stolen family ends; this one only refuses it.
             try await Self.refuse(RefreshVerdict.Reason.reused, &passage, app: app)
@@ -37,6 +43,25 @@ struct LiveSessionHolders: SessionHolders {
         case .refuse(let reason): return reason
         }
     }
+
+    /// A credential added on a one-factor session's word, where the user
+    /// has a confirmed factor or the app's `mfa` exempts its type: refused,
+    /// so it cannot count as two factors the session never showed.
+    private func requireLevel(
+        of holder: SessionHolder, adding credentialType: String, in app: AppSettings, _ passage: inout PublicRequest
+    ) async throws {
+        guard let mfa = app.mfa, !holder.isMultiFactor else { return }
+        var bound = mfa.exemptCredentialTypes.contains(credentialType)
+        if !bound { bound = try await secondFactors.factor(of: holder.userID, in: app.appID)?.isConfirmed ?? false }
+        guard bound else { return }
+        passage.row.reason = Self.oneFactorSession
+        throw GatewayError(
+            .stepUpRequired, .forbidden,
+            "This session signed in with one factor; sign in with the second factor, then add the \(credentialType) with that session.")
+    }
+
+    /// The row's reason when a one-factor session may not add a credential.
+    static let oneFactorSession = "session_one_factor"
 
     /// A bad proof of who asks: counted against the client's `refresh_failures`, the row saying why.
     static func refuse(_ reason: String, _ passage: inout PublicRequest, app: AppSettings) async throws -> Never {

@@ -9,7 +9,10 @@ extension TokenIssuer {
     ///
     /// The ticket decides whose sign-in this is: an unknown, spent or
     /// expired one is refused (401) and counts against the client's
-    /// `refresh_failures`, as a bad refresh token does. Then the user's
+    /// `refresh_failures`, as a bad refresh token does, and so is one whose
+    /// user the first factor's verifier no longer vouches for (deleted,
+    /// disabled, given a new password: ``CredentialVerifier/lapse(of:in:)``,
+    /// the row's reason its answer). Then the user's
     /// `mfa_failures` reserves its unit before the code is checked: a wrong
     /// code keeps it. A right one spends the ticket and the code together,
     /// or neither (``SecondFactorStore/complete(ticket:in:factor:proof:)``):
@@ -30,6 +33,14 @@ extension TokenIssuer {
         }
         if asked.tokenRequest.nonce != signIn.nonce {
             try await refuse(SecondFactorRefusal.ticketNonce, counting: clientFailures, app: app, &attempt)
+        }
+        // The first factor's user is asked again: one deleted, disabled or given a new password since the
+        // first step completes into no token, whether or not the change ended this ticket first.
+        let firstFactor = try? asked.tenant.verifier(for: signIn.credentialType)
+        if let firstFactor,
+            let lapsed = try await firstFactor.lapse(of: VerifiedIdentity(userID: signIn.userID, profile: signIn.profile), in: app)
+        {
+            try await refuse(lapsed, counting: clientFailures, app: app, &attempt)
         }
 
         // From here on a wrong code is the user's failure: its unit is reserved before the check, and kept.
@@ -78,8 +89,8 @@ extension TokenIssuer {
         if let started { issued.detail["session_id"] = started.issued.sessionID.lowercasedText }
         try await attempt.passage.release(
             readingFailuresOf: nil, app: app, recording: issued, changing: started.map { .start($0.change) })
-        if let started, let verifier = try? asked.tenant.verifier(for: signIn.credentialType) {
-            try await endIfLapsed(started.issued, of: identity, verifier: verifier, app: app, attempt)
+        if let started, let firstFactor {
+            try await endIfLapsed(started.issued, of: identity, verifier: firstFactor, app: app, attempt)
         }
         return Ready(issued: issued, minter: minter, grant: grant, session: started?.issued)
     }

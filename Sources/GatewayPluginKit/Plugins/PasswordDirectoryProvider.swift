@@ -1,4 +1,5 @@
 public import GatewayCore
+import Logging
 
 /// What a plugin that keeps an app's users and their passwords offers the
 /// plugins registered after it (``PluginSetup/plugin(offering:)``): the
@@ -27,4 +28,24 @@ public protocol PasswordDirectory: Sendable {
     func adopt(
         _ identity: VerifiedIdentity, password: String, in appID: AppID, requestID: String, from source: String
     ) async throws -> Bool
+}
+
+extension PasswordDirectoryProvider {
+    /// The directory of `app` for a plugin that checks its sign-ins against
+    /// it (`signIns` names them in the log: "passkey sign-ins"), or nil when
+    /// it cannot be opened. Password options the operator's argon2 ceiling no
+    /// longer allows fail the app's password logins (a 400 naming them); the
+    /// other plugin's sign-ins then go on without the directory's word rather
+    /// than not at all, and the operator is told which app, once each time
+    /// the app is loaded.
+    public func openDirectory(for app: AppSettings, services: PluginServices, checking signIns: String) -> (any PasswordDirectory)? {
+        do {
+            return try directory(for: app, services: services)
+        } catch {
+            services.logger.warning(
+                "\(signIns) of this app are not checked against its password users",
+                metadata: ["app_id": "\(app.appID)", "error": "\(error.message)"])
+            return nil
+        }
+    }
 }

@@ -4,27 +4,28 @@
 /// routes (`POST /v1/phone_codes`, say) behave like the token endpoint, and
 /// the tenant cache, so admin routes see an app as the token endpoint does
 /// (its opened secrets, through the plugin's own verifier), and who holds
-/// a live session, for routes only the user themself may call, and what a
-/// user directory removes with a user it deletes.
+/// a live session, for routes only the user themself may call, and the
+/// one way a route that changes a user tells everything that holds
+/// something of theirs (``UserLifecycle``).
 public struct RouteServices: Sendable {
     public let plugin: PluginServices
     public let tenants: any TenantLookup
     public let gate: PublicRequestGate
     public let sessionHolders: any SessionHolders
-    /// A user's second factor and the credentials plugins keep for them.
-    public let userCredentials: UserCredentialRemoval
+    /// Where a user's change goes: their factor, tickets, plugins' credentials and sessions.
+    public let userLifecycle: UserLifecycle
     private let limits: any RequestLimits
 
     public init(
         plugin: PluginServices, tenants: any TenantLookup, limits: any RequestLimits, gate: PublicRequestGate,
-        sessionHolders: any SessionHolders, userCredentials: UserCredentialRemoval
+        sessionHolders: any SessionHolders, userLifecycle: UserLifecycle
     ) {
         self.plugin = plugin
         self.tenants = tenants
         self.limits = limits
         self.gate = gate
         self.sessionHolders = sessionHolders
-        self.userCredentials = userCredentials
+        self.userLifecycle = userLifecycle
     }
 
     /// The limit on an admin route's costly work (``AdminWorkLimit``).

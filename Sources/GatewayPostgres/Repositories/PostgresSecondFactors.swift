@@ -116,6 +116,20 @@ public struct PostgresSecondFactors: SecondFactorStore {
         }
     }
 
+    public func endTickets(of userID: String, in appID: AppID, recording row: AuditEvent) async throws -> Int {
+        let logger = logger
+        return try await AuditedTransaction(client: client, logger: logger).run({ connection in
+            try await connection.tracedQuery(
+                "DELETE FROM mfa_tickets WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1", logger: logger
+            ).count
+        }, recording: { ended in
+            guard ended > 0 else { return nil }
+            var row = row
+            row.detail["tickets"] = String(ended)
+            return row
+        })
+    }
+
     public func issue(_ ticket: MFATicketGrant, lifetimeSeconds: Int) async throws {
         try await client.committedQuery(
             """
