@@ -81,4 +81,26 @@ import Testing
         longIdle.idleExpiresAt = session.expiresAt + 10
         #expect(verdict(third, longIdle, at: session.expiresAt) == .refuse(reason: RefreshVerdict.Reason.expired))
     }
+
+    /// Issue 76.4: the walk from a spent token to the live one is bounded.
+    /// A session refreshed 3 000 times: its token 16 generations back is
+    /// still this family's (reuse), one 17 back is unknown and ends nothing,
+    /// and a forged token at generation 0 is refused without a walk, whatever
+    /// the live generation (a walk of 3 000 HMACs was the amplifier).
+    @Test func theWalkBackThroughAFamilyIsBounded() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        var chain = [RefreshToken.first(of: UUID())]
+        for _ in 0..<3_000 { chain.append(chain[chain.count - 1].successor(under: Self.key, in: Self.app)) }
+        let live = chain[3_000]
+        let session = Self.session(live: live, previous: chain[2_999], rotatedAt: now - 60, now: now)
+        func verdict(_ token: RefreshToken) -> RefreshVerdict {
+            RefreshVerdict.of(token, session: session, now: now, graceSeconds: 10, key: Self.key)
+        }
+        #expect(RefreshVerdict.longestWalk == 16)
+        #expect(verdict(chain[3_000 - 16]) == .reuse)
+        #expect(verdict(chain[3_000 - 17]) == .refuse(reason: RefreshVerdict.Reason.unknown))
+        #expect(verdict(chain[0]) == .refuse(reason: RefreshVerdict.Reason.unknown))
+        let forged = RefreshToken(sessionID: live.sessionID, generation: 0, secret: RefreshToken.first(of: UUID()).secret)
+        #expect(verdict(forged) == .refuse(reason: RefreshVerdict.Reason.unknown))
+    }
 }
