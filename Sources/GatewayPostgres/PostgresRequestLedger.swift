@@ -42,26 +42,30 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         public var lost = 0
     }
 
+    /// One queued item. `write` is its own id, the same on every attempt at
+    /// its batch: what a retry asks of a row to know this item's earlier
+    /// attempt wrote it (``LedgerWriteStatement/notWrittenBefore``).
     private enum Work: Sendable, CustomStringConvertible {
-        case audit(AuditEvent)
+        case audit(AuditEvent, write: UUID = UUID())
         /// Touches, and an event recorded only if they all allow (`nil`: only
         /// the touches), and a session change made with it.
-        case touch([CounterTouch], recording: AuditEvent?, session: SessionChange?)
+        case touch([CounterTouch], recording: AuditEvent?, session: SessionChange?, write: UUID = UUID())
 
         /// The same work with its audit row made storable; nil when it has no row.
         var storable: Work? {
             switch self {
-            case .audit(let event): .audit(event.storable)
-            case .touch(let touches, let event?, let session): .touch(touches, recording: event.storable, session: session)
-            case .touch(_, nil, _): nil
+            case .audit(let event, let write): .audit(event.storable, write: write)
+            case .touch(let touches, let event?, let session, let write):
+                .touch(touches, recording: event.storable, session: session, write: write)
+            case .touch(_, nil, _, _): nil
             }
         }
 
         /// The audit row as one JSON object, for the log.
         var description: String {
             switch self {
-            case .audit(let event), .touch(_, let event?, _): AuditBacklog.json(.init(event: event, occurredAt: Date()))
-            case .touch(let touches, nil, _): "\(touches.count) counter touches"
+            case .audit(let event, _), .touch(_, let event?, _, _): AuditBacklog.json(.init(event: event, occurredAt: Date()))
+            case .touch(let touches, nil, _, _): "\(touches.count) counter touches"
             }
         }
     }
@@ -273,18 +277,18 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
         var statement = LedgerWriteStatement()
         for (index, item) in work.enumerated() {
             switch item {
-            case .audit(let event):
-                statement.rows.append(.init(event: event, admittedBy: 0))
-            case .touch(let touches, let event, let session):
+            case .audit(let event, let write):
+                statement.rows.append(.init(event: event, admittedBy: 0, writeID: write))
+            case .touch(let touches, let event, let session, let write):
                 // The touches, the event and the session change name their request by its place in the batch, from 1.
                 let request = Int64(index + 1)
                 statement.touches.append(
                     contentsOf: touches.map { counterTouch(retrying && $0.mode == .release ? $0.asRead : $0, request: request) })
                 if let session { statement.sessions.append(.init(change: session, request: request)) }
                 if let event {
-                    var row = LedgerWriteStatement.AuditRow(event: event, admittedBy: request)
+                    var row = LedgerWriteStatement.AuditRow(event: event, admittedBy: request, writeID: write)
                     if case .rotate? = session { row.needsRotation = true }
-                    if case .revoke? = session { row = .init(event: event, admittedBy: 0) }
+                    if case .revoke? = session { row = .init(event: event, admittedBy: 0, writeID: write) }
                     statement.rows.append(row)
                 }
             }
@@ -330,7 +334,7 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
             switch item {
             case .audit:
                 answers.append(Admission(counts: [], admitted: true))
-            case .touch(let touches, _, let session):
+            case .touch(let touches, _, let session, _):
                 let range = offset..<(offset + touches.count)
                 let allowed = counts[range].allSatisfy(\.allowed)
                 offset += touches.count

@@ -104,17 +104,7 @@ import Testing
     /// write them.
     @Test func aRetryBesideAnAttemptStillCommittingWritesNoRowTwice() async throws {
         try await TestDatabase.with { client, url in
-            try await client.query(
-                """
-                CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN PERFORM pg_sleep(1.5); RETURN NULL; END $$
-                """, logger: TestDatabase.logger)
-            try await client.query(
-                """
-                CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON audit_events
-                DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
-                WHEN (NEW.request_id LIKE 'slow-%') EXECUTE FUNCTION slow_commit()
-                """, logger: TestDatabase.logger)
+            try await Self.slowCommits(for: "slow-%", client)
             let ledger = PostgresRequestLedger(
                 client: client, logger: TestDatabase.logger, timeout: .milliseconds(300), retryWindow: .seconds(60))
             let appID = AppID(uuid: UUID())
@@ -146,6 +136,98 @@ import Testing
                 #expect(perRequest.values.allSatisfy { $0 == 1 }, "rows written twice: \(perRequest)")
             }
         }
+    }
+
+    /// Issue 76.6: two requests with one client-sent request id, each batch
+    /// retried after an attempt that timed out but committed (its COMMIT
+    /// takes 1.5 s, as in the test above). Each retry must find its own
+    /// item's row, not the other request's: before the write id, the second
+    /// retry took the first request's row for its own and its token left
+    /// with no row (two admitted, one row).
+    @Test func aRetryTellsItsOwnRowFromAnotherRequestsWithTheSameRequestID() async throws {
+        try await TestDatabase.with { client, url in
+            try await Self.slowCommits(for: "slow-%", client)
+            let ledger = PostgresRequestLedger(
+                client: client, logger: TestDatabase.logger, timeout: .milliseconds(300), retryWindow: .seconds(60))
+            let appID = AppID(uuid: UUID())
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await ledger.run() }
+                for _ in 0..<2 {
+                    let row = AuditEvent(appID: appID, event: "token.issued", outcome: .success, requestID: "slow-same")
+                    let admitted = try await ledger.countAndRecord([], ifAllowed: row).admitted
+                    #expect(admitted)
+                }
+                group.cancelAll()
+            }
+            #expect(ledger.statistics.retries >= 2, "the attempts did not time out: the test proves nothing")
+            try await TestDatabase.withClient(url) { reader in
+                let rows = try await reader.query(
+                    "SELECT count(*)::int FROM audit_events WHERE request_id = 'slow-same'", logger: TestDatabase.logger)
+                for try await count in rows.decode(Int.self) { #expect(count == 2, "two tokens, \(count) rows") }
+            }
+        }
+    }
+
+    /// Issue 76.8: a refresh's rotation whose attempt timed out but
+    /// committed is the gateway's own work. Its retry finds the session
+    /// rotated to the very successor it computed and counts the rotation as
+    /// made, so the refresh is answered; before, the retry found nothing to
+    /// rotate and the refresh path took its own retry for the client's
+    /// reuse (with a grace of 0, the session ended as `reuse_detected`).
+    @Test func aRetriedRotationThatCommittedIsTheGatewaysOwn() async throws {
+        try await TestDatabase.with { client, url in
+            try await Self.slowCommits(for: "slow-%", client)
+            let app = AppSettings(
+                appID: AppID(uuid: UUID()), name: "rotation", environment: .development, providerID: ProviderID(uuid: UUID()),
+                credentialTypes: ["static"])
+            try await AppRepository(client: client, logger: TestDatabase.logger).insert(app)
+            let ledger = PostgresRequestLedger(
+                client: client, logger: TestDatabase.logger, timeout: .milliseconds(300), retryWindow: .seconds(60))
+            let first = RefreshToken.first(of: UUID())
+            let successor = RefreshToken.first(of: first.sessionID)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await ledger.run() }
+                let start = SessionChange.start(
+                    SessionStart(
+                        appID: app.appID, sessionID: first.sessionID, userID: "ada", profile: UserProfile(), credentialType: "static",
+                        methods: ["pwd"], deviceLabel: nil, tokenDigest: first.digest, idleTimeoutSeconds: 3600,
+                        lifetimeSeconds: 86_400, maximumPerUser: 3))
+                let started = AuditEvent(appID: app.appID, event: "token.issued", outcome: .success, requestID: "start")
+                #expect(try await ledger.countAndRecord([], ifAllowed: started, changing: start).admitted)
+                let rotation = SessionChange.rotate(
+                    SessionRotation(
+                        appID: app.appID, sessionID: first.sessionID, generation: 0, tokenDigest: first.digest,
+                        successorDigest: successor.digest, idleTimeoutSeconds: 3600))
+                let refreshed = AuditEvent(appID: app.appID, event: "token.issued", outcome: .success, requestID: "slow-refresh")
+                let admission = try await ledger.countAndRecord([], ifAllowed: refreshed, changing: rotation)
+                #expect(admission.admitted && admission.sessionChanged, "the retry took its own rotation for another's")
+                group.cancelAll()
+            }
+            #expect(ledger.statistics.retries >= 1, "the attempt did not time out: the test proves nothing")
+            let found = try await PostgresSessions(client: client, logger: TestDatabase.logger, retry: .once(within: .seconds(10)))
+                .find(first.sessionID, in: app.appID).session
+            #expect(found?.generation == 1 && found?.tokenDigest == successor.digest && found?.revokedAt == nil)
+            try await TestDatabase.withClient(url) { reader in
+                let rows = try await reader.query(
+                    "SELECT count(*)::int FROM audit_events WHERE request_id = 'slow-refresh'", logger: TestDatabase.logger)
+                for try await count in rows.decode(Int.self) { #expect(count == 1) }
+            }
+        }
+    }
+
+    /// Makes the COMMIT of any transaction that wrote an audit row whose request id is `LIKE pattern` take 1.5 s.
+    static func slowCommits(for pattern: String, _ client: PostgresClient) async throws {
+        try await client.query(
+            """
+            CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN PERFORM pg_sleep(1.5); RETURN NULL; END $$
+            """, logger: TestDatabase.logger)
+        try await client.query(
+            """
+            CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON audit_events
+            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+            WHEN (NEW.request_id LIKE '\(unescaped: pattern)') EXECUTE FUNCTION slow_commit()
+            """, logger: TestDatabase.logger)
     }
 
     /// The hole the cuts above found: PostgresNIO ends a statement's rows at

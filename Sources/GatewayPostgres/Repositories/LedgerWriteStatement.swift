@@ -43,27 +43,31 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
     static let name = "audit_and_counter_write"
 
     /// Parameters: the touches', the events' twelve columns, each event's
-    /// request and whether it waits on a rotation, then the session changes'.
-    static let eventParameterCount = 14
+    /// request, whether it waits on a rotation and its write id, then the
+    /// session changes'.
+    static let eventParameterCount = 15
 
     static let sql = text(retrying: false)
 
     /// The statement; `retrying`, its form for a batch an earlier attempt at
-    /// which may have committed: an audit row whose request already has a row
-    /// of the same event is skipped, and so is a session already started.
+    /// which may have committed: an audit row already written by that attempt
+    /// (its request's row of the same event with the same write id, which
+    /// the ledger makes for each queued item) is skipped, and so is a session
+    /// already started. The write id, not the request id alone: a client's
+    /// `x-request-id` is the request id, and two requests may send the same.
     static func text(retrying: Bool) -> String {
         """
         WITH \(SlidingWindowSQL.verdicts),
         \(SessionChangesSQL.expressions(from: SlidingWindowSQL.parameterCount + eventParameterCount + 1, retrying: retrying)),
         audit AS (
-            INSERT INTO audit_events (\(eventColumns))
-            SELECT \(eventValues)
+            INSERT INTO audit_events (\(eventColumns), write_id)
+            SELECT \(eventValues), e.write_id
             FROM unnest(\(eventArrays(from: SlidingWindowSQL.parameterCount + 1)), $\(SlidingWindowSQL.parameterCount + 13)::int8[],
-                        $\(SlidingWindowSQL.parameterCount + 14)::bool[])
-                AS e(\(eventColumns), admitted_by, needs_rotation)
+                        $\(SlidingWindowSQL.parameterCount + 14)::bool[], $\(SlidingWindowSQL.parameterCount + 15)::uuid[])
+                AS e(\(eventColumns), admitted_by, needs_rotation, write_id)
             WHERE (e.admitted_by = 0 OR e.admitted_by NOT IN (SELECT request FROM refused))
                 AND (NOT e.needs_rotation OR e.admitted_by IN (SELECT request FROM rotated))
-                \(retrying ? "AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.request_id = e.request_id AND a.event = e.event)" : "")
+                \(retrying ? Self.notWrittenBefore : "")
         )
         SELECT 0::int4 AS kind, position AS request, current, previous, allowed, units_granted FROM verdicts
         UNION ALL SELECT 1, request, 0, 0, true, 0 FROM rotated
@@ -71,6 +75,14 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         ORDER BY kind, request
         """
     }
+
+    /// The retry form's test that an earlier attempt did not write the row:
+    /// the request id finds the candidates (it is indexed), the write id
+    /// says which is this item's.
+    static let notWrittenBefore = """
+        AND NOT EXISTS (SELECT 1 FROM audit_events a WHERE a.request_id = e.request_id AND a.event = e.event
+                                                       AND a.write_id = e.write_id)
+        """
 
     /// The statement in its retrying form (``text(retrying:)``), prepared apart.
     struct Retry: PostgresPreparedStatement {
@@ -107,6 +119,8 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         let event: AuditEvent
         let admittedBy: Int64
         var needsRotation = false
+        /// The queued item's own id (``notWrittenBefore``).
+        var writeID = UUID()
     }
 
     /// A session change, and the request it is of (its place in the batch, from 1).
@@ -143,6 +157,7 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         Self.appendEventColumns(rows.map(\.event), to: &bindings)
         bindings.append(rows.map(\.admittedBy))
         bindings.append(rows.map(\.needsRotation))
+        bindings.append(rows.map(\.writeID))
         appendSessionChanges(to: &bindings)
         return bindings
     }

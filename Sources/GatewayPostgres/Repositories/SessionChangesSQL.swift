@@ -32,7 +32,11 @@ enum SessionChangesSQL {
     /// in the same `WITH`: `rotations`, `starts` and `revocations` unnest
     /// their parameters, from `first` on.
     /// `retrying`: a session already started (by an earlier attempt at the
-    /// same batch) is left as it is.
+    /// same batch) is left as it is, and a rotation already made (the live
+    /// token is the successor this one computed, the spent one is its
+    /// predecessor) counts as made: an attempt that timed out but committed
+    /// is the gateway's own work, never the client's reuse, whatever the
+    /// app's grace (issue 76.8).
     static func expressions(from first: Int, retrying: Bool = false) -> String {
         let r = first
         let s = first + rotationParameterCount
@@ -63,9 +67,9 @@ enum SessionChangesSQL {
                 WHERE s.app_id = v.app_id AND s.session_id = v.session_id AND s.revoked_at IS NULL
                 RETURNING v.request
             ),
-            rotated AS (
+            \(retrying ? "rotated_now" : "rotated") AS (
                 UPDATE sessions s SET generation = s.generation + 1, token_sha256 = r.successor_sha256,
-                    previous_sha256 = s.token_sha256, rotated_at = now(), last_used_at = now(),
+                    previous_sha256 = s.token_sha256, rotated_at = clock_timestamp(), last_used_at = now(),
                     idle_expires_at = least(now() + r.idle * interval '1 second', s.expires_at)
                 FROM rotations r
                 WHERE s.app_id = r.app_id AND s.session_id = r.session_id AND s.generation = r.generation
@@ -74,6 +78,7 @@ enum SessionChangesSQL {
                     AND (s.app_id, s.session_id) NOT IN (SELECT app_id, session_id FROM revocations)
                 RETURNING r.request
             ),
+            \(retrying ? Self.rotatedBefore : "")
             started AS (
                 INSERT INTO sessions (app_id, session_id, user_id, profile, credential_type, methods, auth_time, device_label,
                                       created_at, last_used_at, idle_expires_at, expires_at, generation, token_sha256)
@@ -100,4 +105,17 @@ enum SessionChangesSQL {
             )
             """
     }
+
+    /// The retry form's rotations: those this statement makes, and those
+    /// already made as this one would have made them.
+    static let rotatedBefore = """
+        rotated_before AS (
+            SELECT r.request FROM rotations r
+            JOIN sessions s ON s.app_id = r.app_id AND s.session_id = r.session_id
+            WHERE s.generation = r.generation + 1 AND s.token_sha256 = r.successor_sha256
+                AND s.previous_sha256 = r.token_sha256 AND s.revoked_at IS NULL
+                AND (s.app_id, s.session_id) NOT IN (SELECT app_id, session_id FROM revocations)
+        ),
+        rotated AS (SELECT request FROM rotated_now UNION ALL SELECT request FROM rotated_before),
+        """
 }
