@@ -102,6 +102,9 @@ import Testing
             let replaced = try jsonObject(try await gateway.admin(.post, path, token: token))
             let authenticator = Authenticator(uri: try #require(replaced["otpauth_uri"] as? String))
             #expect(try await gateway.auditRows().filter { $0.event == "mfa.enrolled" }.count == 2)
+            // Waiting for its first code: confirmed_at and last_used_at are there, as null (openapi.yaml requires them).
+            let waiting = try jsonObject(try await gateway.admin(.get, path, token: token))
+            #expect(waiting["confirmed"] as? Bool == false && waiting["confirmed_at"] is NSNull && waiting["last_used_at"] is NSNull, "\(waiting)")
 
             let signIn = try await gateway.firstFactor(app, user: "oscar")
             #expect(signIn.error == "mfa_enrollment_required")
