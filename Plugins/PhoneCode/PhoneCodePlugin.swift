@@ -81,7 +81,8 @@ public struct PhoneCodePlugin: CredentialPlugin {
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
         PhoneNumberAdminController(
             apps: services.plugin.apps,
-            store: services.plugin.phoneCodes
+            store: services.plugin.phoneCodes,
+            sessions: services.plugin.sessions
         ).addRoutes(to: admin)
     }
 

@@ -40,8 +40,11 @@ struct PhoneCodeVerifier: CredentialVerifier {
         if options.allowUnboundNumbers, (try? PhoneNumber.parse(identity.userID, field: "user_id"))?.text == identity.userID {
             return nil
         }
-        return "phone_number_unbound"
+        return Self.unbound
     }
+
+    /// Why a phone code's session ended: its user has no number left.
+    static let unbound = "phone_number_unbound"
 
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         let number = try PhoneNumber.parse(attempt.credentials.fields["phone_number"], field: "credentials.phone_number")

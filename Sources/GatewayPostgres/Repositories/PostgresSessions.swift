@@ -78,11 +78,12 @@ public struct PostgresSessions: SessionStore {
     }
 
     public func revoke(_ scope: SessionScope, reason: String, recording row: AuditEvent) async throws -> Int {
-        let (appID, sessionID, userID): (AppID, UUID?, String?) =
+        let (appID, sessionID, userID, credentialType): (AppID, UUID?, String?, String?) =
             switch scope {
-            case .session(let sessionID, let appID): (appID, sessionID, nil)
-            case .user(let userID, let appID): (appID, nil, userID)
-            case .app(let appID): (appID, nil, nil)
+            case .session(let sessionID, let appID): (appID, sessionID, nil, nil)
+            case .user(let userID, let appID): (appID, nil, userID, nil)
+            case .signIns(let userID, let credentialType, let appID): (appID, nil, userID, credentialType)
+            case .app(let appID): (appID, nil, nil, nil)
             }
         let logger = logger
         return try await AuditedTransaction(client: client, logger: logger).run(
@@ -93,6 +94,7 @@ public struct PostgresSessions: SessionStore {
                         UPDATE sessions SET revoked_at = now(), revoked_reason = \(reason)
                         WHERE app_id = \(appID.uuid) AND (\(sessionID)::uuid IS NULL OR session_id = \(sessionID))
                           AND (\(userID)::text IS NULL OR user_id = \(userID))
+                          AND (\(credentialType)::text IS NULL OR credential_type = \(credentialType))
                           AND revoked_at IS NULL AND expires_at > now() AND idle_expires_at > now()
                         RETURNING 1
                     )
