@@ -61,7 +61,9 @@ struct UserAdminController: Sendable {
                 appID: appID, event: outcome[0].isCreated ? "admin.user.created" : "admin.user.replaced", outcome: .success,
                 userID: userID, requestID: requestID, actor: admin.id)
         }[0]
-        if case .replaced(let change?) = outcome { try await tell(change, of: userID, in: appID, admin: admin, context) }
+        if case .replaced(let changes) = outcome {
+            for change in changes { try await tell(change, of: userID, in: appID, admin: admin, context) }
+        }
         return try AdminResponses.json(
             UserResponse.of(try await existing(userID, in: appID)), status: outcome.isCreated ? .created : .ok)
     }
@@ -85,11 +87,10 @@ struct UserAdminController: Sendable {
                 disabled: input.disabled ?? user.disabled)
         }
         guard found else { throw Self.userNotFound(userID) }
-        if input.disabled == true {
-            try await tell(.disabled, of: userID, in: appID, admin: admin, context)
-        } else if input.password != nil {
-            try await tell(.passwordChanged, of: userID, in: appID, admin: admin, context)
-        }
+        // Both when both: disabling keeps a one-factor session's passkey (for when the user comes back), a new
+        // password does not.
+        if input.disabled == true { try await tell(.disabled, of: userID, in: appID, admin: admin, context) }
+        if input.password != nil { try await tell(.passwordChanged, of: userID, in: appID, admin: admin, context) }
         return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)))
     }
 

@@ -192,8 +192,10 @@ struct UserImporter {
         summary.created += count
         summary.replaced += outcomes.count - count
         for (record, outcome) in zip(written, outcomes) {
-            guard case .replaced(let change?) = outcome else { continue }
-            try await lifecycle.apply(UserChange(change, of: record.userID, in: appID, requestID: requestID, actor: actor))
+            guard case .replaced(let changes) = outcome else { continue }
+            for change in changes {
+                try await lifecycle.apply(UserChange(change, of: record.userID, in: appID, requestID: requestID, actor: actor))
+            }
         }
     }
 

@@ -50,19 +50,21 @@ protocol PasswordUserStore: Sendable {
 /// What storing one record did to its user.
 enum PasswordUpsert: Sendable, Equatable {
     case created
-    /// Replaced; `change` says what the user's other holders must hear:
+    /// Replaced; `changes` says what the user's other holders must hear:
     /// ``UserChange/Kind/disabled`` when they were enabled before,
-    /// ``UserChange/Kind/passwordChanged`` when the hash is another, nil
-    /// when neither (a sync that sends the same user again).
-    case replaced(change: UserChange.Kind?)
+    /// ``UserChange/Kind/passwordChanged`` when the hash is another (both,
+    /// in that order, when both), none when neither (a sync that sends the
+    /// same user again).
+    case replaced(changes: [UserChange.Kind])
 
     var isCreated: Bool { self == .created }
 
     /// The change a replacement of `old` by `record` makes.
     static func replacing(disabled wasDisabled: Bool, hash oldHash: String, by record: PasswordUserRecord) -> PasswordUpsert {
-        if record.disabled, !wasDisabled { return .replaced(change: .disabled) }
-        if record.hash.text != oldHash { return .replaced(change: .passwordChanged) }
-        return .replaced(change: nil)
+        var changes: [UserChange.Kind] = []
+        if record.disabled, !wasDisabled { changes.append(.disabled) }
+        if record.hash.text != oldHash { changes.append(.passwordChanged) }
+        return .replaced(changes: changes)
     }
 }
 

@@ -44,17 +44,22 @@ import Testing
         #expect(created == [.created, .created, .created, .created])
         #expect(
             try await users.upsert([record("a", firstName: "Ada"), record("c")], in: app) { event("upserted \($0)", app) }
-                == [.replaced(change: nil), .created], "the same hash again changes nothing others must hear")
+                == [.replaced(changes: []), .created], "the same hash again changes nothing others must hear")
         // What a replacement changes, measured against the row it replaced (issue 76.3: an import's too).
         var disabled = record("ab")
         disabled.disabled = true
         #expect(
             try await users.upsert([record("b", hash: newHash), disabled], in: app) { event("upserted \($0)", app) }
-                == [.replaced(change: .passwordChanged), .replaced(change: .disabled)])
+                == [.replaced(changes: [.passwordChanged]), .replaced(changes: [.disabled])])
         #expect(
             try await users.upsert([disabled, record("b", hash: newHash)], in: app) { event("upserted \($0)", app) }
-                == [.replaced(change: nil), .replaced(change: nil)], "still disabled, the same new hash: nothing new")
-        _ = try await users.upsert([record("ab"), record("b")], in: app) { event("upserted \($0)", app) }
+                == [.replaced(changes: []), .replaced(changes: [])], "still disabled, the same new hash: nothing new")
+        var offboarded = record("c", hash: newHash)
+        offboarded.disabled = true
+        #expect(
+            try await users.upsert([offboarded], in: app) { event("upserted \($0)", app) }
+                == [.replaced(changes: [.disabled, .passwordChanged])], "disabled and another hash: both")
+        _ = try await users.upsert([record("ab"), record("b"), record("c")], in: app) { event("upserted \($0)", app) }
         #expect(try await users.find("a", in: app)?.profile[.firstName] == "Ada")
         #expect(try await users.find("a", in: other) == nil, "another app has no such user")
         // Every profile field is stored and read back.
@@ -124,7 +129,7 @@ import Testing
         #expect(try await users.whileImporting(into: app) { 3 } == 3, "the lock is free again")
 
         let rows = try await gateway.auditRows().map(\.event)
-        #expect(rows.count == 9 && rows.filter { $0.hasPrefix("upserted ") }.count == 6, "\(rows)")
+        #expect(rows.count == 10 && rows.filter { $0.hasPrefix("upserted ") }.count == 7, "\(rows)")
         #expect(rows.suffix(3) == ["updated", "added d", "deleted d"], "\(rows)")
     }
 }
