@@ -20,8 +20,9 @@ import Hummingbird
 /// session's level: where the user has a confirmed second factor or the
 /// app's `mfa` exempts passkeys, a session whose sign-in was one factor is
 /// refused both routes (403 `step_up_required`); elsewhere the passkey a
-/// one-factor session adds never counts as two factors and goes when the
-/// user's sessions all end. A refused registration is a
+/// one-factor session adds never counts as two factors, and goes with a new
+/// password or when an admin ends every session of the user
+/// (``PasskeyPlugin/hear(_:services:)``). A refused registration is a
 /// 400 `passkey_rejected` naming the check, its row saying `passkey_<check>`.
 /// A session that ended while its passkey was being added (the user's
 /// deletion ends it) takes the passkey back (`passkey.revoked`, its reason
