@@ -158,6 +158,55 @@ import Testing
             #expect(ended.allSatisfy { $0.text.contains(change) }, "\(ended)")
         }
     }
+    /// Issue 76.7, raced: each round, 12 first steps of one user (whose app
+    /// requires a second factor they do not have, so each right password is
+    /// answered a ticket to enrol with) go at once over two instances with
+    /// the user's change on the second. A first step whose password was
+    /// checked before the change but whose ticket was kept after the change
+    /// ended the user's tickets would hand out a ticket the change never
+    /// saw. Afterwards not one ticket shown enrols a factor.
+    @Test(arguments: ["user_deleted", "user_disabled", "password_changed"])
+    func firstStepsInFlightWhileTheUserChangesHandOutNoTicketThatOutlivesIt(change: String) async throws {
+        try await withTwoInstances(plugins: .passwordTests) { gateways in
+            let app = try await Self.racedApp(gateways[0], mfa: SecondFactorSettings(requirement: .required))
+            let token = try await gateways[0].adminToken(.app(app.appID), expiresAt: nil, revoked: false, name: "test")
+            var tickets: [String] = []
+            for round in 0..<6 {
+                let user = "user-\(round)"
+                try await gateways[0].putUser(user, in: app, token: token, ["password": "correct horse \(user)"])
+                let path = "/admin/v1/apps/\(app.appID)/users/\(user)"
+                tickets += try await withThrowingTaskGroup(of: String?.self) { group in
+                    group.addTask {
+                        let answer =
+                            switch change {
+                            case "user_deleted": try await gateways[1].admin(.delete, path, token: token, json: nil)
+                            case "user_disabled": try await gateways[1].admin(.patch, path, token: token, json: ["disabled": true])
+                            default: try await gateways[1].admin(.patch, path, token: token, json: ["password": "a new horse staple"])
+                            }
+                        #expect([.noContent, .ok].contains(answer.status))
+                        return nil
+                    }
+                    for index in 0..<12 {
+                        group.addTask {
+                            let body = passwordRequest(app, user: user, password: "correct horse \(user)")
+                            let answer = try await gateways[index % 2].test(over: .router) { try await $0.postJSON(body) }
+                            return answer.status == .forbidden ? try jsonObject(answer)["mfa_ticket"] as? String : nil
+                        }
+                    }
+                    return try await group.reduce(into: [String]()) { if let ticket = $1 { $0.append(ticket) } }
+                }
+            }
+            var enrolled = 0
+            for ticket in tickets {
+                let body: [String: any Sendable] = ["app_id": app.appID.uuid.uuidString, "mfa_ticket": ticket]
+                let answer = try await gateways[0].test(over: .router) { try await $0.postJSON(body, to: "/v1/mfa/totp") }
+                if answer.status == .created { enrolled += 1 }
+            }
+            #expect(enrolled == 0, "of \(tickets.count) tickets shown, \(enrolled) enrolled a factor after their user's change")
+            #expect(!tickets.isEmpty, "no first step came before a change: the race never ran")
+        }
+    }
+
     /// Second factors enrolled with the user's session while the other
     /// instance deletes them: each round, 8 enrolments go at once with the
     /// DELETE. Whichever lands before, between or after its steps, the user
