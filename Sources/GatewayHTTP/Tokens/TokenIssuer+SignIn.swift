@@ -21,7 +21,11 @@ extension TokenIssuer {
     ///
     /// A user who owes a second factor (the app's `mfa`) gets a ticket for
     /// it instead of a token: the row (`token.denied`, `mfa_required`) is
-    /// written as a success's would be, under the same limits.
+    /// written as a success's would be, under the same limits. The ticket
+    /// is kept, then the verifier asked about its user once more
+    /// (``CredentialVerifier/lapse(of:in:)``): a user changed meanwhile is
+    /// refused, 401 with the change as the row's reason, and the ticket,
+    /// never shown, completes nothing.
     func signIn(_ asked: Asked, verifier: any CredentialVerifier, _ attempt: inout Attempt) async throws -> SignedIn {
         let (tokenRequest, credentials) = (asked.tokenRequest, asked.credentials)
         var subjects = verifier.rateLimitSubjects(for: credentials)
@@ -90,6 +94,14 @@ extension TokenIssuer {
                         digest: ticket.digest, appID: app.appID, userID: identity.userID, nonce: tokenRequest.nonce,
                         credentialType: credentials.type, methods: grant.methods, profile: identity.profile,
                         deviceLabel: tokenRequest.deviceLabel)
+                }
+                // A change of the user that committed while this sign-in ran (deleted, disabled, a new password)
+                // ended the tickets it found, not this one, kept after it: ask once more, before the ticket is shown.
+                if let lapsed = try await verifier.lapse(of: identity, in: app) {
+                    if verifiesFirst { try await attempt.passage.check(subjects, app: app) }
+                    attempt.passage.row.userID = identity.userID
+                    attempt.passage.row.reason = lapsed
+                    throw GatewayError.invalidCredentials
                 }
                 var row = attempt.passage.row
                 row.userID = identity.userID
