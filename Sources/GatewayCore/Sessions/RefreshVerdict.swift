@@ -43,16 +43,21 @@ public enum RefreshVerdict: Sendable, Equatable {
 
     /// The verdict on `token`, presented at `now`, against `session` (the
     /// app's session its id names, `nil` when there is none). `key` derives
-    /// successors (``RefreshToken/successor(under:in:)``).
+    /// successors (``RefreshToken/successor(under:in:)``). Without
+    /// `walking`, a token that only a walk could tell from a forged one
+    /// (``needsWalk(_:session:)``) is refused as unknown: the caller counts
+    /// the refusal against its limits first, then walks, so no HMAC is
+    /// spent for a client the limits refuse.
     public static func of(
-        _ token: RefreshToken, session: StoredSession?, now: Date, graceSeconds: Int, key: SymmetricKey
+        _ token: RefreshToken, session: StoredSession?, now: Date, graceSeconds: Int, key: SymmetricKey,
+        walking: Bool = true
     ) -> RefreshVerdict {
         guard let session, session.sessionID == token.sessionID else { return .refuse(reason: Reason.unknown) }
         let digest = token.digest
         let isLive = token.generation == session.generation && digest == session.tokenDigest
         let isLast = token.generation &+ 1 == session.generation && session.previousDigest == digest
         // Whether the token is of this family at all: a made-up secret under a real session id ends nothing.
-        guard isLive || isLast || Self.leadsToTheLiveToken(token, session: session, key: key) else {
+        guard isLive || isLast || (walking && Self.leadsToTheLiveToken(token, session: session, key: key)) else {
             return .refuse(reason: Reason.unknown)
         }
         if let revokedAt = session.revokedAt, revokedAt <= now { return .refuse(reason: Reason.revoked) }
@@ -63,6 +68,17 @@ public enum RefreshVerdict: Sendable, Equatable {
             return .retry(successor: token.successor(under: key, in: session.appID))
         }
         return .reuse
+    }
+
+    /// Whether only a walk forward can tell `token` from a forged one: it is
+    /// neither the session's live token nor the one spent last, and at most
+    /// ``longestWalk`` generations older than the live one.
+    public static func needsWalk(_ token: RefreshToken, session: StoredSession?) -> Bool {
+        guard let session, session.sessionID == token.sessionID else { return false }
+        let digest = token.digest
+        if token.generation == session.generation && digest == session.tokenDigest { return false }
+        if token.generation &+ 1 == session.generation && session.previousDigest == digest { return false }
+        return token.generation < session.generation && session.generation - token.generation <= longestWalk
     }
 
     /// Whether deriving forward from `token` (an older generation) reaches the session's live token.

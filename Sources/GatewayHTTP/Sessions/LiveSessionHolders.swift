@@ -15,7 +15,7 @@ struct LiveSessionHolders: SessionHolders {
             throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app keeps no sessions.")
         }
         guard let refreshToken else { throw GatewayError.invalidRequest("refresh_token is required.") }
-        let reading = try await sessions.verdict(on: refreshToken, in: app, settings: settings)
+        let reading = try await sessions.verdict(on: refreshToken, in: app, settings: settings, walking: false)
         if let session = reading.session {
             passage.row.userID = session.userID
             passage.row.detail["session_id"] = session.sessionID.lowercasedText
@@ -31,7 +31,15 @@ struct LiveSessionHolders: SessionHolders {
             // Not ended here: the refresh route is where a stolen family ends; this one only refuses it.
             try await Self.refuse(RefreshVerdict.Reason.reused, &passage, app: app)
         case .refuse(let reason):
-            try await Self.refuse(reason, &passage, app: app)
+            // Counted before the walk that tells an older token of the family (reuse) from a forged one.
+            func walkedReason() -> String {
+                switch sessions.walked(reading, settings: settings).verdict {
+                case .reuse: RefreshVerdict.Reason.reused
+                case .refuse(let walked): walked
+                case .rotate, .retry: reason
+                }
+            }
+            try await Self.refuse(walkedReason(), &passage, app: app)
         }
     }
 
@@ -64,9 +72,12 @@ struct LiveSessionHolders: SessionHolders {
     static let oneFactorSession = "session_one_factor"
 
     /// A bad proof of who asks: counted against the client's `refresh_failures`, the row saying why.
-    static func refuse(_ reason: String, _ passage: inout PublicRequest, app: AppSettings) async throws -> Never {
+    /// `reason` is made only once the count has allowed the request (it may walk a token's family).
+    static func refuse(
+        _ reason: @autoclosure () -> String, _ passage: inout PublicRequest, app: AppSettings
+    ) async throws -> Never {
         try await passage.check([RateLimitPolicy.refreshFailures.name: passage.clientIP], app: app)
-        passage.row.reason = reason
+        passage.row.reason = reason()
         throw GatewayError.invalidCredentials
     }
 }

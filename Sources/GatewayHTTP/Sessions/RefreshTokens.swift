@@ -51,15 +51,32 @@ public struct RefreshTokens: Sendable {
         return RefreshReading(token: token, session: session, now: now, verdict: verdict)
     }
 
-    /// The verdict on the refresh token `text` of `app`, read against its session now.
-    func verdict(on text: String?, in app: AppSettings, settings: SessionSettings) async throws -> RefreshReading {
+    /// The verdict on the refresh token `text` of `app`, read against its
+    /// session now. Without `walking`, a token only a walk could tell from a
+    /// forged one is refused as unknown, its reading saying so
+    /// (``RefreshReading/needsWalk``): the caller counts the refusal, then
+    /// asks ``walked(_:settings:)``.
+    func verdict(
+        on text: String?, in app: AppSettings, settings: SessionSettings, walking: Bool = true
+    ) async throws -> RefreshReading {
         guard let text, let token = RefreshToken(text: text) else {
             return RefreshReading(token: nil, session: nil, now: Date(), verdict: .refuse(reason: RefreshVerdict.Reason.malformed))
         }
         let lookup = try await store.find(token.sessionID, in: app.appID)
         let verdict = RefreshVerdict.of(
-            token, session: lookup.session, now: lookup.now, graceSeconds: settings.reuseGraceSeconds, key: successorKey)
-        return RefreshReading(token: token, session: lookup.session, now: lookup.now, verdict: verdict)
+            token, session: lookup.session, now: lookup.now, graceSeconds: settings.reuseGraceSeconds, key: successorKey,
+            walking: walking)
+        return RefreshReading(
+            token: token, session: lookup.session, now: lookup.now, verdict: verdict,
+            needsWalk: !walking && RefreshVerdict.needsWalk(token, session: lookup.session))
+    }
+
+    /// The reading with its walk made: the verdict on an older token of the family (reuse) or a forged one.
+    func walked(_ reading: RefreshReading, settings: SessionSettings) -> RefreshReading {
+        guard reading.needsWalk, let token = reading.token else { return reading }
+        let verdict = RefreshVerdict.of(
+            token, session: reading.session, now: reading.now, graceSeconds: settings.reuseGraceSeconds, key: successorKey)
+        return RefreshReading(token: token, session: reading.session, now: reading.now, verdict: verdict)
     }
 }
 
@@ -70,6 +87,9 @@ struct RefreshReading {
     /// The storage's clock at the reading.
     let now: Date
     let verdict: RefreshVerdict
+    /// The verdict was made without the walk that tells an older token of
+    /// the family from a forged one (``RefreshTokens/walked(_:settings:)``).
+    var needsWalk = false
 }
 
 /// What a client keeps of its session, answered with a token: shown once.

@@ -46,11 +46,19 @@ struct SignOutController: Sendable {
             }
             return (tenant, settings, presented)
         }
-        let reading: RefreshReading
+        var reading: RefreshReading
         do {
-            reading = try await sessions.verdict(on: presented, in: tenant.settings, settings: settings)
+            reading = try await sessions.verdict(on: presented, in: tenant.settings, settings: settings, walking: false)
         } catch {
             throw ErrorResponder.translate(error, logger: context.logger)
+        }
+        // An older token of the family (a sign-out with a spent token ends the session too) is told from a
+        // forged one only by a walk: counted against the client's refresh_failures first, as a refusal.
+        var counted = false
+        if reading.needsWalk {
+            try await passage.check([RateLimitPolicy.refreshFailures.name: passage.clientIP], app: tenant.settings)
+            counted = true
+            reading = sessions.walked(reading, settings: settings)
         }
         let ended: Bool
         switch reading.verdict {
@@ -64,12 +72,12 @@ struct SignOutController: Sendable {
             passage.row.detail["session_id"] = session.sessionID.lowercasedText
         }
         guard ended, let session = reading.session else {
-            try await passage.check([RateLimitPolicy.refreshFailures.name: passage.clientIP], app: tenant.settings)
+            if !counted { try await passage.check([RateLimitPolicy.refreshFailures.name: passage.clientIP], app: tenant.settings) }
             await passage.recordEventually()
             return
         }
         // The client's `ip` count, which a refusal above takes with its failure.
-        try await passage.check([:], app: tenant.settings)
+        if !counted { try await passage.check([:], app: tenant.settings) }
         var row = passage.row
         row.outcome = .success
         try await passage.record(

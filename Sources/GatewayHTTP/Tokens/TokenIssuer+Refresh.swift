@@ -40,16 +40,17 @@ extension TokenIssuer {
             if let known = remembered {
                 (reading, remembered) = (known, nil)
             } else {
-                reading = try await sessions.verdict(on: presented, in: app, settings: settings)
+                reading = try await sessions.verdict(on: presented, in: app, settings: settings, walking: false)
             }
             if let session = reading.session { attempt.passage.row.detail["session_id"] = session.sessionID.lowercasedText }
             let successor: RefreshToken
             let rotates: Bool
             switch reading.verdict {
             case .refuse(let reason):
-                try await refuse(reason, subjects: failures, app: app, &attempt)
+                try await refuse(reason, reading: reading, settings: settings, subjects: failures, app: app, &attempt)
             case .reuse:
-                try await endForReuse(reading, subjects: failures, app: app, &attempt)
+                try await attempt.passage.check(failures, app: app)
+                try await endForReuse(reading, app: app, &attempt)
             case .rotate(let next):
                 (successor, rotates) = (next, true)
             case .retry(let next):
@@ -58,7 +59,7 @@ extension TokenIssuer {
             guard let session = reading.session, let spent = reading.token else { throw GatewayError.internalError }
             attempt.passage.row.userID = session.userID
             if let named = asked.tokenRequest.userID, named != session.userID {
-                try await refuse(RefreshVerdict.Reason.userID, subjects: failures, app: app, &attempt)
+                try await refuse(RefreshVerdict.Reason.userID, reading: nil, settings: settings, subjects: failures, app: app, &attempt)
             }
             let grant = TokenGrant(
                 app: app, identity: VerifiedIdentity(userID: session.userID, profile: session.profile),
@@ -95,20 +96,30 @@ extension TokenIssuer {
 
     /// Counts the refused refresh against the client's `refresh_failures`
     /// (the 429 when it is over) and throws the 401 its row names `reason` for.
+    /// Only then, for a `reading` made without its walk, the walk: an older
+    /// token of the family is reuse after all (its session ends), a forged
+    /// one stays refused. So a forged token costs no HMAC for a client its
+    /// limits refuse, and at most ``RefreshVerdict/longestWalk`` for one they allow.
     private func refuse(
-        _ reason: String, subjects: [String: String], app: AppSettings, _ attempt: inout Attempt
+        _ reason: String, reading: RefreshReading?, settings: SessionSettings, subjects: [String: String],
+        app: AppSettings, _ attempt: inout Attempt
     ) async throws -> Never {
         try await attempt.passage.check(subjects, app: app)
         attempt.passage.row.reason = reason
+        if let reading, reading.needsWalk {
+            switch sessions.walked(reading, settings: settings).verdict {
+            case .reuse: try await endForReuse(reading, app: app, &attempt)
+            case .refuse(let walked): attempt.passage.row.reason = walked
+            case .rotate, .retry: break  // an older token is never the live one
+            }
+        }
         throw GatewayError.invalidCredentials
     }
 
-    /// A spent token presented past the grace window: its session ends, with
-    /// a `session.reuse_detected` row, and the request is refused.
-    private func endForReuse(
-        _ reading: RefreshReading, subjects: [String: String], app: AppSettings, _ attempt: inout Attempt
-    ) async throws -> Never {
-        try await attempt.passage.check(subjects, app: app)
+    /// A spent token presented past the grace window, its refusal counted:
+    /// its session ends, with a `session.reuse_detected` row, and the
+    /// request is refused.
+    private func endForReuse(_ reading: RefreshReading, app: AppSettings, _ attempt: inout Attempt) async throws -> Never {
         if let session = reading.session, let token = reading.token {
             sessions.recent.forget(session.sessionID, in: app.appID)
             var detected = attempt.passage.row

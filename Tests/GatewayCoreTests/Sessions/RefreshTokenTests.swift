@@ -102,5 +102,20 @@ import Testing
         #expect(verdict(chain[0]) == .refuse(reason: RefreshVerdict.Reason.unknown))
         let forged = RefreshToken(sessionID: live.sessionID, generation: 0, secret: RefreshToken.first(of: UUID()).secret)
         #expect(verdict(forged) == .refuse(reason: RefreshVerdict.Reason.unknown))
+
+        // Which tokens need the walk, which callers make only once the request's limits allowed it: neither
+        // the live one nor the last spent one, and none past the bound (a forged generation 0 included).
+        #expect(!RefreshVerdict.needsWalk(live, session: session) && !RefreshVerdict.needsWalk(chain[2_999], session: session))
+        #expect(RefreshVerdict.needsWalk(chain[3_000 - 16], session: session))
+        #expect(RefreshVerdict.needsWalk(chain[2_998], session: session))
+        #expect(!RefreshVerdict.needsWalk(chain[3_000 - 17], session: session) && !RefreshVerdict.needsWalk(forged, session: session))
+        let withinBound = RefreshToken(sessionID: live.sessionID, generation: 2_990, secret: forged.secret)
+        #expect(RefreshVerdict.needsWalk(withinBound, session: session), "a forged token within the bound needs it too")
+        // Without the walk, such a token is refused as unknown; with it, an older token of the family is reuse.
+        let unwalked = RefreshVerdict.of(chain[2_998], session: session, now: now, graceSeconds: 10, key: Self.key, walking: false)
+        #expect(unwalked == .refuse(reason: RefreshVerdict.Reason.unknown))
+        #expect(verdict(chain[2_998]) == .reuse)
+        #expect(RefreshVerdict.of(live, session: session, now: now, graceSeconds: 10, key: Self.key, walking: false)
+            == .rotate(successor: live.successor(under: Self.key, in: Self.app)), "the live token needs no walk")
     }
 }

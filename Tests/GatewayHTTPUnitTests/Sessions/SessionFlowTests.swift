@@ -91,6 +91,36 @@ import Testing
         }
     }
 
+    /// Issue 76.4: a token older than the last spent one is told from a
+    /// forged one by a walk made only once the request's limits allowed it.
+    /// The family's own token, two refreshes back, is still reuse and ends
+    /// the session; a forged one under the same id and generation ends
+    /// nothing; both count as the client's refused refreshes.
+    @Test func anOlderTokenOfTheFamilyIsReuseAndAForgedOneEndsNothing() async throws {
+        try await MemoryGateway.with { gateway in
+            let app = try await gateway.createSessionApp(SessionSettings(reuseGraceSeconds: 0))
+            let signedIn = try await gateway.signIn(app)
+            let sessionID = try #require(signedIn.sessionID)
+            let first = try #require(signedIn.refreshToken)
+            let second = try #require(try await gateway.refresh(app, first).refreshToken)
+            let third = try #require(try await gateway.refresh(app, second).refreshToken)
+            let firstToken = try #require(RefreshToken(text: first))
+            let forged = RefreshToken(
+                sessionID: firstToken.sessionID, generation: firstToken.generation, secret: RefreshToken.first(of: UUID()).secret)
+
+            let refusedForged = try await gateway.refresh(app, forged.text)
+            #expect(refusedForged.status == .unauthorized)
+            #expect(try await gateway.reason(of: refusedForged) == RefreshVerdict.Reason.unknown)
+            #expect(try await gateway.sessionState(sessionID)?.revokedReason == nil, "a forged token ends nothing")
+            #expect(try await gateway.refresh(app, third).status == .ok, "the live token still refreshes")
+
+            let reused = try await gateway.refresh(app, first)
+            #expect(reused.status == .unauthorized)
+            #expect(try await gateway.reason(of: reused) == RefreshVerdict.Reason.reused)
+            #expect(try await gateway.sessionState(sessionID)?.revokedReason == "reuse_detected")
+        }
+    }
+
     /// A stolen token, used by the thief after the user refreshed (past the
     /// grace window), ends that session, and only that one: the user's other
     /// device goes on.
