@@ -111,6 +111,42 @@ import Testing
         }
     }
 
+    /// Six rounds, each a new user whose 12 password sign-ins go at once over
+    /// the two instances with `change` to the user (`user_deleted`,
+    /// `user_disabled`, `password_changed`) on the second; what `keep` takes
+    /// of each sign-in's answer.
+    static func race(
+        _ change: String, _ gateways: [TestGateway], app: AppSettings, token: String,
+        keep: @escaping @Sendable (TestResponse) throws -> String?
+    ) async throws -> [String] {
+        var kept: [String] = []
+        for round in 0..<6 {
+            let user = "user-\(round)"
+            try await gateways[0].putUser(user, in: app, token: token, ["password": "correct horse \(user)"])
+            let path = "/admin/v1/apps/\(app.appID)/users/\(user)"
+            kept += try await withThrowingTaskGroup(of: String?.self) { group in
+                group.addTask {
+                    let answer =
+                        switch change {
+                        case "user_deleted": try await gateways[1].admin(.delete, path, token: token, json: nil)
+                        case "user_disabled": try await gateways[1].admin(.patch, path, token: token, json: ["disabled": true])
+                        default: try await gateways[1].admin(.patch, path, token: token, json: ["password": "a new horse staple"])
+                        }
+                    #expect([.noContent, .ok].contains(answer.status))
+                    return nil
+                }
+                for index in 0..<12 {
+                    group.addTask {
+                        let body = passwordRequest(app, user: user, password: "correct horse \(user)")
+                        return try keep(try await gateways[index % 2].test(over: .router) { try await $0.postJSON(body) })
+                    }
+                }
+                return try await group.reduce(into: [String]()) { if let value = $1 { $0.append(value) } }
+            }
+        }
+        return kept
+    }
+
     /// Each round, 12 password sign-ins of one user over two instances go
     /// at once with the user's DELETE (or PATCH disabled, or a new password)
     /// on the second:
@@ -124,31 +160,8 @@ import Testing
         try await withTwoInstances(plugins: .passwordTests) { gateways in
             let app = try await Self.racedApp(gateways[0], mfa: nil)
             let token = try await gateways[0].adminToken(.app(app.appID), expiresAt: nil, revoked: false, name: "test")
-            var issued: [String] = []
-            for round in 0..<6 {
-                let user = "user-\(round)"
-                try await gateways[0].putUser(user, in: app, token: token, ["password": "correct horse \(user)"])
-                let path = "/admin/v1/apps/\(app.appID)/users/\(user)"
-                issued += try await withThrowingTaskGroup(of: String?.self) { group in
-                    group.addTask {
-                        let answer =
-                            switch change {
-                            case "user_deleted": try await gateways[1].admin(.delete, path, token: token, json: nil)
-                            case "user_disabled": try await gateways[1].admin(.patch, path, token: token, json: ["disabled": true])
-                            default: try await gateways[1].admin(.patch, path, token: token, json: ["password": "a new horse staple"])
-                            }
-                        #expect([.noContent, .ok].contains(answer.status))
-                        return nil
-                    }
-                    for index in 0..<12 {
-                        group.addTask {
-                            let body = passwordRequest(app, user: user, password: "correct horse \(user)")
-                            let answer = try await gateways[index % 2].test(over: .router) { try await $0.postJSON(body) }
-                            return answer.status == .ok ? try #require(jsonObject(answer)["refresh_token"] as? String) : nil
-                        }
-                    }
-                    return try await group.reduce(into: [String]()) { if let refreshToken = $1 { $0.append(refreshToken) } }
-                }
+            let issued = try await Self.race(change, gateways, app: app, token: token) { answer in
+                answer.status == .ok ? try #require(jsonObject(answer)["refresh_token"] as? String) : nil
             }
             var refreshed = 0
             for refreshToken in issued where try await Self.refreshes(gateways[0], app, refreshToken) { refreshed += 1 }
@@ -170,31 +183,8 @@ import Testing
         try await withTwoInstances(plugins: .passwordTests) { gateways in
             let app = try await Self.racedApp(gateways[0], mfa: SecondFactorSettings(requirement: .required))
             let token = try await gateways[0].adminToken(.app(app.appID), expiresAt: nil, revoked: false, name: "test")
-            var tickets: [String] = []
-            for round in 0..<6 {
-                let user = "user-\(round)"
-                try await gateways[0].putUser(user, in: app, token: token, ["password": "correct horse \(user)"])
-                let path = "/admin/v1/apps/\(app.appID)/users/\(user)"
-                tickets += try await withThrowingTaskGroup(of: String?.self) { group in
-                    group.addTask {
-                        let answer =
-                            switch change {
-                            case "user_deleted": try await gateways[1].admin(.delete, path, token: token, json: nil)
-                            case "user_disabled": try await gateways[1].admin(.patch, path, token: token, json: ["disabled": true])
-                            default: try await gateways[1].admin(.patch, path, token: token, json: ["password": "a new horse staple"])
-                            }
-                        #expect([.noContent, .ok].contains(answer.status))
-                        return nil
-                    }
-                    for index in 0..<12 {
-                        group.addTask {
-                            let body = passwordRequest(app, user: user, password: "correct horse \(user)")
-                            let answer = try await gateways[index % 2].test(over: .router) { try await $0.postJSON(body) }
-                            return answer.status == .forbidden ? try jsonObject(answer)["mfa_ticket"] as? String : nil
-                        }
-                    }
-                    return try await group.reduce(into: [String]()) { if let ticket = $1 { $0.append(ticket) } }
-                }
+            let tickets = try await Self.race(change, gateways, app: app, token: token) { answer in
+                answer.status == .forbidden ? try jsonObject(answer)["mfa_ticket"] as? String : nil
             }
             var enrolled = 0
             for ticket in tickets {
