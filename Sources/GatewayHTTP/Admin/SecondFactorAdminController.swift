@@ -75,8 +75,8 @@ struct SecondFactorAnswer: Encodable, Sendable {
     let type: String
     let confirmed: Bool
     let created_at: String
-    let confirmed_at: String?
-    let last_used_at: String?
+    @WrittenAsNull var confirmed_at: String?
+    @WrittenAsNull var last_used_at: String?
     let recovery_codes_left: Int
 
     init(_ factor: StoredSecondFactor) {
@@ -87,23 +87,5 @@ struct SecondFactorAnswer: Encodable, Sendable {
         confirmed_at = factor.confirmedAt.map(timestamp)
         last_used_at = factor.lastUsedAt.map(timestamp)
         recovery_codes_left = factor.recoveryCodesLeft
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case user_id, type, confirmed, created_at, confirmed_at, last_used_at, recovery_codes_left
-    }
-
-    /// `confirmed_at` and `last_used_at` are written as `null` until known
-    /// rather than left out: openapi.yaml makes them required members (a
-    /// factor waiting for its first code has neither; schemathesis found it).
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(user_id, forKey: .user_id)
-        try container.encode(type, forKey: .type)
-        try container.encode(confirmed, forKey: .confirmed)
-        try container.encode(created_at, forKey: .created_at)
-        try container.encode(confirmed_at, forKey: .confirmed_at)
-        try container.encode(last_used_at, forKey: .last_used_at)
-        try container.encode(recovery_codes_left, forKey: .recovery_codes_left)
     }
 }

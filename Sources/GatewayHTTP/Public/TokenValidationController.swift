@@ -18,26 +18,11 @@ import Hummingbird
 struct TokenValidationController: Sendable {
     struct Answer: Encodable {
         let valid: Bool
-        /// The app whose key the token names, when the key was found.
-        let app_id: String?
+        /// The app whose key the token names, when the key was found; null otherwise.
+        @WrittenAsNull var app_id: String?
         let problems: [TokenValidationReport.Problem]
         let header: [String: JSONValue]
         let claims: [String: JSONValue]
-
-        /// Writes every member, `app_id` as null when no key was found (the
-        /// synthesized encoder would leave it out).
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(valid, forKey: .valid)
-            try container.encode(app_id, forKey: .app_id)
-            try container.encode(problems, forKey: .problems)
-            try container.encode(header, forKey: .header)
-            try container.encode(claims, forKey: .claims)
-        }
-
-        enum CodingKeys: String, CodingKey {
-            case valid, app_id, problems, header, claims
-        }
     }
 
     let keys: any KeyStore

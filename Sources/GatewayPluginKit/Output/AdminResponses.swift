@@ -7,21 +7,12 @@ import NIOCore
 public enum AdminResponses {
     public struct Page<Item: Encodable>: Encodable {
         public let items: [Item]
-        public let next_cursor: String?
+        /// `null` on the last page: openapi.yaml makes it a required member.
+        @WrittenAsNull public var next_cursor: String?
 
         public init(items: [Item], next_cursor: String?) {
             self.items = items
             self.next_cursor = next_cursor
-        }
-
-        private enum CodingKeys: String, CodingKey { case items, next_cursor }
-
-        /// `next_cursor` is written as `null` on the last page rather than
-        /// left out: openapi.yaml makes it a required member.
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(items, forKey: .items)
-            try container.encode(next_cursor, forKey: .next_cursor)
         }
     }
 
