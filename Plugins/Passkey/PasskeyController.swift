@@ -40,17 +40,23 @@ struct PasskeyController: Sendable {
     func addRoutes(to router: Router<GatewayRequestContext>) {
         let gate = services.gate
         router.post(RouterPath(stringLiteral: Self.authenticationOptionsPath)) { request, context in
-            try await gate.answer("passkey.challenge", credentialType: PasskeyPlugin.type, request: request, context: context) {
+            try await gate.answer(
+                "passkey.challenge", credentialType: PasskeyPlugin.type, cost: .limitsFirst, request: request, context: context
+            ) {
                 try await authenticationOptions(request, context, &$0)
             }
         }
         router.post(RouterPath(stringLiteral: Self.registrationOptionsPath)) { request, context in
-            try await gate.answer("passkey.challenge", credentialType: PasskeyPlugin.type, request: request, context: context) {
+            try await gate.answer(
+                "passkey.challenge", credentialType: PasskeyPlugin.type, cost: .limitsFirst, request: request, context: context
+            ) {
                 try await registrationOptions(request, context, &$0)
             }
         }
         router.post(RouterPath(stringLiteral: Self.registrationPath)) { request, context in
-            try await gate.answer("passkey.registered", credentialType: PasskeyPlugin.type, request: request, context: context) {
+            try await gate.answer(
+                "passkey.registered", credentialType: PasskeyPlugin.type, cost: .limitsFirst, request: request, context: context
+            ) {
                 try await register(request, context, &$0)
             }
         }
@@ -60,29 +66,29 @@ struct PasskeyController: Sendable {
     private func read(
         _ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest, fields: Set<String>
     ) async throws -> (JSONInput, AppSettings, PasskeyOptions) {
-        try await passage.beforeTheAppsLimits { passage in
-            let input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
-            try input.rejectUnknown(allowed: fields.union(["app_id"]))
-            let appID = try TokenRequest.validatedAppID(try input.string("app_id"))
-            passage.row.appID = appID
-            context.logFacts.appID = appID
-            let tenant = try await passage.app(appID)
-            guard let verifier = try tenant.verifier(for: PasskeyPlugin.type) as? PasskeyVerifier else {
-                throw GatewayError.internalError
-            }
-            return (input, tenant.settings, verifier.options)
+        let input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
+        try input.rejectUnknown(allowed: fields.union(["app_id"]))
+        let appID = try TokenRequest.validatedAppID(try input.string("app_id"))
+        passage.row.appID = appID
+        context.logFacts.appID = appID
+        let tenant = try await passage.app(appID)
+        guard let verifier = try tenant.verifier(for: PasskeyPlugin.type) as? PasskeyVerifier else {
+            throw GatewayError.internalError
         }
+        return (input, tenant.settings, verifier.options)
     }
 
     private func authenticationOptions(
         _ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest
     ) async throws -> Response {
         let (_, app, options) = try await read(request, context, &passage, fields: [])
-        try await passage.check([RateLimitPolicy.passkeyChallenges.name: passage.clientIP], app: app)
+        try await passage.limits([RateLimitPolicy.passkeyChallenges.name: passage.clientIP])
         let challenge = PasskeyChallenge.generate()
         try await registrar.store.keepChallenge(
             PasskeyChallenge.digest(challenge), for: .assertion, userID: nil, in: app.appID,
             lifetimeSeconds: options.challengeLifetimeSeconds)
+        passage.row.outcome = .success
+        try await passage.succeedWithoutWaiting()
         let party = options.relyingParty
         return try AdminResponses.json(
             JSONValue.object([
@@ -99,7 +105,10 @@ struct PasskeyController: Sendable {
         let (input, app, options) = try await read(request, context, &passage, fields: ["refresh_token"])
         let holder = try await services.sessionHolders.holder(
             of: try input.string("refresh_token"), adding: PasskeyPlugin.type, in: app, passage: &passage)
-        return try AdminResponses.json(try await registrar.creationOptions(for: holder.userID, in: app.appID, options: options))
+        let creation = try await registrar.creationOptions(for: holder.userID, in: app.appID, options: options)
+        passage.row.outcome = .success
+        try await passage.succeedWithoutWaiting()
+        return try AdminResponses.json(creation)
     }
 
     private func register(
@@ -118,6 +127,7 @@ struct PasskeyController: Sendable {
             let passkey = try await registrar.register(
                 input, for: userID, in: app.appID, options: options,
                 boundTo: holder.isMultiFactor ? nil : holder.sessionID, row: row, refusal: &refusal)
+            try await passage.succeededInTheRoutesStatement()
             // The session may have ended while the passkey was added (deleting the user
             // ends it, and takes the passkeys it finds): then this one goes too.
             if let ended = try await services.sessionHolders.endedReason(of: refreshToken ?? "", in: app) {

@@ -38,13 +38,13 @@ struct PhoneCodeController: Sendable {
         // No code went out on a failure (too soon, delivery failed, storage away): its send units are
         // given back. A refusal gave them back already.
         try await services.gate.answer(
-            "phone_code.sent", credentialType: "phone_code", request: request, context: context, givesBackOnFailure: true
+            "phone_code.sent", credentialType: "phone_code", cost: .sendsWork, request: request, context: context
         ) { passage in
             let answer = try await send(request, context, &passage)
             // An unbound number is answered alike but audited as not sent. The code has left by now, so the
             // answer does not wait on the row: while PostgreSQL is away it is kept and written later.
             if passage.row.reason == nil { passage.row.outcome = .success }
-            await passage.recordEventually()
+            try await passage.succeedWithoutWaiting()
             return try AdminResponses.json(answer, status: .accepted)
         }
     }
@@ -57,15 +57,17 @@ struct PhoneCodeController: Sendable {
     private func send(
         _ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest
     ) async throws(GatewayError) -> Answer {
-        let (appID, number, tenant, options) = try await passage.beforeTheAppsLimits { passage in
+        let (appID, number, options): (AppID, PhoneNumber, PhoneCodeOptions)
+        do {
             let input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
             try input.rejectUnknown(allowed: ["app_id", "phone_number"])
-            guard let appID = try input.string("app_id").flatMap(AppID.init) else {
+            guard let id = try input.string("app_id").flatMap(AppID.init) else {
                 throw GatewayError.invalidRequest("app_id must be layer:///apps/{staging|production}/<uuid> or a UUID.")
             }
+            appID = id
             passage.row.appID = appID
             context.logFacts.appID = appID
-            let number = try PhoneNumber.parse(try input.string("phone_number"), field: "phone_number")
+            number = try PhoneNumber.parse(try input.string("phone_number"), field: "phone_number")
             passage.row.detail["phone_number"] = number.text
 
             let tenant = try await passage.app(appID)
@@ -78,13 +80,14 @@ struct PhoneCodeController: Sendable {
                 throw GatewayError(
                     .phoneNumberNotAllowed, .forbidden, "This app does not send codes to numbers in that country.")
             }
-            return (appID, number, tenant, verifier.options)
+            options = verifier.options
+        } catch {
+            throw ErrorResponder.translate(error, logger: context.logger)
         }
         let answer = Answer(expires_in: options.lifetimeSeconds, resend_after: options.resendAfterSeconds)
 
-        try await passage.check(
-            [RateLimitPolicy.codeSendsPerNumber.name: number.text, RateLimitPolicy.codeSendsPerIP.name: passage.clientIP],
-            app: tenant.settings)
+        try await passage.limits(
+            [RateLimitPolicy.codeSendsPerNumber.name: number.text, RateLimitPolicy.codeSendsPerIP.name: passage.clientIP])
         if options.testCode(for: number) != nil {
             passage.row.detail["test_number"] = "true"
             return answer

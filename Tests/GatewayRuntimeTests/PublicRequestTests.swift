@@ -9,10 +9,11 @@ import Logging
 import Synchronization
 import Testing
 
-/// What `PublicRequest` and `PublicRequestGate` decide for one public
-/// request, without HTTP: the order of its phases (the client's count, the
-/// app, the app's limits, the row), what each refusal costs, and how a
-/// request ends. The limiter is the gateway's own `RateLimiter`, over the
+/// What `PublicRequest` (the driver of `PublicRequestMachine`) and
+/// `PublicRequestGate` do for one public request, without HTTP: the
+/// machine's actions run against the limits and the trail (the client's
+/// count, the app, the app's limits, the row), what each refusal costs, and
+/// how a request ends. The order itself is `PublicRequestMachineTests`'. The limiter is the gateway's own `RateLimiter`, over the
 /// counters and audit trail of ``InMemoryStores``; the apps are the test's.
 @Suite struct PublicRequestTests {
     /// Apps by id, the test's to enable, disable or break; counts the lookups that went past memory.
@@ -72,9 +73,9 @@ import Testing
                 tenants: apps, limits: limiter, ledger: memory.stores.ledger, databaseRetry: .once(within: .seconds(5)))
         }
 
-        func open(client: String = "203.0.113.7") -> PublicRequest {
+        func open(client: String = "203.0.113.7", cost: PublicRequest.Cost = .limitsFirst) -> PublicRequest {
             gate.open(
-                "token.denied", credentialType: "static", requestID: UUID().uuidString, clientIP: client,
+                "token.denied", credentialType: "static", cost: cost, requestID: UUID().uuidString, clientIP: client,
                 userAgent: "tests", logger: Logger(label: "public-request-tests"))
         }
 
@@ -111,24 +112,20 @@ import Testing
 
     /// A request refused before its app is known (a malformed body) still
     /// spends one unit of its address's budget, and once that is spent the
-    /// refusal is the 429, not the 400.
+    /// refusal is the 429, not the 400; each leaves its row but the run of
+    /// the address's refusals, whose first alone is written.
     @Test func aRequestRefusedBeforeItsAppIsKnownSpendsItsAddresssBudget() async {
         let setup = Setup(clientLimit: 3)
-        var codes: [GatewayError.Code?] = []
+        var codes: [GatewayError.Code] = []
         for _ in 0..<5 {
             var request = setup.open()
-            codes.append(
-                await Self.refusal {
-                    try await request.beforeTheAppsLimits { _ in throw GatewayError.invalidRequest("nonce is required") }
-                }?.code)
+            codes.append(await request.end(failing: GatewayError.invalidRequest("nonce is required")).answer.error.code)
         }
         #expect(codes == [.invalidRequest, .invalidRequest, .invalidRequest, .rateLimited, .rateLimited])
+        #expect(setup.rows.map(\.reason) == ["invalid_request", "invalid_request", "invalid_request", "rate_limited"])
         // Another address has its own budget.
         var other = setup.open(client: "198.51.100.2")
-        let answer = await Self.refusal {
-            try await other.beforeTheAppsLimits { _ in throw GatewayError.invalidRequest("nonce is required") }
-        }
-        #expect(answer?.code == .invalidRequest)
+        #expect(await other.end(failing: GatewayError.invalidRequest("nonce is required")).answer.error.code == .invalidRequest)
     }
 
     /// An app id not in memory is paid for before it is looked up: made-up
@@ -153,15 +150,15 @@ import Testing
             var allowed = 0
             for _ in 0..<3 {
                 var request = setup.open()
-                let tenant = try await request.app(app.appID)
-                try await request.check([:], app: tenant.settings)
+                _ = try await request.app(app.appID)
+                try await request.limits([:])
                 allowed += 1
             }
             #expect(allowed == 3, "cached: \(cached)")
             var fourth = setup.open()
             let refused = await Self.refusal {
-                let tenant = try await fourth.app(app.appID)
-                try await fourth.check([:], app: tenant.settings)
+                _ = try await fourth.app(app.appID)
+                try await fourth.limits([:])
             }
             #expect(refused?.code == .rateLimited, "cached: \(cached)")
         }
@@ -180,26 +177,29 @@ import Testing
     }
 
     /// The app's limits refuse with a 429 whose row names the policy, and
-    /// ``PublicRequest/deny(_:)`` writes that row. The address's own limit
-    /// writes the first refusal of a run, not every one after it.
+    /// the request's end writes that row. The address's own limit writes the
+    /// first refusal of a run, not every one after it.
     @Test func aRefusalIsNotedInTheRowAndARunOfAddressRefusalsLeavesOneRow() async throws {
         let setup = Setup(clientLimit: 2)
         let app = setup.app(limits: ["app": RateLimitOverride(limit: 1, periodSeconds: 600)])
         var first = setup.open()
-        try await first.check(["app": "*"], app: app)
+        _ = try await first.app(app.appID)
+        try await first.limits(["app": "*"])
         var second = setup.open()
-        let byApp = try #require(await Self.refusal { try await second.check(["app": "*"], app: app) })
+        _ = try await second.app(app.appID)
+        let byApp = try #require(await Self.refusal { try await second.limits(["app": "*"]) })
         #expect(byApp.code == .rateLimited)
-        let written = await second.deny(byApp)
+        let written = await second.end(failing: byApp).row
         #expect(written.reason == "rate_limited" && written.detail["policy"] == "app")
 
         // The address has spent its two: each further request, to any app, is refused by `ip`; one row for the run.
         let another = setup.app()
         for _ in 0..<4 {
             var request = setup.open()
-            let refused = try #require(await Self.refusal { try await request.check([:], app: another) })
+            _ = try await request.app(another.appID)
+            let refused = try #require(await Self.refusal { try await request.limits([:]) })
             #expect(refused.code == .rateLimited)
-            await request.deny(refused)
+            _ = await request.end(failing: refused)
         }
         let refusals = setup.rows.filter { $0.reason == "rate_limited" }
         #expect(refusals.map { $0.detail["policy"] } == ["app", "ip"])
@@ -207,55 +207,78 @@ import Testing
 
     /// A verified attempt gives back what its check reserved and writes its
     /// success row in the same statement; a failed one keeps the unit.
-    @Test func releaseWritesTheSuccessRowAndGivesBackTheReservation() async throws {
+    @Test func aSuccessWritesItsRowAndGivesBackTheReservation() async throws {
         let setup = Setup()
         let app = setup.app(limits: ["user_failures": RateLimitOverride(limit: 2, periodSeconds: 900)])
         for _ in 0..<5 {
             var request = setup.open()
-            try await request.check(["user_failures": "ada"], app: app)
+            _ = try await request.app(app.appID)
+            try await request.limits(["user_failures": "ada"])
             var issued = request.row
             issued.event = "token.issued"
             issued.outcome = .success
-            try await request.release(readingFailuresOf: nil, app: app, recording: issued)
+            try await request.succeed(recording: issued)
         }
         #expect(setup.rows.filter { $0.event == "token.issued" }.count == 5)
         // Two failures keep their units: the next attempt is refused before any check of the credential.
         for _ in 0..<2 {
             var failed = setup.open()
-            try await failed.check(["user_failures": "ada"], app: app)
+            _ = try await failed.app(app.appID)
+            try await failed.limits(["user_failures": "ada"])
+            _ = await failed.end(failing: GatewayError.invalidCredentials)
         }
         var third = setup.open()
-        let refused = await Self.refusal { try await third.check(["user_failures": "ada"], app: app) }
+        _ = try await third.app(app.appID)
+        let refused = await Self.refusal { try await third.limits(["user_failures": "ada"]) }
         #expect(refused?.code == .rateLimited)
     }
 
-    /// No token without its row: when the row cannot be written, admitting
-    /// the request throws 503 and nothing is recorded.
-    @Test func anAdmissionWhoseRowCannotBeWrittenIsUnavailable() async throws {
+    /// No token without its row: when the row cannot be written, the
+    /// success throws 503 and nothing is recorded.
+    @Test func aSuccessWhoseRowCannotBeWrittenIsUnavailable() async throws {
         let setup = Setup()
         let app = setup.app()
+        var request = setup.open(cost: .verifyFirst)
+        _ = try await request.app(app.appID)
         setup.memory.failing = true
-        var request = setup.open()
         var issued = request.row
         issued.event = "token.issued"
-        let refused = await Self.refusal { try await request.admit([:], app: app, recording: issued) }
+        let refused = await Self.refusal { try await request.succeed(recording: issued) }
         #expect(refused?.code == .unavailable)
         setup.memory.failing = false
         #expect(setup.rows.isEmpty)
     }
 
+    /// A route that answers a success without writing its row is answered
+    /// 500, and the request's denial is its row: the driver refuses the step
+    /// out of order rather than answer without a row.
+    @Test func aSuccessAnsweredWithoutItsRowIsRefused() async throws {
+        let setup = Setup()
+        let app = setup.app()
+        let answer = await Self.refusal {
+            _ = try await setup.gate.answer(setup.open()) { request in
+                _ = try await request.app(app.appID)
+                try await request.limits([:])
+                return Response(status: .ok)
+            }
+        }
+        #expect(answer?.code == .internalError)
+        #expect(setup.rows.map(\.reason) == ["internal_error"])
+    }
+
     /// How a route's request ends through ``PublicRequestGate``: a success
     /// carries the limits' headers and `no-store`; a failure is its
     /// translated error with its row written; a route whose units count
-    /// work done (`givesBackOnFailure`, a code sent) gives back what a
-    /// failure reserved, another keeps it; every failure carries the
-    /// limits' headers, a refusal its `Retry-After` too.
+    /// work done (``PublicRequestMachine/Cost/sendsWork``, a code sent)
+    /// gives back what a failure reserved, another keeps it; every failure
+    /// carries the limits' headers, a refusal its `Retry-After` too.
     @Test func everyAnswerEndsOneWay() async throws {
         let setup = Setup()
         let app = setup.app(limits: ["user_failures": RateLimitOverride(limit: 1, periodSeconds: 600)])
-        let logger = Logger(label: "public-request-tests")
-        let sent = try await setup.gate.answer(setup.open(), logger: logger, givesBackOnFailure: true) { request in
-            try await request.check([:], app: app)
+        let sent = try await setup.gate.answer(setup.open(cost: .sendsWork)) { request in
+            _ = try await request.app(app.appID)
+            try await request.limits([:])
+            try await request.succeedWithoutWaiting()
             return Response(status: .accepted)
         }
         #expect(sent.status == .accepted)
@@ -265,8 +288,9 @@ import Testing
         // Work that failed after its check gives its unit back: the next attempt is allowed.
         for _ in 0..<2 {
             let failed = await Self.refusal {
-                _ = try await setup.gate.answer(setup.open(), logger: logger, givesBackOnFailure: true) { request in
-                    try await request.check(["user_failures": "ada"], app: app)
+                _ = try await setup.gate.answer(setup.open(cost: .sendsWork)) { request in
+                    _ = try await request.app(app.appID)
+                    try await request.limits(["user_failures": "ada"])
                     throw GatewayError(.credentialServiceUnavailable, .upstreamFailure, "The SMS provider refused the message.")
                 }
             }
@@ -281,8 +305,9 @@ import Testing
         var thrown: [any Error] = []
         for _ in 0..<2 {
             do {
-                _ = try await keeping.gate.answer(keeping.open(), logger: logger, givesBackOnFailure: false) { request in
-                    try await request.check(["user_failures": "ada"], app: keptApp)
+                _ = try await keeping.gate.answer(keeping.open(cost: .limitsFirst)) { request in
+                    _ = try await request.app(keptApp.appID)
+                    try await request.limits(["user_failures": "ada"])
                     throw GatewayError(.credentialServiceUnavailable, .upstreamFailure, "The SMS provider refused the message.")
                 }
             } catch {

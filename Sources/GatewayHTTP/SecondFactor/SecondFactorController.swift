@@ -37,18 +37,23 @@ struct SecondFactorController: Sendable {
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
         router.post(RouterPath(stringLiteral: Self.enrolPath)) { request, context in
-            try await gate.answer("mfa.enrolled", credentialType: SecondFactors.totpType, request: request, context: context) {
+            try await gate.answer(
+                "mfa.enrolled", credentialType: SecondFactors.totpType, cost: .limitsFirst, request: request, context: context
+            ) {
                 try await enrol(request, context, &$0)
             }
         }
         router.post(RouterPath(stringLiteral: Self.confirmPath)) { request, context in
-            try await gate.answer("mfa.confirmed", credentialType: SecondFactors.totpType, request: request, context: context) {
+            try await gate.answer(
+                "mfa.confirmed", credentialType: SecondFactors.totpType, cost: .limitsFirst, request: request, context: context
+            ) {
                 try await confirm(request, context, &$0)
             }
         }
         router.post(RouterPath(stringLiteral: Self.recoveryCodesPath)) { request, context in
             try await gate.answer(
-                "mfa.recovery_codes_replaced", credentialType: SecondFactors.totpType, request: request, context: context
+                "mfa.recovery_codes_replaced", credentialType: SecondFactors.totpType, cost: .limitsFirst, request: request,
+                context: context
             ) { try await replaceCodes(request, context, &$0) }
         }
     }
@@ -71,17 +76,14 @@ struct SecondFactorController: Sendable {
         _ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest, fields: Set<String>,
         ticketAllowed: Bool
     ) async throws -> Holder {
-        let (app, input) = try await passage.beforeTheAppsLimits { passage in
-            let input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
-            try input.rejectUnknown(allowed: fields.union(["app_id", "refresh_token"]).union(ticketAllowed ? ["mfa_ticket"] : []))
-            let appID = try TokenRequest.validatedAppID(try input.string("app_id"))
-            passage.row.appID = appID
-            context.logFacts.appID = appID
-            let tenant = try await passage.app(appID)
-            guard tenant.settings.mfa != nil else {
-                throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app asks for no second factor.")
-            }
-            return (tenant.settings, input)
+        let input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
+        try input.rejectUnknown(allowed: fields.union(["app_id", "refresh_token"]).union(ticketAllowed ? ["mfa_ticket"] : []))
+        let appID = try TokenRequest.validatedAppID(try input.string("app_id"))
+        passage.row.appID = appID
+        context.logFacts.appID = appID
+        let app = try await passage.app(appID).settings
+        guard app.mfa != nil else {
+            throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app asks for no second factor.")
         }
         let presentedTicket = ticketAllowed ? try input.string("mfa_ticket") : nil
         let presentedToken = try input.string("refresh_token")
@@ -93,9 +95,9 @@ struct SecondFactorController: Sendable {
             let reading = try await secondFactors.read(ticket: presentedTicket, in: app.appID)
             if let found = reading.ticket { passage.row.userID = found.grant.userID }
             guard let found = reading.ticket, reading.refusal == nil else {
-                try await LiveSessionHolders.refuse(reading.refusal ?? SecondFactorRefusal.ticketUnknown, &passage, app: app)
+                try await passage.refuseHolder(reading.refusal ?? SecondFactorRefusal.ticketUnknown)
             }
-            try await passage.check([:], app: app)
+            try await passage.limits([:])
             return Holder(app: app, userID: found.grant.userID, input: input, proof: .ticket(presentedTicket))
         }
         let holder = try await sessionHolders.holder(of: presentedToken, adding: nil, in: app, passage: &passage)
@@ -114,6 +116,7 @@ struct SecondFactorController: Sendable {
                 .conflict, .conflict,
                 "This user has a confirmed second factor; it is replaced only after an admin resets it.")
         }
+        try await passage.succeededInTheRoutesStatement()
         try await takeBackIfEnded(holder, row: row, &passage)
         return try AdminResponses.json(new, status: .created)
     }
@@ -124,7 +127,7 @@ struct SecondFactorController: Sendable {
         _ holder: Holder, confirmed: Bool, _ passage: inout PublicRequest
     ) async throws -> (StoredSecondFactor, Int64) {
         let code = try holder.input.requiredString("code")
-        try await passage.check([RateLimitPolicy.mfaFailures.name: holder.userID], app: holder.app)
+        try await passage.limits([RateLimitPolicy.mfaFailures.name: holder.userID])
         guard let factor = try await secondFactors.store.factor(of: holder.userID, in: holder.app.appID),
             factor.isConfirmed == confirmed
         else {
@@ -152,7 +155,7 @@ struct SecondFactorController: Sendable {
             passage.row.reason = SecondFactorRefusal.codeReplayed
             throw GatewayError(.conflict, .conflict, "The factor was confirmed or replaced meanwhile.")
         }
-        await passage.giveBackReservations()
+        try await passage.succeededInTheRoutesStatement()
         return AdminResponses.noContent()
     }
 
@@ -192,7 +195,7 @@ struct SecondFactorController: Sendable {
             passage.row.reason = SecondFactorRefusal.codeReplayed
             throw GatewayError.invalidCredentials
         }
-        await passage.giveBackReservations()
+        try await passage.succeededInTheRoutesStatement()
         return try AdminResponses.json(RecoveryCodes(recovery_codes: codes))
     }
 

@@ -23,13 +23,13 @@ struct LiveSessionHolders: SessionHolders {
         switch reading.verdict {
         case .rotate, .retry:
             guard let session = reading.session else { throw GatewayError.internalError }
-            try await passage.check([:], app: app)
+            try await passage.limits([:])
             let holder = SessionHolder(userID: session.userID, sessionID: session.sessionID, methods: session.methods)
             if let credentialType { try await requireLevel(of: holder, adding: credentialType, in: app, &passage) }
             return holder
         case .reuse:
             // Not ended here: the refresh route is where a stolen family ends; this one only refuses it.
-            try await Self.refuse(RefreshVerdict.Reason.reused, &passage, app: app)
+            try await passage.refuseHolder(RefreshVerdict.Reason.reused)
         case .refuse(let reason):
             // Counted before the walk that tells an older token of the family (reuse) from a forged one.
             func walkedReason() -> String {
@@ -39,7 +39,7 @@ struct LiveSessionHolders: SessionHolders {
                 case .rotate, .retry: reason
                 }
             }
-            try await Self.refuse(walkedReason(), &passage, app: app)
+            try await passage.refuseHolder(walkedReason())
         }
     }
 
@@ -70,14 +70,4 @@ struct LiveSessionHolders: SessionHolders {
 
     /// The row's reason when a one-factor session may not add a credential.
     static let oneFactorSession = "session_one_factor"
-
-    /// A bad proof of who asks: counted against the client's `refresh_failures`, the row saying why.
-    /// `reason` is made only once the count has allowed the request (it may walk a token's family).
-    static func refuse(
-        _ reason: @autoclosure () -> String, _ passage: inout PublicRequest, app: AppSettings
-    ) async throws -> Never {
-        try await passage.check([RateLimitPolicy.refreshFailures.name: passage.clientIP], app: app)
-        passage.row.reason = reason()
-        throw GatewayError.invalidCredentials
-    }
 }

@@ -23,64 +23,49 @@ struct SignOutController: Sendable {
 
     private func signOut(_ request: Request, _ context: GatewayRequestContext) async throws -> Response {
         try await gate.answer(
-            "session.signed_out", credentialType: RefreshToken.credentialType, request: request, context: context
+            "session.signed_out", credentialType: RefreshToken.credentialType, cost: .limitsFirst, request: request,
+            context: context
         ) { passage in
             try await end(request, context, &passage)
             return AdminResponses.noContent()
         }
     }
 
-    private func end(
-        _ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest
-    ) async throws(GatewayError) {
-        let (tenant, settings, presented) = try await passage.beforeTheAppsLimits { passage in
-            let input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
-            try input.rejectUnknown(allowed: ["app_id", "refresh_token"])
-            let appID = try TokenRequest.validatedAppID(try input.string("app_id"))
-            passage.row.appID = appID
-            context.logFacts.appID = appID
-            let presented = try input.string("refresh_token")
-            let tenant = try await passage.app(appID)
-            guard let settings = tenant.settings.sessions else {
-                throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app keeps no sessions.")
-            }
-            return (tenant, settings, presented)
+    private func end(_ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest) async throws {
+        let input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
+        try input.rejectUnknown(allowed: ["app_id", "refresh_token"])
+        let appID = try TokenRequest.validatedAppID(try input.string("app_id"))
+        passage.row.appID = appID
+        context.logFacts.appID = appID
+        let presented = try input.string("refresh_token")
+        let tenant = try await passage.app(appID)
+        guard let settings = tenant.settings.sessions else {
+            throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app keeps no sessions.")
         }
-        var reading: RefreshReading
-        do {
-            reading = try await sessions.verdict(on: presented, in: tenant.settings, settings: settings, walking: false)
-        } catch {
-            throw ErrorResponder.translate(error, logger: context.logger)
-        }
+        try await passage.limits([:])
+        var reading = try await sessions.verdict(on: presented, in: tenant.settings, settings: settings, walking: false)
         // An older token of the family (a sign-out with a spent token ends the session too) is told from a
         // forged one only by a walk: counted against the client's refresh_failures first, as a refusal.
-        var counted = false
         if reading.needsWalk {
-            try await passage.check([RateLimitPolicy.refreshFailures.name: passage.clientIP], app: tenant.settings)
-            counted = true
+            try await passage.beforeCostlyWork([RateLimitPolicy.refreshFailures.name: passage.clientIP])
             reading = sessions.walked(reading, settings: settings)
-        }
-        let ended: Bool
-        switch reading.verdict {
-        case .rotate, .retry, .reuse: ended = true
-        case .refuse(let reason):
-            ended = false
-            passage.row.reason = reason
         }
         if let session = reading.session {
             passage.row.userID = session.userID
             passage.row.detail["session_id"] = session.sessionID.lowercasedText
         }
-        guard ended, let session = reading.session else {
-            if !counted { try await passage.check([RateLimitPolicy.refreshFailures.name: passage.clientIP], app: tenant.settings) }
-            await passage.recordEventually()
-            return
+        switch reading.verdict {
+        case .rotate, .retry, .reuse:
+            guard let session = reading.session else { throw GatewayError.internalError }
+            var row = passage.row
+            row.outcome = .success
+            try await passage.succeed(
+                recording: row, changing: .revoke(appID: tenant.settings.appID, sessionID: session.sessionID, reason: "signed_out"))
+        case .refuse(let reason):
+            // Answered alike, so the route tells nobody which tokens are live; the row says why nothing ended.
+            try await passage.holderRefused()
+            passage.row.reason = reason
+            try await passage.succeedWithoutWaiting()
         }
-        // The client's `ip` count, which a refusal above takes with its failure.
-        if !counted { try await passage.check([:], app: tenant.settings) }
-        var row = passage.row
-        row.outcome = .success
-        try await passage.record(
-            row, changing: .revoke(appID: tenant.settings.appID, sessionID: session.sessionID, reason: "signed_out"))
     }
 }

@@ -31,10 +31,9 @@ extension TokenIssuer {
         let app = asked.tenant.settings
         let presented = asked.credentials.fields["refresh_token"]
         var remembered = sessions.rememberedVerdict(on: presented, in: app, settings: settings)
-        var counted = [RateLimitPolicy.app.name: "*"]
+        try await attempt.passage.limits([RateLimitPolicy.app.name: "*"])
         // The remembered verdict if any, then up to three readings.
         for _ in 0..<(remembered == nil ? 3 : 4) {
-            let failures = counted.merging([RateLimitPolicy.refreshFailures.name: attempt.passage.clientIP]) { own, _ in own }
             // A storage failure is answered 503 (`ErrorResponder`), never a refusal.
             let reading: RefreshReading
             if let known = remembered {
@@ -47,10 +46,11 @@ extension TokenIssuer {
             let rotates: Bool
             switch reading.verdict {
             case .refuse(let reason):
-                try await refuse(reason, reading: reading, settings: settings, subjects: failures, app: app, &attempt)
+                try await refuse(reason, reading: reading, settings: settings, app: app, &attempt)
             case .reuse:
-                try await attempt.passage.check(failures, app: app)
-                try await endForReuse(reading, app: app, &attempt)
+                try await attempt.passage.holderRefused()
+                attempt.passage.row.reason = try await endForReuse(reading, app: app, &attempt)
+                throw GatewayError.invalidCredentials
             case .rotate(let next):
                 (successor, rotates) = (next, true)
             case .retry(let next):
@@ -59,7 +59,7 @@ extension TokenIssuer {
             guard let session = reading.session, let spent = reading.token else { throw GatewayError.internalError }
             attempt.passage.row.userID = session.userID
             if let named = asked.tokenRequest.userID, named != session.userID {
-                try await refuse(RefreshVerdict.Reason.userID, reading: nil, settings: settings, subjects: failures, app: app, &attempt)
+                try await refuse(RefreshVerdict.Reason.userID, reading: nil, settings: settings, app: app, &attempt)
             }
             let grant = TokenGrant(
                 app: app, identity: VerifiedIdentity(userID: session.userID, profile: session.profile),
@@ -73,10 +73,9 @@ extension TokenIssuer {
                     appID: app.appID, sessionID: session.sessionID, generation: spent.generation,
                     tokenDigest: spent.digest, successorDigest: successor.digest,
                     idleTimeoutSeconds: settings.idleTimeoutSeconds)) : nil
-            guard try await attempt.passage.admit(counted, app: app, recording: issued, changing: change) else {
+            guard try await attempt.passage.succeed(recording: issued, changing: change) else {
                 // Spent by another request meanwhile, or its session ended: read again, without counting again.
                 sessions.recent.forget(session.sessionID, in: app.appID)
-                counted = [:]
                 continue
             }
             if rotates {
@@ -101,14 +100,13 @@ extension TokenIssuer {
     /// one stays refused. So a forged token costs no HMAC for a client its
     /// limits refuse, and at most ``RefreshVerdict/longestWalk`` for one they allow.
     private func refuse(
-        _ reason: String, reading: RefreshReading?, settings: SessionSettings, subjects: [String: String],
-        app: AppSettings, _ attempt: inout Attempt
+        _ reason: String, reading: RefreshReading?, settings: SessionSettings, app: AppSettings, _ attempt: inout Attempt
     ) async throws -> Never {
-        try await attempt.passage.check(subjects, app: app)
+        try await attempt.passage.holderRefused()
         attempt.passage.row.reason = reason
         if let reading, reading.needsWalk {
             switch sessions.walked(reading, settings: settings).verdict {
-            case .reuse: try await endForReuse(reading, app: app, &attempt)
+            case .reuse: attempt.passage.row.reason = try await endForReuse(reading, app: app, &attempt)
             case .refuse(let walked): attempt.passage.row.reason = walked
             case .rotate, .retry: break  // an older token is never the live one
             }
@@ -116,10 +114,10 @@ extension TokenIssuer {
         throw GatewayError.invalidCredentials
     }
 
-    /// A spent token presented past the grace window, its refusal counted:
-    /// its session ends, with a `session.reuse_detected` row, and the
-    /// request is refused.
-    private func endForReuse(_ reading: RefreshReading, app: AppSettings, _ attempt: inout Attempt) async throws -> Never {
+    /// A spent token presented past the grace window, its refusal counted
+    /// or about to be: its session ends, with a `session.reuse_detected`
+    /// row. Returns the refusal's reason.
+    private func endForReuse(_ reading: RefreshReading, app: AppSettings, _ attempt: inout Attempt) async throws -> String {
         if let session = reading.session, let token = reading.token {
             sessions.recent.forget(session.sessionID, in: app.appID)
             var detected = attempt.passage.row
@@ -131,7 +129,6 @@ extension TokenIssuer {
             try await attempt.passage.record(
                 detected, changing: .revoke(appID: app.appID, sessionID: session.sessionID, reason: "reuse_detected"))
         }
-        attempt.passage.row.reason = RefreshVerdict.Reason.reused
-        throw GatewayError.invalidCredentials
+        return RefreshVerdict.Reason.reused
     }
 }

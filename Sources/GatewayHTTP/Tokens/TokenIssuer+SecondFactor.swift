@@ -22,17 +22,16 @@ extension TokenIssuer {
     func completeSecondFactor(_ asked: Asked, kind: String, _ attempt: inout Attempt) async throws -> Ready {
         let app = asked.tenant.settings
         let fields = asked.credentials.fields
-        let clientFailures = [RateLimitPolicy.refreshFailures.name: attempt.passage.clientIP]
         let reading = try await secondFactors.read(ticket: fields["mfa_ticket"], in: app.appID)
         if let found = reading.ticket { attempt.passage.row.userID = found.grant.userID }
         guard let signIn = reading.ticket?.grant, reading.refusal == nil else {
-            try await refuse(reading.refusal ?? SecondFactorRefusal.ticketUnknown, counting: clientFailures, app: app, &attempt)
+            try await attempt.passage.refuseHolder(reading.refusal ?? SecondFactorRefusal.ticketUnknown)
         }
         if let named = asked.tokenRequest.userID, named != signIn.userID {
-            try await refuse(SecondFactorRefusal.ticketUserID, counting: clientFailures, app: app, &attempt)
+            try await attempt.passage.refuseHolder(SecondFactorRefusal.ticketUserID)
         }
         if asked.tokenRequest.nonce != signIn.nonce {
-            try await refuse(SecondFactorRefusal.ticketNonce, counting: clientFailures, app: app, &attempt)
+            try await attempt.passage.refuseHolder(SecondFactorRefusal.ticketNonce)
         }
         // The first factor's user is asked again: one deleted, disabled or given a new password since the
         // first step completes into no token, whether or not the change ended this ticket first.
@@ -40,12 +39,12 @@ extension TokenIssuer {
         if let firstFactor,
             let lapsed = try await firstFactor.lapse(of: VerifiedIdentity(userID: signIn.userID, profile: signIn.profile), in: app)
         {
-            try await refuse(lapsed, counting: clientFailures, app: app, &attempt)
+            try await attempt.passage.refuseHolder(lapsed)
         }
 
         // From here on a wrong code is the user's failure: its unit is reserved before the check, and kept.
         let subjects = [RateLimitPolicy.app.name: "*", RateLimitPolicy.mfaFailures.name: signIn.userID]
-        try await attempt.passage.check(subjects, app: app)
+        try await attempt.passage.limits(subjects)
         func fail(_ reason: String) -> GatewayError {
             attempt.passage.row.reason = reason
             return GatewayError.invalidCredentials
@@ -87,21 +86,10 @@ extension TokenIssuer {
                 deviceLabel: signIn.deviceLabel ?? asked.tokenRequest.deviceLabel, settings: settings)
         }
         if let started { issued.detail["session_id"] = started.issued.sessionID.lowercasedText }
-        try await attempt.passage.release(
-            readingFailuresOf: nil, app: app, recording: issued, changing: started.map { .start($0.change) })
+        try await attempt.passage.succeed(recording: issued, changing: started.map { .start($0.change) })
         if let started, let firstFactor {
-            try await endIfLapsed(started.issued, of: identity, verifier: firstFactor, app: app, attempt)
+            try await endIfLapsed(started.issued, of: identity, verifier: firstFactor, app: app, &attempt)
         }
         return Ready(issued: issued, minter: minter, grant: grant, session: started?.issued)
-    }
-
-    /// A ticket refused as it is: counted against the client's
-    /// `refresh_failures` (429 past it), then 401 with `reason` in the row.
-    private func refuse(
-        _ reason: String, counting subjects: [String: String], app: AppSettings, _ attempt: inout Attempt
-    ) async throws -> Never {
-        try await attempt.passage.check(subjects, app: app)
-        attempt.passage.row.reason = reason
-        throw GatewayError.invalidCredentials
     }
 }

@@ -30,12 +30,9 @@ extension TokenIssuer {
         let (tokenRequest, credentials) = (asked.tokenRequest, asked.credentials)
         var subjects = verifier.rateLimitSubjects(for: credentials)
         subjects[RateLimitPolicy.app.name] = "*"
-        // A user the request only names, where the credential proves its own, counts for nothing until the proof holds.
-        let countsNamedUser = tokenRequest.userID != nil && !verifier.provesItsUser
-        if countsNamedUser, let userID = tokenRequest.userID { subjects[RateLimitPolicy.userFailures.name] = userID }
         let app = asked.tenant.settings
-        let verifiesFirst = verifier.isCheapToAsk
-        if !verifiesFirst { try await attempt.passage.check(subjects, app: app) }
+        try await attempt.passage.limits(
+            subjects, claim: .init(namedUser: tokenRequest.userID, provesItsUser: verifier.provesItsUser))
 
         let attemptToVerify = CredentialAttempt(
             app: app, userID: tokenRequest.userID, credentials: credentials, requestID: asked.requestID,
@@ -47,38 +44,21 @@ extension TokenIssuer {
             span?.attributes["gateway.credential.verdict"] = verdict.label
             return verdict
         }
-        // The user the check found, when the named one (if any) was not counted: their failure limit applies from
-        // here on. One the credential's own proof names is counted apart from those requests merely name.
-        let foundUserID: String? =
-            switch verdict {
-            case _ where countsNamedUser: nil
-            case .verified(let verified): verified.userID
-            case .rejected(_, let userID): userID
-            case .undecided: nil
-            }
-        let userFoundByCheck = foundUserID.map { verifier.provesItsUser ? RateLimitPolicy.provenUserSubject($0) : $0 }
         let identity: VerifiedIdentity
         switch verdict {
         case .verified(let verified):
             identity = verified
-            if let userFoundByCheck { subjects[RateLimitPolicy.userFailures.name] = userFoundByCheck }
-        case .rejected(let reason, _), .undecided(let reason):
-            if verifiesFirst {
-                if let userFoundByCheck { subjects[RateLimitPolicy.userFailures.name] = userFoundByCheck }
-                // The reservation this takes is the failure's count.
-                try await attempt.passage.check(subjects, app: app)
-            } else if let userFoundByCheck {
-                // Beside the reservation taken before, which stays as the failure's count.
-                try await attempt.passage.countFailure(ofUser: userFoundByCheck, app: app)
-            }
-            // Otherwise the reservation taken before stays: it is the failure's count.
+            try await attempt.passage.verdict(.verified(userID: verified.userID))
+        case .rejected(let reason, let userID):
+            try await attempt.passage.verdict(.rejected(userID: userID))
             attempt.passage.row.reason = reason
-            guard case .rejected = verdict else {
-                throw GatewayError(
-                    .credentialServiceUnavailable, .upstreamFailure,
-                    "The service that checks these credentials did not answer; retry in a moment.")
-            }
             throw GatewayError.invalidCredentials
+        case .undecided(let reason):
+            try await attempt.passage.verdict(.rejected(userID: nil))
+            attempt.passage.row.reason = reason
+            throw GatewayError(
+                .credentialServiceUnavailable, .upstreamFailure,
+                "The service that checks these credentials did not answer; retry in a moment.")
         }
         let grant = TokenGrant(
             app: app, identity: identity, nonce: tokenRequest.nonce, issuedAt: issuedAt,
@@ -95,23 +75,14 @@ extension TokenIssuer {
                         credentialType: credentials.type, methods: grant.methods, profile: identity.profile,
                         deviceLabel: tokenRequest.deviceLabel)
                 }
+                attempt.passage.row.userID = identity.userID
                 // A change of the user that committed while this sign-in ran (deleted, disabled, a new password)
                 // ended the tickets it found, not this one, kept after it: ask once more, before the ticket is shown.
-                if let lapsed = try await verifier.lapse(of: identity, in: app) {
-                    if verifiesFirst { try await attempt.passage.check(subjects, app: app) }
-                    attempt.passage.row.userID = identity.userID
-                    attempt.passage.row.reason = lapsed
-                    throw GatewayError.invalidCredentials
-                }
+                if let lapsed = try await verifier.lapse(of: identity, in: app) { try await attempt.passage.lapsed(lapsed) }
                 var row = attempt.passage.row
-                row.userID = identity.userID
                 row.reason = demand == .enrolment ? SecondFactorRefusal.enrolmentRequired : SecondFactorRefusal.required
                 // The ticket is kept before its row, and shown only once the row is written under the same limits as a token's.
-                if verifiesFirst {
-                    try await attempt.passage.admit(subjects, app: app, recording: row, changing: nil)
-                } else {
-                    try await attempt.passage.release(readingFailuresOf: userFoundByCheck, app: app, recording: row, changing: nil)
-                }
+                try await attempt.passage.succeed(recording: row)
                 return .secondFactorRequired(challenge, row: row)
             }
         }
@@ -123,14 +94,8 @@ extension TokenIssuer {
                 deviceLabel: tokenRequest.deviceLabel, settings: settings)
         }
         if let started { issued.detail["session_id"] = started.issued.sessionID.lowercasedText }
-        let change = started.map { SessionChange.start($0.change) }
-        if verifiesFirst {
-            try await attempt.passage.admit(subjects, app: app, recording: issued, changing: change)
-        } else {
-            try await attempt.passage.release(
-                readingFailuresOf: userFoundByCheck, app: app, recording: issued, changing: change)
-        }
-        if let started { try await endIfLapsed(started.issued, of: identity, verifier: verifier, app: app, attempt) }
+        try await attempt.passage.succeed(recording: issued, changing: started.map { SessionChange.start($0.change) })
+        if let started { try await endIfLapsed(started.issued, of: identity, verifier: verifier, app: app, &attempt) }
         return .ready(Ready(issued: issued, minter: minter, grant: grant, session: started?.issued))
     }
 
@@ -143,7 +108,7 @@ extension TokenIssuer {
     /// the sign-in that came first), its refresh token already refused.
     func endIfLapsed(
         _ session: IssuedSession, of identity: VerifiedIdentity, verifier: any CredentialVerifier, app: AppSettings,
-        _ attempt: Attempt
+        _ attempt: inout Attempt
     ) async throws {
         guard let reason = try await verifier.lapse(of: identity, in: app) else { return }
         var ended = attempt.passage.row

@@ -9,9 +9,9 @@ import Tracing
 /// one pipeline every credential goes through, in this order.
 ///
 /// 1. **The request** (``read(_:_:_:)``): its body, its app, the profile it
-///    asks for and the credential type, answered before the app's limits
-///    apply (a refusal there still counts under the deployment's `ip`
-///    policy: ``PublicRequestGate``).
+///    asks for and the credential type, and from that how it pays for its
+///    work (``PublicRequestMachine/Cost``); a refusal there still counts
+///    under the deployment's `ip` policy.
 /// 2. **The credential**: a first factor's verifier (``signIn(_:_:_:)``, in
 ///    TokenIssuer+SignIn.swift), a session's refresh token
 ///    (``refresh(_:settings:_:)``, in TokenIssuer+Refresh.swift) or a
@@ -27,7 +27,7 @@ import Tracing
 /// 6. **The signature**, on the signing threads.
 ///
 /// Every request leaves exactly one row: the issued one, or the denial
-/// written by ``PublicRequest/deny(_:)`` with the reason it was refused
+/// written by ``PublicRequest/end(failing:)`` with the reason it was refused
 /// (its reservations given back where the attempt was no failure).
 public struct TokenIssuer: Sendable {
     public static let maximumBodyBytes = 64 * 1024
@@ -131,6 +131,17 @@ public struct TokenIssuer: Sendable {
         case refresh(SessionSettings)
         /// A second factor's code (its credential type) with a sign-in's ticket.
         case secondFactor(String)
+
+        /// How the check pays for its work: a verifier as costly as it says,
+        /// a refresh token's digest first, a second factor's code after its
+        /// user's `mfa_failures` reserved its unit.
+        var cost: PublicRequest.Cost {
+            switch self {
+            case .verifier(let verifier): verifier.isCheapToAsk ? .verifyFirst : .limitsFirst
+            case .refresh: .verifyFirst
+            case .secondFactor: .limitsFirst
+            }
+        }
     }
 
     /// What the request asks, once its app is found and accepts it.
@@ -158,59 +169,53 @@ public struct TokenIssuer: Sendable {
         case secondFactorRequired(SecondFactorChallenge, row: AuditEvent)
     }
 
-    /// Reads the request and finds its app, profile and credential check:
-    /// the part answered before the app's limits apply.
+    /// Reads the request and finds its app, profile and credential check,
+    /// and from the check how the request pays for its work: a failure here
+    /// still counts under the deployment's `ip` policy (``PublicRequestMachine``).
     private func read(
         _ request: Request, _ context: GatewayRequestContext, _ attempt: inout Attempt
     ) async throws -> Asked {
-        var labels = (app: "none", credentialType: "none", profile: "none")
-        defer {
-            attempt.appLabel = labels.app
-            attempt.credentialTypeLabel = labels.credentialType
-            attempt.profileLabel = labels.profile
-        }
-        return try await attempt.passage.beforeTheAppsLimits { passage in
-            let body = try await request.readBody(upTo: Self.maximumBodyBytes)
-            let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
-            passage.row.appID = fields.appID.flatMap(AppID.init)
-            context.logFacts.appID = passage.row.appID
-            let tokenRequest = try fields.validated()
-            passage.row.userID = tokenRequest.userID
+        let body = try await request.readBody(upTo: Self.maximumBodyBytes)
+        let fields = try TokenRequestFields(body: Array(buffer: body), contentType: request.headers[.contentType])
+        attempt.passage.row.appID = fields.appID.flatMap(AppID.init)
+        context.logFacts.appID = attempt.passage.row.appID
+        let tokenRequest = try fields.validated()
+        attempt.passage.row.userID = tokenRequest.userID
 
-            let tenant = try await passage.app(tokenRequest.appID)
-            labels.app = tokenRequest.appID.description
-            let profile = try tenant.profileName(requested: tokenRequest.tokenProfile)
-            labels.profile = profile
-            guard
-                let credentials = tokenRequest.credentials
-                    ?? tenant.settings.credentialTypes.first.map({ Credentials(type: $0) })
-            else {
-                throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app accepts no credentials.")
-            }
-            passage.row.credentialType = credentials.type
-            let check: Check
-            if SecondFactors.credentialTypes.contains(credentials.type) {
-                guard tenant.settings.mfa != nil else {
-                    throw GatewayError(
-                        .unsupportedCredentialType, .invalidRequest,
-                        "This app asks for no second factor, so it takes no \(credentials.type) codes.")
-                }
-                check = .secondFactor(credentials.type)
-            } else if credentials.type == RefreshToken.credentialType {
-                guard let settings = tenant.settings.sessions else {
-                    throw GatewayError(
-                        .unsupportedCredentialType, .invalidRequest,
-                        "This app keeps no sessions, so it takes no refresh tokens; sign in with a credential.")
-                }
-                check = .refresh(settings)
-            } else {
-                check = .verifier(try tenant.verifier(for: credentials.type))
-            }
-            labels.credentialType = credentials.type
-            return Asked(
-                tenant: tenant, tokenRequest: tokenRequest, credentials: credentials, check: check, profile: profile,
-                requestID: context.requestID)
+        let tenant = try await attempt.passage.app(tokenRequest.appID)
+        attempt.appLabel = tokenRequest.appID.description
+        let profile = try tenant.profileName(requested: tokenRequest.tokenProfile)
+        attempt.profileLabel = profile
+        guard
+            let credentials = tokenRequest.credentials
+                ?? tenant.settings.credentialTypes.first.map({ Credentials(type: $0) })
+        else {
+            throw GatewayError(.unsupportedCredentialType, .invalidRequest, "This app accepts no credentials.")
         }
+        attempt.passage.row.credentialType = credentials.type
+        let check: Check
+        if SecondFactors.credentialTypes.contains(credentials.type) {
+            guard tenant.settings.mfa != nil else {
+                throw GatewayError(
+                    .unsupportedCredentialType, .invalidRequest,
+                    "This app asks for no second factor, so it takes no \(credentials.type) codes.")
+            }
+            check = .secondFactor(credentials.type)
+        } else if credentials.type == RefreshToken.credentialType {
+            guard let settings = tenant.settings.sessions else {
+                throw GatewayError(
+                    .unsupportedCredentialType, .invalidRequest,
+                    "This app keeps no sessions, so it takes no refresh tokens; sign in with a credential.")
+            }
+            check = .refresh(settings)
+        } else {
+            check = .verifier(try tenant.verifier(for: credentials.type))
+        }
+        attempt.credentialTypeLabel = credentials.type
+        try attempt.passage.paying(check.cost)
+        return Asked(
+            tenant: tenant, tokenRequest: tokenRequest, credentials: credentials, check: check, profile: profile,
+            requestID: context.requestID)
     }
 
     /// The app's minter for the profile asked, and its refusal of `grant`,
@@ -230,7 +235,7 @@ public struct TokenIssuer: Sendable {
         do {
             return try minter(asked, for: grant)
         } catch {
-            await attempt.passage.giveBackReservations()
+            await attempt.passage.noFault()
             throw error
         }
     }

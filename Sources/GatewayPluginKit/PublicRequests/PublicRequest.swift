@@ -1,72 +1,64 @@
 public import GatewayCore
+import Hummingbird
 import Logging
 
-/// One public request on its way through the ``PublicRequestGate``: its
-/// audit row as it would be written now, the limits' verdicts so far (for
-/// the answer's `RateLimit` headers), and whether the client's budget has
-/// paid for it yet. Its phases, in order:
-///
-/// 1. ``beforeTheAppsLimits(_:)``: reading the request and finding its app
-///    (``app(_:)``). Whatever refuses the request there (a malformed body,
-///    an unknown or disabled app) still counts under the deployment's `ip`
-///    policy, and an app not in memory is paid for under that policy before
-///    it is looked up: made-up ids cost a lookup.
-/// 2. ``check(_:app:)``: the app's limits, before the costly work (a
-///    credential check, an SMS); `.failures` and `.sends` policies reserve
-///    their unit here.
-/// 3. The request's row: written with its counters when it succeeds
-///    (``admit(_:app:recording:)``, ``release(readingFailuresOf:app:recording:)``),
-///    or ``deny(_:)``, or ``recordEventually()`` for a route whose answer
-///    does not wait on its row.
+/// One public request on its way through the ``PublicRequestGate``: the
+/// driver of its ``PublicRequestMachine``. A route tells it each step
+/// (``app(_:)``, ``limits(_:claim:)``, ``verdict(_:)``, ``succeed(recording:changing:)``, ...);
+/// the machine decides what that step costs and in which order the limits
+/// and the audit trail are asked, and this runs it. It also holds the
+/// request's audit row as it would be written now and the limits' verdicts
+/// so far (for the answer's `RateLimit` headers).
 ///
 /// A limit's refusal is thrown as the 429 `rate_limited` and noted in the
 /// row (``LimitOutcome/refusalError(noting:)``). Other failures of the limits'
 /// database are thrown as what the client is answered (503 `unavailable`).
+/// Every failure ends in ``end(failing:)``, which the gate calls.
 public struct PublicRequest: Sendable {
+    public typealias Cost = PublicRequestMachine.Cost
+
     /// The row as it would be written were the request refused now.
     public var row: AuditEvent
     /// Every verdict so far, the client's count included.
     public private(set) var limits = LimitOutcome.unlimited
     /// The client's address as the limits count it, `"unknown"` without a socket.
-    public let clientIP: String
-    private var clientCounted = false
+    public var clientIP: String { machine.client }
+    /// Where the request is.
+    public var state: PublicRequestMachine.State { machine.state }
+    private var machine: PublicRequestMachine
+    /// The app's settings once found: what the limits count under.
+    private var app: AppSettings?
     private let gate: PublicRequestGate
     private let logger: Logger
 
-    init(gate: PublicRequestGate, row: AuditEvent, clientIP: String, logger: Logger) {
+    init(gate: PublicRequestGate, row: AuditEvent, clientIP: String, cost: Cost?, logger: Logger) {
         self.gate = gate
         self.row = row
-        self.clientIP = clientIP
+        self.machine = PublicRequestMachine(client: clientIP, cost: cost)
         self.logger = logger
     }
 
-    /// Runs `steps`, the part of the request answered before its app's
-    /// limits apply, and translates what they throw into the client's answer.
-    /// A refusal there still counts under the deployment's `ip` policy.
-    public mutating func beforeTheAppsLimits<T>(
-        _ steps: (inout PublicRequest) async throws -> T
-    ) async throws(GatewayError) -> T {
-        do {
-            return try await steps(&self)
-        } catch {
-            let answer = ErrorResponder.translate(error, logger: logger)
-            if answer.code != .rateLimited && !clientCounted { try await countClient() }
-            throw answer
-        }
+    /// Names how this request's work is paid for, where the route learns it
+    /// from the request (the token endpoint, by credential); once.
+    public mutating func paying(_ cost: Cost) throws(GatewayError) {
+        _ = try step(.paying(cost))
     }
 
     /// The enabled app `appID` names, found in memory or read within the
     /// gate's ``DatabaseRetry``; 404 for no such app, 403 `app_disabled`.
+    /// An app not in memory is paid for under the deployment's `ip` policy
+    /// before it is looked up: made-up ids cost a lookup.
     public mutating func app(_ appID: AppID) async throws(GatewayError) -> Tenant {
         let (tenants, retry) = (gate.tenants, gate.databaseRetry)
+        let cached = tenants.cachedTenant(for: appID) != nil
+        try await run(try step(.lookingUpApp(cached: cached)))
         let tenant: Tenant
-        if tenants.cachedTenant(for: appID) != nil {
+        if cached {
             // In memory: answered at once, so no timer and no retry around it (a timed
             // attempt costs two tasks). Should the app be dropped just now, the lookup
             // loads it within the attempt's timeout, without the failover retry.
             tenant = try await tenants.tenant(for: appID, within: retry.attemptTimeout)
         } else {
-            try await countClient()
             do {
                 tenant = try await retry.run { try await tenants.tenant(for: appID, within: retry.attemptTimeout) }
             } catch {
@@ -74,122 +66,213 @@ public struct PublicRequest: Sendable {
             }
         }
         guard tenant.settings.isEnabled else { throw GatewayError(.appDisabled, .forbidden, "This app is disabled.") }
+        app = tenant.settings
+        _ = try step(.appFound)
         return tenant
     }
 
-    /// The app's limits on `subjects` (policy name → subject) and the
-    /// client's address under `ip`, before the costly work. A refused check
-    /// has given its reservations back.
-    public mutating func check(_ subjects: [String: String], app: AppSettings) async throws(GatewayError) {
-        let limiter = gate.limits
-        let subjects = withClient(subjects)
-        let counted = clientCounted
-        // Counted once a request: a later check or admission of it does not count the client again.
-        clientCounted = true
-        try await apply { try await limiter.check(subjects, app: app, clientCounted: counted) }
+    /// The app's limits on `subjects` (policy name → subject), with the
+    /// user a sign-in names (`claim`): checked now, before the costly work,
+    /// or held for the success row's statement where the cost is
+    /// ``Cost/verifyFirst``.
+    public mutating func limits(_ subjects: [String: String], claim: PublicRequestMachine.Claim? = nil) async throws(GatewayError) {
+        try await run(try step(.limits(subjects, claim: claim)))
     }
 
-    /// One more failure of `user`, the user a check found when the request
-    /// named none (``VerificationResult/rejected(reason:userID:)``), kept as
-    /// the failure's count.
-    public mutating func countFailure(ofUser user: String, app: AppSettings) async throws(GatewayError) {
-        let limiter = gate.limits
-        try await apply { try await limiter.countFailure(ofUser: user, app: app) }
+    /// `subjects` counted now, whatever the cost model: a suspicion paid
+    /// for before a costly step (walking a refresh token's family).
+    public mutating func beforeCostlyWork(_ subjects: [String: String]) async throws(GatewayError) {
+        try await run(try step(.beforeCostlyWork(subjects)))
     }
 
-    /// For a request whose credential was checked before its limits (a
-    /// cheap verifier, a refresh): applies them and writes `issued`, its
-    /// success row, in one statement, only if they allow, with `session`'s
-    /// change. Returns `false` when the row was not written because a
-    /// rotation asked for was not made (another request spent the token first).
+    /// What proves who asks (a session's refresh token, a sign-in's ticket)
+    /// is refused: counted against the client's `refresh_failures`, with
+    /// the subjects held for the row; throws the 429 past it.
+    public mutating func holderRefused() async throws(GatewayError) {
+        try await run(try step(.holderRefused))
+    }
+
+    /// ``holderRefused()``, then 401 with the row saying why. `reason` is
+    /// made only once the count allowed the request (it may walk a token's family).
+    public mutating func refuseHolder(_ reason: @autoclosure () -> String) async throws(GatewayError) -> Never {
+        try await holderRefused()
+        row.reason = reason()
+        throw GatewayError.invalidCredentials
+    }
+
+    /// What a sign-in's credential check found: a rejection is counted
+    /// (against the user it found, where the request's own count did not
+    /// name them); a verification names whose failures the success row's
+    /// statement reads.
+    public mutating func verdict(_ verdict: PublicRequestMachine.Verdict) async throws(GatewayError) {
+        try await run(try step(.verdict(verdict)))
+    }
+
+    /// The verified user changed while the request ran: counted as a
+    /// rejection, then 401 with `reason` in the row.
+    public mutating func lapsed(_ reason: String) async throws(GatewayError) -> Never {
+        try await run(try step(.lapsed))
+        row.reason = reason
+        throw GatewayError.invalidCredentials
+    }
+
+    /// The failure about to be thrown is not the client's (no active key):
+    /// what the request reserved is given back first.
+    public mutating func noFault() async {
+        _ = try? await run(try step(.noFault))
+    }
+
+    /// Writes `issued`, the success row, in one statement with the
+    /// request's counters and `session`'s change: only if the limits allow
+    /// (a 429 otherwise). Returns `false` when the row was not written
+    /// because a rotation asked for was not made (another request spent the
+    /// token first); the request may then read again and succeed once more.
     @discardableResult
-    public mutating func admit(
-        _ subjects: [String: String], app: AppSettings, recording issued: AuditEvent, changing session: SessionChange? = nil
-    ) async throws(GatewayError) -> Bool {
-        let limiter = gate.limits
-        let subjects = withClient(subjects)
-        let counted = clientCounted
-        clientCounted = true
-        return try await recording(after: limits) {
-            try await limiter.admit(subjects, app: app, clientCounted: counted, recording: issued, changing: session)
-        }
+    public mutating func succeed(recording issued: AuditEvent, changing session: SessionChange? = nil) async throws(GatewayError)
+        -> Bool
+    {
+        let made = try await run(try step(.succeeded(.withItsCounters)), recording: issued, changing: session)
+        if !made { _ = try step(.changeNotMade) }
+        return made
     }
 
-    /// For a request whose limits were checked before its credential: gives
-    /// back the units it reserved and writes `issued` in one statement, with
-    /// `session`'s change. `user` is the user its check found when it named
-    /// none: their failure limit is read in that statement too, and `issued`
-    /// written only if it allows.
-    public mutating func release(
-        readingFailuresOf user: String?, app: AppSettings, recording issued: AuditEvent, changing session: SessionChange? = nil
-    ) async throws(GatewayError) {
-        let limiter = gate.limits
-        let limits = limits
-        try await recording(after: limits.reservationsGivenBack) {
-            try await limiter.release(limits, readingFailuresOf: user, app: app, recording: issued, changing: session)
-        }
+    /// The success row was written by the route's own statement, with the
+    /// change it records (a factor enrolled, a passkey added).
+    public mutating func succeededInTheRoutesStatement() async throws(GatewayError) {
+        try await run(try step(.succeeded(.byTheRoute)))
     }
 
-    /// Gives back the units ``check(_:app:)`` reserved: the attempt is no
-    /// failure after all (no code went out, no active key). Should that
-    /// fail, the units stay taken until their window passes: a limit may
-    /// refuse early, never let more through.
-    public mutating func giveBackReservations() async {
-        try? await gate.limits.release(limits)
-        limits = limits.reservationsGivenBack
-    }
-
-    /// Writes the row as a failure answered `error` (its reason, unless the
-    /// route gave one): kept in memory while PostgreSQL is away
-    /// (``RequestLedger/recordEventually(_:)``), and left out for a client
-    /// the deployment's `ip` policy refused just before (the first refusal
-    /// of such a run is in the trail). Returns the row.
-    @discardableResult
-    public func deny(_ error: GatewayError) async -> AuditEvent {
-        var denied = row
-        if denied.reason == nil { denied.reason = error.code.rawValue }
-        if !limits.repeatsRefusal { await gate.ledger.recordEventually(denied) }
-        return denied
-    }
-
-    /// How a public request that failed ends, on every route: `error`
-    /// translated into what the client is answered, carrying the limits'
-    /// headers; for a route whose units count work done (`givingBack`, a
-    /// code sent), the units it reserved given back unless a limit refused
-    /// it; and its row written (``deny(_:)``). Returns the answer to throw
-    /// and the row.
-    public mutating func end(
-        failing error: any Error, givingBack: Bool = false
-    ) async -> (answer: HeaderedError, row: AuditEvent) {
-        let answer = ErrorResponder.translate(error, logger: logger)
-        if givingBack && limits.refusal == nil { await giveBackReservations() }
-        let row = await deny(answer)
-        return (HeaderedError(answer, headers: limits.headers), row)
+    /// Writes the row as it stands, as the request's success, for an answer
+    /// that does not wait on it (kept in memory while PostgreSQL is away).
+    public mutating func succeedWithoutWaiting() async throws(GatewayError) {
+        try await run(try step(.succeeded(.eventually)))
     }
 
     /// Writes `event`, a row of its own beside the request's, with
     /// `session`'s change in the same statement (a session ended for a
     /// token's reuse), before the request is answered: 503 when it cannot be.
-    public func record(_ event: AuditEvent, changing session: SessionChange) async throws(GatewayError) {
+    public mutating func record(_ event: AuditEvent, changing session: SessionChange) async throws(GatewayError) {
+        try await run(try step(.recordingBeside), recording: event, changing: session)
+    }
+
+    /// A success's answer, with the limits' headers: only once its row is written.
+    mutating func answering(_ response: Response) throws(GatewayError) -> Response {
+        _ = try step(.answering)
+        return limits.answering(response)
+    }
+
+    /// How a public request that failed ends, on every route: `error`
+    /// translated into what the client is answered, carrying the limits'
+    /// headers, and whatever the machine says a failure costs from where the
+    /// request got to (the client's count, reservations given back for work
+    /// not done) and its row written: kept in memory while PostgreSQL is
+    /// away (``RequestLedger/recordEventually(_:)``), and left out for a
+    /// client the deployment's `ip` policy refused just before (the first
+    /// refusal of such a run is in the trail). Returns the answer to throw and the row.
+    public mutating func end(failing error: any Error) async -> (answer: HeaderedError, row: AuditEvent) {
+        var answer = ErrorResponder.translate(error, logger: logger)
+        let actions: [PublicRequestMachine.Action]
         do {
-            _ = try await gate.ledger.countAndRecord([], ifAllowed: event, changing: session)
+            actions = try machine.receive(.failed(refusedByLimit: limits.refusal != nil))
         } catch {
-            logger.error("session change failed", metadata: ["error": "\(String(reflecting: error))"])
-            throw .unavailable
+            logger.error("public request ended twice", metadata: ["step": "\(error)"])
+            return (HeaderedError(answer, headers: limits.headers), row)
+        }
+        var denied = row
+        for action in actions {
+            switch action {
+            case .countClient:
+                do {
+                    try await run([.countClient])
+                } catch {
+                    // Over the client's budget: the refusal is the answer.
+                    answer = error
+                }
+            case .giveBack:
+                await giveBack()
+            case .recordDenial:
+                denied = row
+                if denied.reason == nil { denied.reason = answer.code.rawValue }
+                if !limits.repeatsRefusal { await gate.ledger.recordEventually(denied) }
+            default:
+                logger.error("public request failure took an unexpected step", metadata: ["step": "\(action)"])
+            }
+        }
+        return (HeaderedError(answer, headers: limits.headers), denied)
+    }
+
+    /// The machine's answer to `event`; a step out of order is a bug, answered 500.
+    private mutating func step(_ event: PublicRequestMachine.Event) throws(GatewayError) -> [PublicRequestMachine.Action] {
+        do {
+            return try machine.receive(event)
+        } catch {
+            logger.error("public request out of order", metadata: ["step": "\(error)"])
+            throw .internalError
         }
     }
 
-    /// Writes the row as it stands, for an answer that does not wait on it
-    /// (kept in memory while PostgreSQL is away).
-    public func recordEventually() async {
-        await gate.ledger.recordEventually(row)
+    /// Runs the machine's actions in order; the ones that write a row write
+    /// `recording` (the request's row as it stands, without one) with
+    /// `session`'s change. Returns whether a session change asked for was made.
+    @discardableResult
+    private mutating func run(
+        _ actions: [PublicRequestMachine.Action], recording written: AuditEvent? = nil, changing session: SessionChange? = nil
+    ) async throws(GatewayError) -> Bool {
+        var made = true
+        for action in actions {
+            let (limiter, clientIP) = (gate.limits, clientIP)
+            switch action {
+            case .countClient:
+                try await apply { try await limiter.countClient(clientIP) }
+            case .lookUpApp, .answer:
+                break
+            case .check(let subjects, let clientCounted):
+                let (app, subjects) = (try foundApp(), withClient(subjects))
+                try await apply { try await limiter.check(subjects, app: app, clientCounted: clientCounted) }
+            case .countFailure(let user):
+                let app = try foundApp()
+                try await apply { try await limiter.countFailure(ofUser: user, app: app) }
+            case .admit(let subjects, let clientCounted):
+                let (app, subjects, issued) = (try foundApp(), withClient(subjects), written ?? row)
+                made = try await recording(after: limits) {
+                    try await limiter.admit(subjects, app: app, clientCounted: clientCounted, recording: issued, changing: session)
+                }
+            case .release(let user):
+                let (app, limits, issued) = (try foundApp(), limits, written ?? row)
+                made = try await recording(after: limits.reservationsGivenBack) {
+                    try await limiter.release(limits, readingFailuresOf: user, app: app, recording: issued, changing: session)
+                }
+            case .giveBack:
+                await giveBack()
+            case .recordEventually:
+                await gate.ledger.recordEventually(written ?? row)
+            case .recordBeside:
+                guard let event = written, let session else { throw .internalError }
+                do {
+                    _ = try await gate.ledger.countAndRecord([], ifAllowed: event, changing: session)
+                } catch {
+                    logger.error("session change failed", metadata: ["error": "\(String(reflecting: error))"])
+                    throw .unavailable
+                }
+            case .recordDenial:
+                // Only a failure writes a denial, in end(failing:).
+                throw .internalError
+            }
+        }
+        return made
     }
 
-    private mutating func countClient() async throws(GatewayError) {
-        clientCounted = true
-        let limiter = gate.limits
-        let clientIP = clientIP
-        try await apply { try await limiter.countClient(clientIP) }
+    /// Gives back what the request's checks reserved. Should that fail, the
+    /// units stay taken until their window passes: a limit may refuse
+    /// early, never let more through.
+    private mutating func giveBack() async {
+        if !limits.reservations.isEmpty { try? await gate.limits.release(limits) }
+        limits = limits.reservationsGivenBack
+    }
+
+    private func foundApp() throws(GatewayError) -> AppSettings {
+        guard let app else { throw .internalError }
+        return app
     }
 
     private func withClient(_ subjects: [String: String]) -> [String: String] {
@@ -210,7 +293,6 @@ public struct PublicRequest: Sendable {
     /// ``apply(_:)`` for a call that writes the success row, whose verdicts
     /// follow `earlier`: the token is withheld when the write fails. Returns
     /// whether a session change asked for was made.
-    @discardableResult
     private mutating func recording(
         after earlier: LimitOutcome, _ call: () async throws -> Recording
     ) async throws(GatewayError) -> Bool {

@@ -6,8 +6,8 @@ import Logging
 /// every public route a plugin adds (`POST /v1/phone_codes`) pass through
 /// it, so each pays the client's budget, finds its app and meets the app's
 /// limits in the same order, and leaves the same kind of audit row.
-/// ``open(_:credentialType:request:context:)`` starts one request's
-/// ``PublicRequest``, which walks those phases.
+/// ``open(_:credentialType:cost:request:context:)`` starts one request's
+/// ``PublicRequest``, whose ``PublicRequestMachine`` orders those steps.
 public struct PublicRequestGate: Sendable {
     let tenants: any TenantLookup
     let limits: any RequestLimits
@@ -24,54 +24,50 @@ public struct PublicRequestGate: Sendable {
 
     /// One request's passage. Its row starts as the failure `event` (say
     /// `token.denied`), with the request's id, client and user agent; the
-    /// route fills in what it learns.
+    /// route fills in what it learns. `cost` is how the route's work is paid
+    /// for, where the route knows it before reading the request.
     public func open(
-        _ event: String, credentialType: String? = nil, request: Request, context: GatewayRequestContext
+        _ event: String, credentialType: String? = nil, cost: PublicRequest.Cost? = nil, request: Request,
+        context: GatewayRequestContext
     ) -> PublicRequest {
         open(
-            event, credentialType: credentialType, requestID: context.requestID, clientIP: context.clientIP,
+            event, credentialType: credentialType, cost: cost, requestID: context.requestID, clientIP: context.clientIP,
             userAgent: request.headers[.userAgent], logger: context.logger)
     }
 
-    /// ``open(_:credentialType:request:context:)`` from what it reads of the request and its context.
+    /// ``open(_:credentialType:cost:request:context:)`` from what it reads of the request and its context.
     func open(
-        _ event: String, credentialType: String?, requestID: String, clientIP: String?, userAgent: String?, logger: Logger
+        _ event: String, credentialType: String?, cost: PublicRequest.Cost?, requestID: String, clientIP: String?,
+        userAgent: String?, logger: Logger
     ) -> PublicRequest {
         var row = AuditEvent(appID: nil, event: event, outcome: .failure, credentialType: credentialType, requestID: requestID)
         row.clientIP = clientIP
         row.userAgent = userAgent
-        return PublicRequest(gate: self, row: row, clientIP: clientIP ?? "unknown", logger: logger)
+        return PublicRequest(gate: self, row: row, clientIP: clientIP ?? "unknown", cost: cost, logger: logger)
     }
 
-    /// Runs `body` as one public request whose success writes its own rows
-    /// (an enrolment, a registration, a code sent): a success is answered as
+    /// Runs `body` as one public request of a route that pays for its work
+    /// as `cost` says: a success is answered, once its row is written, as
     /// ``LimitOutcome/answering(_:)`` says, a failure as
-    /// ``PublicRequest/end(failing:givingBack:)`` does, the token endpoint's
-    /// way too: every answer carries the limits' headers, and every failure
-    /// leaves the request's row.
-    ///
-    /// `givesBackOnFailure`: a failure that no limit refused gives back
-    /// what the request reserved, for units that count work done (a code
-    /// sent) rather than attempts (which a failure must keep spent).
+    /// ``PublicRequest/end(failing:)`` does, the token endpoint's way too:
+    /// every answer carries the limits' headers, and every failure leaves the
+    /// request's row.
     public func answer(
-        _ event: String, credentialType: String, request: Request, context: GatewayRequestContext,
-        givesBackOnFailure: Bool = false, _ body: (inout PublicRequest) async throws -> Response
+        _ event: String, credentialType: String, cost: PublicRequest.Cost, request: Request,
+        context: GatewayRequestContext, _ body: (inout PublicRequest) async throws -> Response
     ) async throws -> Response {
-        let passage = open(event, credentialType: credentialType, request: request, context: context)
-        return try await answer(passage, logger: context.logger, givesBackOnFailure: givesBackOnFailure, body)
+        let passage = open(event, credentialType: credentialType, cost: cost, request: request, context: context)
+        return try await answer(passage, body)
     }
 
-    /// ``answer(_:credentialType:request:context:givesBackOnFailure:_:)`` for a request already opened.
-    func answer(
-        _ opened: PublicRequest, logger: Logger, givesBackOnFailure: Bool,
-        _ body: (inout PublicRequest) async throws -> Response
-    ) async throws -> Response {
+    /// ``answer(_:credentialType:cost:request:context:_:)`` for a request already opened.
+    func answer(_ opened: PublicRequest, _ body: (inout PublicRequest) async throws -> Response) async throws -> Response {
         var passage = opened
         do {
             let response = try await body(&passage)
-            return passage.limits.answering(response)
+            return try passage.answering(response)
         } catch {
-            throw await passage.end(failing: error, givingBack: givesBackOnFailure).answer
+            throw await passage.end(failing: error).answer
         }
     }
 }
