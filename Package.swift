@@ -445,6 +445,12 @@ let package = Package(
             dependencies: ["GatewayCore", "GatewayPluginKit", "GatewayRuntime"] + tokenProfiles.map { .target(name: "\($0.name)Profile") },
             swiftSettings: upcomingFeatures
         ),
+        // The stores' pieces that need no database: the group commit's queue, the audit backlog, the SQL splitter.
+        .testTarget(
+            name: "GatewayPostgresTests",
+            dependencies: ["GatewayCore", "GatewayPostgres", "GatewayTestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
         .testTarget(
             name: "GatewayPostgresIntegrationTests",
             dependencies: ["GatewayPostgres", "GatewayTestSupport"],
@@ -498,6 +504,12 @@ let package = Package(
         .testTarget(
             name: "BenchmarkWorkloadTests",
             dependencies: ["GatewayBenchmarkWorkloads", "GatewayTestSupport"],
+            swiftSettings: upcomingFeatures
+        ),
+        // The rules the repository keeps, read from its files: test targets are what they say, no raw statement.
+        .testTarget(
+            name: "HouseRuleTests",
+            dependencies: ["GatewayTestSupport"],
             swiftSettings: upcomingFeatures
         ),
         // Every committed fuzz input (Fuzz/Corpus), run through its target's invariants.

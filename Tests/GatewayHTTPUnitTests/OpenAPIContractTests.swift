@@ -7,8 +7,8 @@ import Hummingbird
 import Testing
 import Yams
 
-/// `openapi.yaml` describes every route the gateway serves, no more, and is a
-/// valid OpenAPI 3.1 document.
+/// `openapi.yaml` describes every route the gateway serves, no more (that it
+/// is a valid OpenAPI 3.1 document, a validator says: `OpenAPIDocumentTests`).
 @Suite struct OpenAPIContractTests {
     @Test func everyRouteIsDescribedAndEveryDescribedRouteExists() async throws {
         let document = try #require(try Yams.load(yaml: String(contentsOf: openAPIDocumentURL, encoding: .utf8)) as? [String: Any])
@@ -24,13 +24,5 @@ import Yams
             #expect(served.subtracting(described).sorted() == [], "routes openapi.yaml does not describe")
             #expect(described.subtracting(served).sorted() == [], "routes openapi.yaml describes that do not exist")
         }
-    }
-
-    @Test func theDocumentIsValidOpenAPI31() async throws {
-        let validator = try SuiteEnvironment.value("GATEWAY_TEST_OPENAPI_VALIDATOR")
-        let exit = try await GatewayProcess.runProgram(
-            validator, [openAPIDocumentURL.path], environment: ProcessInfo.processInfo.environment)
-        #expect(exit.status == 0, "\(exit.output)")
-        #expect(exit.output.contains("OK"))
     }
 }

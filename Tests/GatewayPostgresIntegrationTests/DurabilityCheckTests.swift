@@ -4,7 +4,7 @@ import PostgresNIO
 import Testing
 
 /// The gateway's connections commit to disk whatever the server's defaults
-/// say, and an undurable server is named at startup.
+/// say (how an undurable server is named: `DurabilityVerdictTests`).
 @Suite struct DurabilityCheckTests {
     @Test func connectionsCommitSynchronouslyWhateverTheDatabaseDefault() async throws {
         try await TestDatabase.with(migrations: []) { client, url in
@@ -19,16 +19,5 @@ import Testing
             #expect(settings.synchronousCommit == "on")
             #expect(!settings.problems.contains { $0.contains("synchronous_commit") })
         }
-    }
-
-    @Test func anUndurableServerIsNamed() {
-        let throwaway = DurabilityCheck.Settings(fsync: "off", synchronousCommit: "on")
-        #expect(throwaway.problems.count == 1)
-        #expect(throwaway.problems[0].contains("fsync = off"))
-        let pooled = DurabilityCheck.Settings(fsync: "on", synchronousCommit: "off")
-        #expect(pooled.problems.count == 1)
-        #expect(pooled.problems[0].contains("synchronous_commit = off"))
-        #expect(DurabilityCheck.Settings(fsync: "on", synchronousCommit: "on").problems.isEmpty)
-        #expect(DurabilityCheck.Settings(fsync: "on", synchronousCommit: "local").problems.isEmpty)
     }
 }
