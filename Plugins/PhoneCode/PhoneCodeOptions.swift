@@ -89,7 +89,7 @@ struct PhoneCodeOptions: Sendable {
                 throw .invalidRequest("plugins.phone_code.sender.url is required: an absolute http(s) URL.")
             }
             if let refusal = OutboundAddressPolicy.refusal(of: url, field: "plugins.phone_code.sender.url") { throw refusal }
-            return .webhook(url: url, secret: try Self.secret("secret", in: reader))
+            return .webhook(url: url, secret: try reader.secret("secret", bytes: 16...256))
         case "twilio":
             try reader.rejectUnknown(allowed: ["type", "account_sid", "auth_token", "from", "message", "base_url"])
             guard let sid = try reader.string("account_sid"), !sid.isEmpty, sid.utf8.count <= 64 else {
@@ -105,7 +105,7 @@ struct PhoneCodeOptions: Sendable {
                 throw refusal
             }
             return .twilio(
-                accountSID: sid, authToken: try Self.secret("auth_token", in: reader), from: from.text, message: message,
+                accountSID: sid, authToken: try reader.secret("auth_token", bytes: 16...256), from: from.text, message: message,
                 baseURL: baseURL)
         case "log":
             try reader.rejectUnknown(allowed: ["type"])
@@ -119,15 +119,6 @@ struct PhoneCodeOptions: Sendable {
         default:
             throw .invalidRequest("plugins.phone_code.sender.type must be webhook, twilio or log.")
         }
-    }
-
-    /// A write-only secret: 16 to 256 characters, never the redaction marker.
-    private static func secret(_ key: String, in reader: JSONInput) throws(GatewayError) -> String {
-        guard let text = try reader.string(key), text != RedactedSecret.marker, (16...256).contains(text.utf8.count) else {
-            throw .invalidRequest(
-                "\(reader.path ?? "").\(key) must be the secret itself (16 to 256 characters); the admin API never shows it, so send it again when changing these options.")
-        }
-        return text
     }
 
     /// Whether `number` may receive a code under the allowlist.

@@ -101,12 +101,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue {
-        guard case .object(var members) = options, case .object(var sender)? = members["sender"] else { return options }
-        for key in ["secret", "auth_token"] {
-            if case .string(let value)? = sender[key] { sender[key] = .string(try transform("sender.\(key)", value)) }
-        }
-        members["sender"] = .object(sender)
-        return .object(members)
+        try options.mappingStrings(at: ["sender", "secret"], transform).mappingStrings(at: ["sender", "auth_token"], transform)
     }
 }
 

@@ -24,18 +24,7 @@ public struct StaticUsersPlugin: CredentialPlugin {
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue {
-        guard case .object(var members) = options, case .array(let users)? = members["users"] else { return options }
-        var mapped: [JSONValue] = []
-        for (index, user) in users.enumerated() {
-            guard case .object(var fields) = user, case .string(let password)? = fields["password"] else {
-                mapped.append(user)
-                continue
-            }
-            fields["password"] = .string(try transform("users.\(index).password", password))
-            mapped.append(.object(fields))
-        }
-        members["users"] = .array(mapped)
-        return .object(members)
+        try options.mappingStrings(at: ["users", "*", "password"], transform)
     }
 
     public func makeVerifier(

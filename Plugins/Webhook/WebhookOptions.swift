@@ -46,13 +46,7 @@ struct WebhookOptions: Sendable {
         if let refusal = OutboundAddressPolicy.refusal(of: url, field: "plugins.webhook.url") { throw refusal }
         self.url = url
 
-        guard let secret = try reader.string("secret"), secret != RedactedSecret.marker,
-            Self.secretBytes.contains(secret.utf8.count)
-        else {
-            throw .invalidRequest(
-                "plugins.webhook.secret must be the secret itself (16 to 256 bytes); the admin API never shows it, so send it again when changing these options.")
-        }
-        self.secret = secret
+        secret = try reader.secret("secret", bytes: Self.secretBytes)
         timeout = .milliseconds(try reader.integer("timeout_ms", in: Self.timeouts) ?? 2000)
 
         let fields = try reader.strings("forward_fields", maximumCount: Self.forwardedFieldCount.upperBound) ?? ["password"]

@@ -68,9 +68,7 @@ public struct WebhookPlugin: CredentialPlugin {
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue {
-        guard case .object(var members) = options, case .string(let secret)? = members["secret"] else { return options }
-        members["secret"] = .string(try transform("secret", secret))
-        return .object(members)
+        try options.mappingStrings(at: ["secret"], transform)
     }
 
     /// Returns once every user move under way has finished (tests await it instead of sleeping).

@@ -33,8 +33,7 @@ public struct StreamProfile: TokenProfile {
     public func mapSecrets(
         _ settings: [String: JSONValue], _ transform: (_ name: String, _ value: String) throws -> String
     ) rethrows -> [String: JSONValue] {
-        var mapped = settings
-        if case .string(let secret)? = settings["api_secret"] { mapped["api_secret"] = .string(try transform("api_secret", secret)) }
+        guard case .object(let mapped) = try JSONValue.object(settings).mappingStrings(at: ["api_secret"], transform) else { return settings }
         return mapped
     }
 

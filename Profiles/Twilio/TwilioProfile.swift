@@ -39,10 +39,7 @@ public struct TwilioProfile: TokenProfile {
     public func mapSecrets(
         _ settings: [String: JSONValue], _ transform: (_ name: String, _ value: String) throws -> String
     ) rethrows -> [String: JSONValue] {
-        var mapped = settings
-        if case .string(let secret)? = settings["api_key_secret"] {
-            mapped["api_key_secret"] = .string(try transform("api_key_secret", secret))
-        }
+        guard case .object(let mapped) = try JSONValue.object(settings).mappingStrings(at: ["api_key_secret"], transform) else { return settings }
         return mapped
     }
 

@@ -47,3 +47,38 @@ public enum JSONValue: Sendable, Hashable, Codable {
         return nil
     }
 }
+
+extension JSONValue {
+    /// A copy with every string at `path` replaced by `transform(itsPath, value)`:
+    /// `path` names members, `"*"` every element of an array, and `itsPath`
+    /// is the one reached, dotted, with indices (`"users.0.password"`). What
+    /// is not there, or not a string, is left as it is. How a plugin or a
+    /// profile names its secrets, once (``mappingStrings(at:_:)`` for each).
+    public func mappingStrings(
+        at path: [String], _ transform: (_ path: String, _ value: String) throws -> String
+    ) rethrows -> JSONValue {
+        try mapping(path[...], reached: [], transform)
+    }
+
+    private func mapping(
+        _ rest: ArraySlice<String>, reached: [String], _ transform: (String, String) throws -> String
+    ) rethrows -> JSONValue {
+        guard let step = rest.first else {
+            guard case .string(let value) = self else { return self }
+            return .string(try transform(reached.joined(separator: "."), value))
+        }
+        switch self {
+        case .object(var members) where step != "*":
+            guard let member = members[step] else { return self }
+            members[step] = try member.mapping(rest.dropFirst(), reached: reached + [step], transform)
+            return .object(members)
+        case .array(let elements) where step == "*":
+            return .array(
+                try elements.enumerated().map { index, element in
+                    try element.mapping(rest.dropFirst(), reached: reached + [String(index)], transform)
+                })
+        default:
+            return self
+        }
+    }
+}

@@ -1,3 +1,4 @@
+import GatewayCore
 /// The audit reasons of second-factor steps that did not give a token.
 enum SecondFactorRefusal {
     /// The first factor was right; the user owes their factor's code (answered 403 with a ticket).
@@ -19,4 +20,11 @@ enum SecondFactorRefusal {
     /// A right code of a step already taken (on this replica or another).
     static let codeReplayed = "mfa_code_replayed"
     static let recoveryCodeInvalid = "recovery_code_invalid"
+}
+
+extension GatewayError.Code {
+    /// The first factor was right; a second is owed (403, with a ticket).
+    static let mfaRequired = GatewayError.Code(rawValue: SecondFactorRefusal.required)
+    /// The first factor was right; the user must enrol a second factor first (403, with a ticket).
+    static let mfaEnrollmentRequired = GatewayError.Code(rawValue: SecondFactorRefusal.enrolmentRequired)
 }

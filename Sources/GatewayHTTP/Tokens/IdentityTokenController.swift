@@ -89,28 +89,23 @@ public struct IdentityTokenController: Sendable {
     /// other, with the ticket of the second step, how long it lives, and
     /// the credential types that complete it.
     static func challengeResponse(_ challenge: SecondFactorChallenge, requestID: String) -> Response {
-        var body = JSONObjectWriter(reservingCapacity: 384)
-        if challenge.needsEnrolment {
-            body.add("error", "mfa_enrollment_required")
-            body.add(
-                "message",
+        let error =
+            challenge.needsEnrolment
+            ? GatewayError(
+                .mfaEnrollmentRequired, .forbidden,
                 "This app requires a second factor and this user has none: enrol one with the mfa_ticket "
                     + "(POST /v1/mfa/totp), then complete the sign-in with its first code.")
-        } else {
-            body.add("error", "mfa_required")
-            body.add(
-                "message",
+            : GatewayError(
+                .mfaRequired, .forbidden,
                 "The credential is right; complete the sign-in with the mfa_ticket and a code of the user's second factor.")
+        let body = ErrorResponder.body(of: error, requestID: requestID) { body in
+            body.add("mfa_ticket", challenge.ticket.text)
+            body.add("mfa_ticket_expires_in", Int64(challenge.expiresInSeconds))
+            body.add(
+                "mfa_methods",
+                challenge.needsEnrolment ? [SecondFactors.totpType] : [SecondFactors.totpType, SecondFactors.recoveryCodeType])
         }
-        body.add("status", 403)
-        body.add("request_id", requestID)
-        body.add("mfa_ticket", challenge.ticket.text)
-        body.add("mfa_ticket_expires_in", Int64(challenge.expiresInSeconds))
-        body.add(
-            "mfa_methods",
-            challenge.needsEnrolment ? [SecondFactors.totpType] : [SecondFactors.totpType, SecondFactors.recoveryCodeType])
-        return Response(
-            status: .forbidden, headers: tokenHeaders, body: .init(byteBuffer: ByteBuffer(bytes: body.finish())))
+        return Response(status: .forbidden, headers: tokenHeaders, body: .init(byteBuffer: body))
     }
 
     private static let tokenHeaders: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]

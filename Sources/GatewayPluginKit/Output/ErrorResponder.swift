@@ -3,32 +3,35 @@ public import GatewayCore
 package import Hummingbird
 package import HTTPTypes
 public import Logging
-import NIOCore
+package import NIOCore
 import NIOHTTP1
 
 /// Turns any error into the gateway's JSON error body:
-/// `{"error", "message", "status", "request_id"}`. Unexpected errors are
-/// logged in full and answered with a bare 500.
+/// `{"error", "message", "status", "request_id"}`, written here alone
+/// (``body(of:requestID:more:)``). Unexpected errors are logged in full and
+/// answered with a bare 500.
 public enum ErrorResponder {
-    struct Body: Encodable {
-        let error: String
-        let message: String
-        let status: Int
-        let request_id: String
-    }
-
     package static func response(for error: any Error, requestID: String, logger: Logger) -> Response {
         let gatewayError = translate(error, logger: logger)
         let status = status(for: gatewayError.kind)
-        let body = Body(
-            error: gatewayError.code.rawValue, message: gatewayError.message, status: status.code, request_id: requestID)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(body)) ?? Data("{}".utf8)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if let seconds = gatewayError.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
         if let headered = error as? HeaderedError { headers.replace(with: headered.headers) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body(of: gatewayError, requestID: requestID)))
+    }
+
+    /// The one writer of an error's body: its four members, then what
+    /// `more` adds (a second factor's ticket beside its `mfa_required`).
+    package static func body(
+        of error: GatewayError, requestID: String, more: (inout JSONObjectWriter) -> Void = { _ in }
+    ) -> ByteBuffer {
+        var body = JSONObjectWriter(reservingCapacity: 256)
+        body.add("error", error.code.rawValue)
+        body.add("message", error.message)
+        body.add("status", Int64(status(for: error.kind).code))
+        body.add("request_id", requestID)
+        more(&body)
+        return ByteBuffer(bytes: body.finish())
     }
 
     /// The status each kind of failure is answered with.
