@@ -1,5 +1,4 @@
 // swift-tools-version: 6.2
-import Foundation
 import PackageDescription
 
 /// Upcoming language features every target opts into: existential `any` spelled
@@ -30,10 +29,14 @@ enum Products {
 /// their templates in `Console/Templates/`, and its tests in `Tests/`), built on the
 /// seam, plus what else it and its tests use. Registered with one entry here
 /// and one line in Sources/InstalledPlugins/InstalledPlugins.swift.
-let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Target.Dependency])] = [
-    ("StaticUsers", [], []),
+/// What a plugin's folder holds beside its sources, declared with it (the
+/// manifest reads no folders; `PluginManifestTests` holds these to them).
+enum PluginPart { case migrations, tests, console }
+
+let credentialPlugins: [(name: String, parts: Set<PluginPart>, uses: [Target.Dependency], testsUse: [Target.Dependency])] = [
+    ("StaticUsers", [.tests], [], []),
     (
-        "Password",
+        "Password", [.migrations, .tests, .console],
         [
             "Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             Products.nioPosix, Products.crypto,
@@ -41,15 +44,15 @@ let credentialPlugins: [(name: String, uses: [Target.Dependency], testsUse: [Tar
         ["Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]
     ),
     // Its tests install the password plugin too: a user deleted there takes their numbers along.
-    ("PhoneCode", ["GatewayOutbound", Products.crypto], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
+    ("PhoneCode", [.migrations, .tests, .console], ["GatewayOutbound", Products.crypto], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
     // The webhook and ID-token plugins use a password directory (PasswordDirectoryProvider, in the seam);
     // their tests install the password plugin that provides it.
-    ("Webhook", ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
-    ("IDToken", ["GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
+    ("Webhook", [.tests], ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
+    ("IDToken", [.migrations, .tests], ["GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
     // Passkeys: WebAuthn's CBOR, COSE keys (ES256, RS256, EdDSA) and ceremonies, written here; their tests
     // install the password plugin, whose disabled users a passkey does not sign in, and the phone plugin
     // beside it for the walk of every user change against every holder (UserLifecycleWalkTests).
-    ("Passkey", [Products.crypto, Products.cryptoExtras], [Products.crypto, "PasswordPlugin", "PhoneCodePlugin"]),
+    ("Passkey", [.console, .migrations, .tests], [Products.crypto, Products.cryptoExtras], [Products.crypto, "PasswordPlugin", "PhoneCodePlugin"]),
 ]
 
 /// What every plugin builds on: the seam and the libraries its types speak. Calling out
@@ -71,15 +74,11 @@ let pluginTestSeam: [Target.Dependency] = [
     Products.postgresNIO,
 ]
 
-func pluginFolderHas(_ plugin: String, _ folder: String) -> Bool {
-    FileManager.default.fileExists(atPath: "\(Context.packageDirectory)/Plugins/\(plugin)/\(folder)")
-}
-
 let pluginTargets: [Target] = credentialPlugins.flatMap { plugin -> [Target] in
     let folder = "Plugins/\(plugin.name)"
-    let hasMigrations = pluginFolderHas(plugin.name, "Migrations")
-    let hasTests = pluginFolderHas(plugin.name, "Tests")
-    let hasConsolePages = pluginFolderHas(plugin.name, "Console")
+    let hasMigrations = plugin.parts.contains(.migrations)
+    let hasTests = plugin.parts.contains(.tests)
+    let hasConsolePages = plugin.parts.contains(.console)
     let source = Target.target(
         name: "\(plugin.name)Plugin",
         dependencies: pluginSeam + (hasConsolePages ? ["GatewayConsoleKit"] : []) + plugin.uses,
