@@ -195,7 +195,7 @@ public struct PublicRequest: Sendable {
                 if denied.reason == nil { denied.reason = answer.code.rawValue }
                 if !limits.repeatsRefusal { await gate.ledger.recordEventually(denied) }
             default:
-                logger.error("public request failure took an unexpected step", metadata: ["step": "\(action)"])
+                logger.error("public request failure took an unexpected step", metadata: ["step": "\(stepName(action))"])
             }
         }
         return (HeaderedError(answer, headers: limits.headers), denied)

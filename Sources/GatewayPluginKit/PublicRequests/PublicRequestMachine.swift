@@ -154,7 +154,8 @@ public struct PublicRequestMachine: Sendable, Equatable {
         public let event: Event
         public let state: State
         public let why: String
-        public var description: String { "\(event) in \(state): \(why)" }
+        /// The event by name alone: its subjects (user ids, numbers, addresses) stay out of logs.
+        public var description: String { "\(stepName(event)) in \(state): \(why)" }
     }
 
     /// The client's address as the limits count it.
@@ -362,4 +363,9 @@ public struct PublicRequestMachine: Sendable, Equatable {
         }
         return user.map { [.countFailure(ofUser: $0)] } ?? []
     }
+}
+
+/// A step's name without its arguments (`limits`, `check`): what a log may say of it.
+func stepName(_ step: some Sendable) -> String {
+    String(String(describing: step).prefix { $0 != "(" })
 }

@@ -313,3 +313,17 @@ import Testing
         trace.steps.map { "\($0.event)" }.joined(separator: " → ")
     }
 }
+
+extension PublicRequestMachineTests {
+    /// What the driver logs of a step out of order names the step, never its subjects.
+    @Test func aMisorderedStepIsDescribedWithoutItsSubjects() {
+        var machine = Machine(client: Self.client, cost: .limitsFirst)
+        do {
+            _ = try machine.receive(.limits(["code_sends_number": "+15550000001"], claim: .init(namedUser: Self.user, provesItsUser: false)))
+            Issue.record("limits before the app were taken")
+        } catch {
+            #expect(error.description.hasPrefix("limits in opened"))
+            #expect(!error.description.contains("+1555") && !error.description.contains(Self.user))
+        }
+    }
+}
