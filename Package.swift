@@ -44,7 +44,7 @@ let credentialPlugins: [(name: String, parts: Set<PluginPart>, uses: [Target.Dep
         ["Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]
     ),
     // Its tests install the password plugin too: a user deleted there takes their numbers along.
-    ("PhoneCode", [.migrations, .tests, .console], ["GatewayOutbound", Products.crypto], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
+    ("PhoneCode", [.migrations, .tests, .console], ["GatewayCourier", "GatewayOutbound", Products.crypto], ["GatewayCourier", "GatewayOutbound", "PasswordPlugin", Products.crypto]),
     // The webhook and ID-token plugins use a password directory (PasswordDirectoryProvider, in the seam);
     // their tests install the password plugin that provides it.
     ("Webhook", [.tests], ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
@@ -216,6 +216,16 @@ let package = Package(
                 "GatewayCore", .product(name: "AsyncHTTPClient", package: "async-http-client"), Products.crypto,
                 Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), Products.nioPosix,
                 Products.logging, Products.tracing,
+            ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The code engine every channel shares (codes, their HMACs and single use, the outbox and its
+        // worker): what the phone-code and email-code plugins are built on.
+        .target(
+            name: "GatewayCourier",
+            dependencies: [
+                "GatewayCore", "GatewayPluginKit", "GatewayPluginPostgres", "GatewayPostgres", Products.postgresNIO,
+                Products.crypto, Products.logging, Products.nioCore, Products.coreMetrics,
             ],
             swiftSettings: upcomingFeatures
         ),

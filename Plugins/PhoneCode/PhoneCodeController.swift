@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayPluginKit
 import Hummingbird
 import Logging
@@ -25,7 +26,7 @@ struct PhoneCodeController: Sendable {
     static let maximumBodyBytes = 4 * 1024
 
     let services: RouteServices
-    let codes: PhoneCodes
+    let codes: OneTimeCodes
     let store: any PhoneCodeStore
     let sender: SMSSender
     let deliveryTimes: DeliveryTimes

@@ -2,6 +2,7 @@ import Foundation
 import CoreMetrics
 import Crypto
 public import GatewayCore
+import GatewayCourier
 public import GatewayPluginKit
 public import GatewayOutbound
 public import Hummingbird
@@ -16,7 +17,7 @@ public import Hummingbird
 public struct PhoneCodePlugin: CredentialPlugin {
     static let type = "phone_code"
     public let credentialType = type
-    private let codes: PhoneCodes
+    private let codes: OneTimeCodes
     private let allowsLogSender: Bool
     private let senderAddresses: OutboundAddressPolicy
     private let deliveryAttemptTimeout: Duration
@@ -40,7 +41,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
         deliveryAttemptTimeout: Duration = .seconds(5), passwords: (any PasswordDirectoryProvider)? = nil
     ) {
         self.passwords = passwords
-        self.codes = PhoneCodes(key: SymmetricKey(data: codeKey))
+        self.codes = OneTimeCodes(key: SymmetricKey(data: codeKey))
         self.allowsLogSender = allowsLogSender
         self.senderAddresses = senderAddresses
         self.deliveryAttemptTimeout = deliveryAttemptTimeout

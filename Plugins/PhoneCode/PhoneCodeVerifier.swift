@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayPluginKit
 import Logging
 
@@ -13,7 +14,7 @@ struct PhoneCodeVerifier: CredentialVerifier {
     /// A code sent by SMS (RFC 8176).
     let authenticationMethods = ["sms"]
     let options: PhoneCodeOptions
-    let codes: PhoneCodes
+    let codes: OneTimeCodes
     let store: any PhoneCodeStore
     /// How the number's binding is read: within its timeout, again while the
     /// database fails over. A code's check spends a try, so it is made once.
@@ -48,9 +49,7 @@ struct PhoneCodeVerifier: CredentialVerifier {
 
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         let number = try PhoneNumber.parse(attempt.credentials.fields["phone_number"], field: "credentials.phone_number")
-        guard let code = attempt.credentials.fields["code"], code.count <= 16, code.allSatisfy(\.isASCII),
-            code.allSatisfy(\.isNumber), !code.isEmpty
-        else { throw GatewayError.invalidRequest("credentials.code must be the digits of the code.") }
+        guard let code = attempt.credentials.fields["code"], OneTimeCodes.isWellFormed(code) else { throw GatewayError.invalidRequest("credentials.code must be the digits of the code.") }
         let appID = attempt.app.appID
 
         let store = self.store
@@ -70,11 +69,8 @@ struct PhoneCodeVerifier: CredentialVerifier {
         let mac = codes.mac(code, for: number, in: appID)
         let check = try await withDatabaseTimeout(databaseRetry.attemptTimeout) { try await store.check(mac, for: number, in: appID) }
         guard let identity else { return .rejected(reason: "unknown_number") }
-        switch check {
-        case .accepted: return try await admitted(identity, in: appID)
-        case .wrong(let left): return .rejected(reason: left == 0 ? "bad_code_exhausted" : "bad_code")
-        case .noCode: return .rejected(reason: "no_live_code")
-        }
+        if let reason = check.refusalReason { return .rejected(reason: reason) }
+        return try await admitted(identity, in: appID)
     }
 
     /// A right code's user, unless the password directory, where it keeps

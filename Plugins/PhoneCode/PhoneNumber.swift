@@ -1,7 +1,8 @@
 import GatewayCore
+import GatewayCourier
 
 /// A phone number in E.164 form: `+` and 8 to 15 digits, nothing else.
-struct PhoneNumber: Sendable, Hashable, CustomStringConvertible {
+struct PhoneNumber: CodeAddress {
     let text: String
 
     init?(_ text: String) {
@@ -20,6 +21,11 @@ struct PhoneNumber: Sendable, Hashable, CustomStringConvertible {
         }
         return number
     }
+}
 
-    var description: String { text }
+/// The phone channel's codes: `phone_codes`, keyed by the number (Migrations/0001_phone_codes.sql).
+enum PhoneCodeTable: CodeTable {
+    typealias Address = PhoneNumber
+    static let name = "phone_codes"
+    static let addressColumn = "phone_number"
 }

@@ -1,62 +1,38 @@
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayPluginKit
 
-/// The codes and numbers in memory, for tests of the plugin's logic; its
+/// The numbers in memory (the codes in the courier's ``MemoryCodeStore``), for tests of the plugin's logic; its
 /// SQL (``PostgresPhoneCodes``) is tested against PostgreSQL.
 struct MemoryPhoneCodes: PhoneCodeStore {
-    struct Code: Sendable {
-        var mac: [UInt8]
-        var attemptsLeft: Int
-        var sentAt: Date
-        var expiresAt: Date
-    }
-
     struct Rows: Sendable {
-        var codes: [AppID: [String: Code]] = [:]
         var numbers: [AppID: [String: PhoneNumberBinding]] = [:]
     }
 
     let table: MemoryTable<Rows>
+    private let codes: MemoryCodeStore<PhoneCodeTable>
+
+    init(memory: PluginMemory) {
+        self.table = memory.table(of: Rows.self, empty: Rows())
+        self.codes = MemoryCodeStore(memory: memory)
+    }
 
     func storeUnlessTooSoon(
         code mac: [UInt8], for number: PhoneNumber, in appID: AppID, attempts: Int, lifetimeSeconds: Int,
-        resendAfterSeconds: Int
+        resendAfterSeconds: Int, queueing message: OutboxMessage?
     ) async throws -> Int? {
-        let now = Date()
-        return table.change { rows in
-            if let live = rows.codes[appID]?[number.text], live.expiresAt > now {
-                let wait = live.sentAt.addingTimeInterval(TimeInterval(resendAfterSeconds)).timeIntervalSince(now)
-                if wait > 0 { return max(1, Int(wait.rounded(.up))) }
-            }
-            rows.codes[appID, default: [:]][number.text] = Code(
-                mac: mac, attemptsLeft: attempts, sentAt: now,
-                expiresAt: now.addingTimeInterval(TimeInterval(lifetimeSeconds)))
-            return nil
-        }
+        try await codes.storeUnlessTooSoon(
+            code: mac, for: number, in: appID, attempts: attempts, lifetimeSeconds: lifetimeSeconds,
+            resendAfterSeconds: resendAfterSeconds, queueing: message)
     }
 
     func discardCode(for number: PhoneNumber, in appID: AppID) async throws {
-        table.change { _ = $0.codes[appID]?.removeValue(forKey: number.text) }
+        try await codes.discardCode(for: number, in: appID)
     }
 
-    func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> PhoneCodeCheck {
-        let now = Date()
-        return table.change { rows in
-            guard let code = rows.codes[appID]?[number.text] else { return .noCode }
-            guard code.expiresAt > now, code.attemptsLeft > 0 else {
-                rows.codes[appID]?[number.text] = nil
-                return .noCode
-            }
-            if ConstantTime.equals(code.mac, mac) {
-                rows.codes[appID]?[number.text] = nil
-                return .accepted
-            }
-            let left = code.attemptsLeft - 1
-            rows.codes[appID]?[number.text]?.attemptsLeft = left
-            if left == 0 { rows.codes[appID]?[number.text] = nil }
-            return .wrong(attemptsLeft: left)
-        }
+    func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> CodeCheck {
+        try await codes.check(mac, for: number, in: appID)
     }
 
     func binding(of number: PhoneNumber, in appID: AppID) async throws -> PhoneNumberBinding? {

@@ -1,27 +1,14 @@
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayPluginKit
 import GatewayPluginPostgres
 
 /// The `phone_codes` and `phone_numbers` tables as the plugin uses them: in
 /// PostgreSQL (``PostgresPhoneCodes``) or in memory (``MemoryPhoneCodes``).
-protocol PhoneCodeStore: Sendable {
-    /// Stores a new code for the number, replacing an older one, unless a
-    /// live code went out less than `resendAfterSeconds` ago; of two
-    /// concurrent requests for one number, at most one stores. Returns `nil`
-    /// when stored, otherwise the seconds until a new code may be sent.
-    func storeUnlessTooSoon(
-        code mac: [UInt8], for number: PhoneNumber, in appID: AppID, attempts: Int, lifetimeSeconds: Int,
-        resendAfterSeconds: Int
-    ) async throws -> Int?
-
-    /// Forgets the number's code (its delivery failed).
-    func discardCode(for number: PhoneNumber, in appID: AppID) async throws
-
-    /// Checks `mac` against the live code; concurrent checks of one code see
-    /// each other: at most one is accepted, and every wrong one spends a try.
-    func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> PhoneCodeCheck
-
+/// The codes are the courier's (``CodeStore``, on the `phone_codes` table); the
+/// directory of numbers bound to users is the plugin's own.
+protocol PhoneCodeStore: CodeStore where Address == PhoneNumber {
     func binding(of number: PhoneNumber, in appID: AppID) async throws -> PhoneNumberBinding?
 
     /// Bindings in number order after `after`.
@@ -50,22 +37,12 @@ struct PhoneNumberBinding: Sendable {
     let updatedAt: Date
 }
 
-/// What checking a code against the stored one found.
-enum PhoneCodeCheck: Sendable, Equatable {
-    /// It matched; the code is gone now (single use).
-    case accepted
-    /// It did not match; `attemptsLeft` more tries before the code dies.
-    case wrong(attemptsLeft: Int)
-    /// No live code: never sent, expired, used or out of tries.
-    case noCode
-}
-
 extension PluginServices {
     /// The codes and numbers where this gateway keeps its plugins' tables.
     var phoneCodes: any PhoneCodeStore {
         switch storage {
         case .database(let database): PostgresPhoneCodes(client: database.postgres, logger: logger)
-        case .memory(let memory): MemoryPhoneCodes(table: memory.table(of: MemoryPhoneCodes.Rows.self, empty: .init()))
+        case .memory(let memory): MemoryPhoneCodes(memory: memory)
         }
     }
 }

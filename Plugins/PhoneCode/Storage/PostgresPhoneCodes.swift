@@ -1,113 +1,35 @@
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayPostgres
 import Logging
 import NIOCore
 import PostgresNIO
 
-/// The `phone_codes` and `phone_numbers` tables in PostgreSQL. Each admin
-/// write runs in one transaction with its audit row.
+/// The `phone_numbers` table in PostgreSQL, and the `phone_codes` table
+/// through the courier (``PostgresCodeStore``). Each admin write runs in one
+/// transaction with its audit row.
 struct PostgresPhoneCodes: PhoneCodeStore {
     let client: PostgresClient
     let logger: Logger
 
-    /// One statement, so two concurrent requests for one number cannot both
-    /// send: the second waits for the first's row and then sees it. Prepared:
-    /// every code request runs it.
+    private var codes: PostgresCodeStore<PhoneCodeTable> { PostgresCodeStore(client: client, logger: logger) }
+
     func storeUnlessTooSoon(
         code mac: [UInt8], for number: PhoneNumber, in appID: AppID, attempts: Int, lifetimeSeconds: Int,
-        resendAfterSeconds: Int
+        resendAfterSeconds: Int, queueing message: OutboxMessage?
     ) async throws -> Int? {
-        let statement = StoreCode(
-            appID: appID, number: number.text, mac: mac, attempts: attempts, lifetimeSeconds: lifetimeSeconds,
-            resendAfterSeconds: resendAfterSeconds)
-        // Committed before the code is sent: a code whose row a failover undid would be a text the user cannot use.
-        for (stored, wait) in try await client.committedExecute(statement, logger: logger) {
-            return stored == 1 ? nil : Int(wait ?? 1)
-        }
-        return nil
-    }
-
-    private struct StoreCode: PostgresPreparedStatement {
-        static let name = "phone_code_store"
-        static let sql = """
-            WITH stored AS (
-                INSERT INTO phone_codes AS c (app_id, phone_number, code_hmac, attempts_left, sent_at, expires_at)
-                VALUES ($1, $2, $3, $4, now(), now() + make_interval(secs => $5))
-                ON CONFLICT (app_id, phone_number) DO UPDATE SET code_hmac = excluded.code_hmac,
-                    attempts_left = excluded.attempts_left, sent_at = excluded.sent_at, expires_at = excluded.expires_at
-                WHERE c.expires_at <= now() OR c.sent_at <= now() - make_interval(secs => $6)
-                RETURNING 1
-            )
-            SELECT (SELECT count(*) FROM stored)::int8,
-                   (SELECT greatest(1, ceil(extract(epoch FROM
-                        c.sent_at + make_interval(secs => $6) - clock_timestamp())))::int8
-                    FROM phone_codes c WHERE c.app_id = $1 AND c.phone_number = $2)
-            """
-        let appID: AppID
-        let number: String
-        let mac: [UInt8]
-        let attempts: Int
-        let lifetimeSeconds: Int
-        let resendAfterSeconds: Int
-
-        func makeBindings() throws -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 6)
-            bindings.append(appID.uuid)
-            bindings.append(number)
-            bindings.append(ByteBuffer(bytes: mac))
-            bindings.append(Int32(attempts))
-            bindings.append(Int32(lifetimeSeconds))
-            bindings.append(Int32(resendAfterSeconds))
-            return bindings
-        }
-
-        func decodeRow(_ row: PostgresRow) throws -> (Int64, Int64?) { try row.decode((Int64, Int64?).self) }
+        try await codes.storeUnlessTooSoon(
+            code: mac, for: number, in: appID, attempts: attempts, lifetimeSeconds: lifetimeSeconds,
+            resendAfterSeconds: resendAfterSeconds, queueing: message)
     }
 
     func discardCode(for number: PhoneNumber, in appID: AppID) async throws {
-        try await client.committedQuery(
-            "DELETE FROM phone_codes WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)", logger: logger)
+        try await codes.discardCode(for: number, in: appID)
     }
 
-    /// Under a row lock, so concurrent checks of one code wait for each other.
-    func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> PhoneCodeCheck {
-        try await client.transaction(logger: logger) { connection in
-            let rows = try await connection.tracedQuery(
-                """
-                SELECT code_hmac, attempts_left, expires_at > now() FROM phone_codes
-                WHERE app_id = \(appID.uuid) AND phone_number = \(number.text) FOR UPDATE
-                """, logger: logger)
-            var found: (stored: [UInt8], attemptsLeft: Int, live: Bool)?
-            for (stored, left, live) in try rows.decode((ByteBuffer, Int, Bool).self) {
-                found = (Array(buffer: stored), left, live)
-            }
-            guard let found else { return .noCode }
-            guard found.live, found.attemptsLeft > 0 else {
-                try await delete(number, in: appID, on: connection)
-                return .noCode
-            }
-            if ConstantTime.equals(found.stored, mac) {
-                try await delete(number, in: appID, on: connection)
-                return .accepted
-            }
-            let left = found.attemptsLeft - 1
-            if left == 0 {
-                try await delete(number, in: appID, on: connection)
-            } else {
-                try await connection.tracedQuery(
-                    """
-                    UPDATE phone_codes SET attempts_left = \(left)
-                    WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)
-                    """, logger: logger)
-            }
-            return .wrong(attemptsLeft: left)
-        }
-    }
-
-    private func delete(_ number: PhoneNumber, in appID: AppID, on connection: PostgresConnection) async throws {
-        try await connection.tracedQuery(
-            "DELETE FROM phone_codes WHERE app_id = \(appID.uuid) AND phone_number = \(number.text)", logger: logger)
+    func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> CodeCheck {
+        try await codes.check(mac, for: number, in: appID)
     }
 
     // MARK: The directory

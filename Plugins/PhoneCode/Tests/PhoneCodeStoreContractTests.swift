@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayHTTPTestSupport
 import GatewayTestSupport
 @testable import PhoneCodePlugin

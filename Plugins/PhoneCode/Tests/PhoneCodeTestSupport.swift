@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayOutbound
 import GatewayPluginKit
 import GatewayPluginPostgres
@@ -98,14 +99,14 @@ extension GatewayUnderTest {
         case .database(let database):
             try await database.postgres.query("DELETE FROM phone_codes", logger: TestDatabase.logger)
         case .memory(let memory):
-            memory.table(of: MemoryPhoneCodes.Rows.self, empty: .init()).change { $0.codes = [:] }
+            memory.table(of: MemoryCodeStore<PhoneCodeTable>.Rows.self, empty: .init()).change { $0.codes = [:] }
         }
     }
 
     private func changeCodes(
-        in memory: PluginMemory, of only: String? = nil, _ change: (inout MemoryPhoneCodes.Code) -> Void
+        in memory: PluginMemory, of only: String? = nil, _ change: (inout MemoryCodeStore<PhoneCodeTable>.Code) -> Void
     ) {
-        memory.table(of: MemoryPhoneCodes.Rows.self, empty: .init()).change { rows in
+        memory.table(of: MemoryCodeStore<PhoneCodeTable>.Rows.self, empty: .init()).change { rows in
             for appID in rows.codes.keys {
                 for number in rows.codes[appID, default: [:]].keys where only == nil || only == number {
                     change(&rows.codes[appID]![number]!)

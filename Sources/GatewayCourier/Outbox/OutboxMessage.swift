@@ -1,0 +1,74 @@
+public import Foundation
+public import GatewayCore
+
+/// A message to queue with what it carries (``CodeStore/storeUnlessTooSoon(code:for:in:attempts:lifetimeSeconds:resendAfterSeconds:queueing:)``):
+/// its id, made once, so that a retried delivery is the same message
+/// (an email's `Message-ID`), its channel, and its payload as the channel
+/// sealed it.
+public struct OutboxMessage: Sendable {
+    public let id: UUID
+    public let channel: String
+    public let payload: [UInt8]
+    /// The request that queued it, so its delivery's rows can be found beside the request's.
+    public let requestID: String
+
+    public init(id: UUID = UUID(), channel: String, payload: [UInt8], requestID: String) {
+        self.id = id
+        self.channel = channel
+        self.payload = payload
+        self.requestID = requestID
+    }
+}
+
+/// A message a worker holds the lease of, to deliver now.
+public struct ClaimedMessage: Sendable {
+    public let appID: AppID
+    public let id: UUID
+    public let payload: [UInt8]
+    public let requestID: String
+    /// This delivery's number, from 1; it fences the finish of a lease that ran out.
+    public let attempt: Int
+    /// Whether what it carries has expired (a code's lifetime): it is given up, not delivered.
+    public let hasExpired: Bool
+
+    public init(appID: AppID, id: UUID, payload: [UInt8], requestID: String, attempt: Int, hasExpired: Bool) {
+        self.appID = appID
+        self.id = id
+        self.payload = payload
+        self.requestID = requestID
+        self.attempt = attempt
+        self.hasExpired = hasExpired
+    }
+}
+
+/// How one delivery attempt ended, as the channel's sender tells it.
+public enum DeliveryResult: Sendable, Equatable {
+    /// The receiving server took the message (its reply, for the trail).
+    case delivered(reply: String)
+    /// It may take it later (a 4xx reply, no connection, a timeout): tried again after a pause.
+    case transient(reply: String)
+    /// It never will (a 5xx reply, a refused address, settings that cannot deliver): given up now.
+    case permanent(reply: String)
+
+    public var reply: String {
+        switch self {
+        case .delivered(let reply), .transient(let reply), .permanent(let reply): reply
+        }
+    }
+}
+
+/// How a worker finishes a claimed message.
+public enum OutboxFinish: Sendable, Equatable {
+    case delivered(reply: String)
+    case retry(after: Duration, reply: String)
+    case failed(reply: String)
+
+    /// `delivered`, `retrying` or `failed`: the metric's outcome.
+    public var name: String {
+        switch self {
+        case .delivered: "delivered"
+        case .retry: "retrying"
+        case .failed: "failed"
+        }
+    }
+}

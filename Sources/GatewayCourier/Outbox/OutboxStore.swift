@@ -1,0 +1,14 @@
+public import GatewayCore
+
+/// The outbox's rows as a worker uses them: in PostgreSQL (``PostgresOutbox``)
+/// or in memory (``MemoryOutbox``).
+public protocol OutboxStore: Sendable {
+    /// Takes the lease of up to `limit` due messages of `channel` (queued,
+    /// their next attempt due, no live lease), oldest first; a message is
+    /// leased to one worker at a time across replicas.
+    func claim(channel: String, limit: Int, lease: Duration) async throws -> [ClaimedMessage]
+
+    /// Finishes `message`'s attempt, with `event` in the same transaction;
+    /// `false` (and no row) when the lease ran out and another worker took it.
+    func finish(_ message: ClaimedMessage, _ finish: OutboxFinish, recording event: AuditEvent) async throws -> Bool
+}

@@ -1,0 +1,114 @@
+import CoreMetrics
+public import GatewayCore
+public import Logging
+
+/// Delivers one channel's queued messages, on every replica: takes the
+/// lease of a batch of due messages (``OutboxStore/claim(channel:limit:lease:)``),
+/// delivers them at once through the channel's sender, and finishes each
+/// with its audit row: delivered, tried again after a pause that doubles
+/// (a 4xx reply, no connection, a timeout), or failed (a 5xx reply, the
+/// last attempt, a message whose code has expired). Counted in
+/// `gateway_outbox_deliveries_total{channel, outcome}`.
+public struct OutboxWorker: Sendable {
+    public struct Settings: Sendable {
+        /// Messages leased and delivered at once.
+        public var batch = 32
+        /// How long a lease lasts: longer than a delivery may take
+        /// (the sender's timeout), so that two workers never hold one message.
+        public var lease: Duration = .seconds(120)
+        /// How often the outbox is asked when this replica queued nothing.
+        public var pollInterval: Duration = .seconds(1)
+        /// Attempts before a message that keeps failing transiently is given up.
+        public var maximumAttempts = 8
+        /// The pause after the first failed attempt; each next one doubles, up to ``longestPause``.
+        public var firstPause: Duration = .seconds(2)
+        public var longestPause: Duration = .seconds(300)
+
+        public init() {}
+    }
+
+    /// The audit row of a finished attempt (of a retry too, for an operator
+    /// who asks why a message is late).
+    public typealias Describe = @Sendable (_ message: ClaimedMessage, _ finish: OutboxFinish) -> AuditEvent
+
+    let channel: String
+    let store: any OutboxStore
+    let doorbell: OutboxDoorbell
+    let settings: Settings
+    let logger: Logger
+    let deliver: @Sendable (ClaimedMessage) async -> DeliveryResult
+    let describe: Describe
+
+    public init(
+        channel: String, store: any OutboxStore, doorbell: OutboxDoorbell, settings: Settings = Settings(), logger: Logger,
+        deliver: @escaping @Sendable (ClaimedMessage) async -> DeliveryResult, describe: @escaping Describe
+    ) {
+        self.channel = channel
+        self.store = store
+        self.doorbell = doorbell
+        self.settings = settings
+        self.logger = logger
+        self.deliver = deliver
+        self.describe = describe
+    }
+
+    /// Delivers until the task is cancelled; a failing database is logged
+    /// and asked again at the next poll.
+    public func run() async {
+        while !Task.isCancelled {
+            do {
+                if try await deliverDue() == settings.batch { continue }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("outbox unavailable", metadata: ["channel": "\(channel)", "error": "\(String(reflecting: error))"])
+            }
+            await doorbell.wait(upTo: settings.pollInterval)
+        }
+    }
+
+    /// One batch: claims the due messages and delivers them all at once;
+    /// returns how many were claimed.
+    @discardableResult
+    public func deliverDue() async throws -> Int {
+        let claimed = try await store.claim(channel: channel, limit: settings.batch, lease: settings.lease)
+        await withTaskGroup(of: Void.self) { group in
+            for message in claimed {
+                group.addTask { await self.deliverOne(message) }
+            }
+        }
+        return claimed.count
+    }
+
+    private func deliverOne(_ message: ClaimedMessage) async {
+        let finish: OutboxFinish =
+            message.hasExpired
+            ? .failed(reply: "expired before delivery")
+            : Self.finish(after: await deliver(message), attempt: message.attempt, settings: settings)
+        Counter(label: "gateway_outbox_deliveries_total", dimensions: [("channel", channel), ("outcome", finish.name)]).increment()
+        do {
+            if try await store.finish(message, finish, recording: describe(message, finish)) == false {
+                logger.warning(
+                    "outbox lease ran out before the delivery finished; another worker has the message",
+                    metadata: ["channel": "\(channel)", "message_id": "\(message.id)"])
+            }
+        } catch {
+            // The lease runs out and the message is delivered again: the receiver sees the same Message-ID.
+            logger.error(
+                "outbox outcome not recorded", metadata: ["message_id": "\(message.id)", "error": "\(String(reflecting: error))"])
+        }
+    }
+
+    /// What an attempt's result makes of the message: a transient failure
+    /// is tried again after `firstPause · 2^(attempt-1)` (at most
+    /// `longestPause`), unless it was the last attempt.
+    public static func finish(after result: DeliveryResult, attempt: Int, settings: Settings) -> OutboxFinish {
+        switch result {
+        case .delivered(let reply): return .delivered(reply: reply)
+        case .permanent(let reply): return .failed(reply: reply)
+        case .transient(let reply):
+            guard attempt < settings.maximumAttempts else { return .failed(reply: reply) }
+            let pause = settings.firstPause * (1 << min(attempt - 1, 20))
+            return .retry(after: min(pause, settings.longestPause), reply: reply)
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+public import GatewayCore
+import GatewayPostgres
+public import Logging
+import NIOCore
+public import PostgresNIO
+
+/// The `outbox` table (Migrations/0016_outbox.sql).
+public struct PostgresOutbox: OutboxStore {
+    let client: PostgresClient
+    let logger: Logger
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// One statement: the due rows are locked with `SKIP LOCKED`, so two
+    /// workers asking at once take different messages, and leased in the
+    /// same commit, so that neither lock nor connection is held while the
+    /// message travels.
+    public func claim(channel: String, limit: Int, lease: Duration) async throws -> [ClaimedMessage] {
+        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let rows = try await client.committedQuery(
+            """
+            UPDATE outbox o SET leased_until = now() + make_interval(secs => \(leaseSeconds)), attempts = o.attempts + 1
+            FROM (
+                SELECT app_id, message_id FROM outbox
+                WHERE channel = \(channel) AND state = 'queued' AND next_attempt_at <= now()
+                  AND (leased_until IS NULL OR leased_until <= now())
+                ORDER BY next_attempt_at LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED
+            ) due
+            WHERE o.app_id = due.app_id AND o.message_id = due.message_id
+            RETURNING o.app_id, o.message_id, o.payload, o.request_id, o.attempts, o.expires_at <= now()
+            """, logger: logger)
+        var claimed: [ClaimedMessage] = []
+        for (appID, id, payload, requestID, attempts, expired) in try rows.decode((UUID, UUID, ByteBuffer?, String, Int, Bool).self) {
+            claimed.append(
+                ClaimedMessage(
+                    appID: AppID(uuid: appID), id: id, payload: payload.map { Array(buffer: $0) } ?? [], requestID: requestID,
+                    attempt: attempts,
+                    hasExpired: expired))
+        }
+        return claimed
+    }
+
+    public func finish(_ message: ClaimedMessage, _ finish: OutboxFinish, recording event: AuditEvent) async throws -> Bool {
+        let (appID, id, attempt, logger) = (message.appID.uuid, message.id, message.attempt, logger)
+        return try await AuditedTransaction(client: client, logger: logger).run(recording: event, when: { $0 }) { connection in
+            let rows: [PostgresRow]
+            switch finish {
+            case .delivered(let reply), .failed(let reply):
+                let state = finish == .delivered(reply: reply) ? "delivered" : "failed"
+                rows = try await connection.tracedQuery(
+                    """
+                    UPDATE outbox SET state = \(state), payload = NULL, leased_until = NULL, finished_at = now(),
+                        last_reply = \(Self.cut(reply))
+                    WHERE app_id = \(appID) AND message_id = \(id) AND attempts = \(attempt) AND state = 'queued'
+                    RETURNING 1
+                    """, logger: logger)
+            case .retry(let pause, let reply):
+                let seconds = Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18
+                rows = try await connection.tracedQuery(
+                    """
+                    UPDATE outbox SET leased_until = NULL, next_attempt_at = now() + make_interval(secs => \(seconds)),
+                        last_reply = \(Self.cut(reply))
+                    WHERE app_id = \(appID) AND message_id = \(id) AND attempts = \(attempt) AND state = 'queued'
+                    RETURNING 1
+                    """, logger: logger)
+            }
+            return !rows.isEmpty
+        }
+    }
+
+    /// A reply as the column keeps it: at most 512 bytes, cut on a character.
+    static func cut(_ reply: String) -> String {
+        var text = reply
+        while text.utf8.count > 512 { text.removeLast() }
+        return text
+    }
+}
