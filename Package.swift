@@ -52,6 +52,9 @@ let credentialPlugins: [(name: String, parts: Set<PluginPart>, uses: [Target.Dep
     // Passkeys: WebAuthn's CBOR, COSE keys (ES256, RS256, EdDSA) and ceremonies, written here; their tests
     // install the password plugin, whose disabled users a passkey does not sign in, and the phone plugin
     // beside it for the walk of every user change against every holder (UserLifecycleWalkTests).
+    // Email codes: the courier's codes and outbox, the SMTP client (GatewayOutbound); its tests install the
+    // password plugin, whose users' emails the codes sign in.
+    ("EmailCode", [.migrations, .tests], ["GatewayCourier", "GatewayOutbound", Products.crypto, Products.httpTypes], ["GatewayCourier", "GatewayOutbound", "PasswordPlugin", Products.crypto]),
     ("Passkey", [.console, .migrations, .tests], [Products.crypto, Products.cryptoExtras], [Products.crypto, "PasswordPlugin", "PhoneCodePlugin"]),
 ]
 
@@ -208,13 +211,15 @@ let package = Package(
             swiftSettings: upcomingFeatures
         ),
         // Calling out of the gateway under its rules (address policy, pooled
-        // clients, timeouts, circuit breakers, webhook signatures): a toolkit
+        // clients, timeouts, circuit breakers, webhook signatures, the SMTP client): a toolkit
         // the plugins that call out use.
         .target(
             name: "GatewayOutbound",
             dependencies: [
                 "GatewayCore", .product(name: "AsyncHTTPClient", package: "async-http-client"), Products.crypto,
                 Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), Products.nioPosix,
+                // The SMTP client's STARTTLS and implicit TLS.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 Products.logging, Products.tracing,
             ],
             swiftSettings: upcomingFeatures
@@ -440,6 +445,12 @@ let package = Package(
                 "GatewayCore", "GatewayOutbound", "GatewayHTTPTestSupport", Products.logging, Products.nioCore,
                 Products.nioPosix,
             ],
+            swiftSettings: upcomingFeatures
+        ),
+        // The courier's logic without I/O: the outbox's bell and its pauses.
+        .testTarget(
+            name: "GatewayCourierTests",
+            dependencies: ["GatewayCourier", "GatewayCore"],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

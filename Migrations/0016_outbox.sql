@@ -11,6 +11,8 @@ CREATE TABLE outbox (
     message_id      uuid        NOT NULL,
     channel         text        NOT NULL CHECK (octet_length(channel) BETWEEN 1 AND 32),
     request_id      text        NOT NULL CHECK (octet_length(request_id) <= 200),
+    -- The user the message is for, when known: their deletion or disabling cancels what is queued.
+    user_id         text        CHECK (octet_length(user_id) <= 256),
     payload         bytea,
     state           text        NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'delivered', 'failed')),
     attempts        integer     NOT NULL DEFAULT 0 CHECK (attempts >= 0),
@@ -25,5 +27,7 @@ CREATE TABLE outbox (
 
 -- What a worker asks each time: the due messages of its channel.
 CREATE INDEX outbox_due ON outbox (channel, next_attempt_at) WHERE state = 'queued';
+-- A user's queued messages, cancelled when the user is deleted or disabled.
+CREATE INDEX outbox_by_user ON outbox (app_id, user_id) WHERE state = 'queued';
 -- What maintenance deletes: finished messages, oldest first.
 CREATE INDEX outbox_finished ON outbox (finished_at) WHERE state <> 'queued';

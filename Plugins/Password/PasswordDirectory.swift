@@ -27,6 +27,14 @@ struct PasswordUserDirectory: PasswordDirectory {
         return user.disabled ? .rejected(reason: "disabled") : .verified(user.identity)
     }
 
+    /// The one user whose email is `email`, whatever its case; nil when none or several have it.
+    public func identity(ofEmail email: String, in appID: AppID) async throws -> VerificationResult? {
+        let users = verifier.users
+        let found = try await verifier.databaseRetry.run { try await users.find(email: email, in: appID) }
+        guard found.count == 1, let user = found.first else { return nil }
+        return user.disabled ? .rejected(reason: "disabled") : .verified(user.identity)
+    }
+
     /// Adds `identity` with `password`, hashed at the app's argon2id cost,
     /// unless the app has a user with that id already (an admin's user is
     /// never replaced), with its audit row `user.migrated` (`detail.from`:

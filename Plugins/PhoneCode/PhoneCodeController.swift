@@ -50,14 +50,9 @@ struct PhoneCodeController: Sendable {
         }
     }
 
-    struct Answer: Encodable {
-        let expires_in: Int
-        let resend_after: Int
-    }
-
     private func send(
         _ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest
-    ) async throws(GatewayError) -> Answer {
+    ) async throws(GatewayError) -> CodeSent {
         let (appID, number, options): (AppID, PhoneNumber, PhoneCodeOptions)
         do {
             let input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
@@ -85,7 +80,7 @@ struct PhoneCodeController: Sendable {
         } catch {
             throw ErrorResponder.translate(error, logger: context.logger)
         }
-        let answer = Answer(expires_in: options.lifetimeSeconds, resend_after: options.resendAfterSeconds)
+        let answer = CodeSent(lifetimeSeconds: options.lifetimeSeconds, resendAfterSeconds: options.resendAfterSeconds)
 
         try await passage.limits(
             [RateLimitPolicy.codeSendsPerNumber.name: number.text, RateLimitPolicy.codeSendsPerIP.name: passage.clientIP])
@@ -111,9 +106,7 @@ struct PhoneCodeController: Sendable {
                     lifetimeSeconds: options.lifetimeSeconds, resendAfterSeconds: options.resendAfterSeconds)
             }) {
                 passage.row.reason = "resend_too_soon"
-                throw GatewayError(
-                    .rateLimited, .tooManyRequests, "A code was sent just now; retry after \(wait) seconds.",
-                    retryAfterSeconds: wait)
+                throw CodeSent.tooSoon(retryAfter: wait)
             }
             guard delivers else {
                 passage.row.detail["sent"] = "false"

@@ -1,4 +1,5 @@
 public import GatewayPluginKit
+import EmailCodePlugin
 import FirebaseProfile
 import IDTokenPlugin
 import OIDCProfile
@@ -15,6 +16,7 @@ public let credentialPlugins: [any CredentialPlugin.Type] = [
     StaticUsersPlugin.self,
     PasswordPlugin.self,
     PhoneCodePlugin.self,
+    EmailCodePlugin.self,
     WebhookPlugin.self,
     IDTokenPlugin.self,
     PasskeyPlugin.self,

@@ -6,7 +6,7 @@ import PostgresNIO
 import Testing
 
 /// Every flow driven with known secret values (static, password, phone
-/// code and webhook logins, a session's refresh, reuse and sign-out, a webhook user's move into the directory, the
+/// code, email code (over SMTP with AUTH, to aiosmtpd) and webhook logins, a session's refresh, reuse and sign-out, a webhook user's move into the directory, the
 /// webhook test route, admin tokens, key import and generation, token
 /// profiles with their vendors' secrets and the tokens they mint, a
 /// master-key reseal, and a failure of each), then everything the gateway wrote is
@@ -20,6 +20,7 @@ import Testing
             let collectorURL = "http://127.0.0.1:\(collector.port)"
             // A tenant's user service that vouches for everyone, so webhook logins go out, sign, forward and migrate.
             try await FakeHTTPServer.with(answering: { _ in .init(body: #"{"valid":true}"#) }) { tenant, _ in
+              try await SMTPSink.with { sink in
                 try await TestDatabase.with(migrations: []) { client, url in
                     let bootstrap = AdminTokenSecret.generate().text
                     let masterKey = MasterKey.generateBase64()
@@ -28,6 +29,8 @@ import Testing
                     environment["GATEWAY_LOG_LEVEL"] = "trace"
                     environment["GATEWAY_LOG_FORMAT"] = "json"
                     environment["GATEWAY_WEBHOOK_ALLOW_PRIVATE_ADDRESSES"] = "true"
+                    environment["GATEWAY_EMAIL_ALLOW_PRIVATE_ADDRESSES"] = "true"
+                    environment["GATEWAY_EMAIL_SMTP_CA_FILE"] = sink.caFile
                     environment["GATEWAY_TRACING_ENDPOINT"] = collectorURL + "/v1/traces"
                     let server = try await GatewayProcess.start(["serve"], environment: environment)
                     let base = "http://127.0.0.1:\(server.port)"
@@ -78,20 +81,28 @@ import Testing
                             "test_numbers": [["phone_number": "+15550000001", "code": phoneCode]],
                         ] as [String: any Sendable],
                         // A long timeout: the tenant answers from this test process, which a full run keeps busy.
+                        "email_code": [
+                            "from": "codes@gateway.example", "code_length": 8,
+                            "sender": [
+                                "type": "smtp", "host": "localhost", "port": sink.ports["starttls"]!, "username": "mailer",
+                                "password": SMTPSink.password,
+                            ] as [String: any Sendable],
+                        ] as [String: any Sendable],
                         "webhook": ["url": tenant, "secret": credentialWebhookSecret, "migrate_on_success": "password", "timeout_ms": 10000] as [String: any Sendable],
                     ]
                     let created = try await call(
                         "POST", "/admin/v1/apps", token: adminToken,
                         json: [
                             "app_id": appID, "name": "secrets", "environment": "development", "provider_id": UUID().uuidString,
-                            "credential_types": ["password", "static", "phone_code", "webhook"], "plugins": plugins,
+                            "credential_types": ["password", "static", "phone_code", "email_code", "webhook"], "plugins": plugins,
                             "token_profiles": profiles, "sessions": ["reuse_grace_seconds": 0],
                         ])
                     #expect(created.status == 201, "\(created.text)")
                     #expect(
                         !created.text.contains(webhookSecret) && !created.text.contains(staticPassword)
                             && !created.text.contains(credentialWebhookSecret) && !created.text.contains(streamSecret)
-                            && !created.text.contains(twilioSecret) && !created.text.contains("PRIVATE KEY"), "secrets are write-only")
+                            && !created.text.contains(twilioSecret) && !created.text.contains("PRIVATE KEY")
+                            && !created.text.contains(SMTPSink.password), "secrets are write-only")
                     // A refused profile write, its secrets in hand.
                     let refusedProfiles = try await call(
                         "PATCH", "/admin/v1/apps/\(appID)", token: adminToken,
@@ -104,7 +115,7 @@ import Testing
                     #expect(generated.status == 201)
                     let weakKey = try await TestKeys.opensslPEM(format: "pkcs8", bits: 1024)
                     #expect(try await call("POST", "/admin/v1/apps/\(appID)/keys", token: adminToken, json: ["key_id": UUID().uuidString, "private_key_pem": weakKey]).status == 400)
-                    let user = try await call("PUT", "/admin/v1/apps/\(appID)/users/ada", token: adminToken, json: ["password": userPassword])
+                    let user = try await call("PUT", "/admin/v1/apps/\(appID)/users/ada", token: adminToken, json: ["password": userPassword, "email": "ada@example.com"])
                     #expect(user.status == 201)
                     #expect(try await call("PUT", "/admin/v1/apps/\(appID)/users/bo", token: adminToken, json: ["password": "short1"]).status == 400)
                     #expect(try await call("PUT", "/admin/v1/apps/\(appID)/phone_numbers/%2B15550000001", token: adminToken, json: ["user_id": "ada"]).status == 201)
@@ -137,6 +148,14 @@ import Testing
                     let wrongCode = String(phoneCode.reversed())
                     #expect(try await token(["type": "phone_code", "phone_number": "+15550000001", "code": wrongCode], user: nil).status == 401)
                     #expect(try await token(["type": "phone_code", "phone_number": "+15550000001", "code": phoneCode], user: nil).status == 200)
+                    // An email code over SMTP with AUTH: read by the sink, tried wrong, then right.
+                    #expect(try await call("POST", "/v1/email_codes", json: ["app_id": appID, "email": "ada@example.com"]).status == 202)
+                    let mailed = try #require(try await sink.messages(atLeast: 1).first)
+                    let emailCode = try #require(
+                        (mailed["text"] as? String)?.split(whereSeparator: { !$0.isNumber }).map(String.init).first { $0.count == 8 })
+                    let wrongEmailCode = String(emailCode.reversed()) == emailCode ? "00000000" : String(emailCode.reversed())
+                    #expect(try await token(["type": "email_code", "email": "ada@example.com", "code": wrongEmailCode], user: nil).status == 401)
+                    #expect(try await token(["type": "email_code", "email": "ada@example.com", "code": emailCode], user: nil).status == 200)
                     let validated = try await call("POST", "/v1/identity_tokens/validate", json: ["identity_token": identityToken])
                     #expect(validated.status == 200)
                     var profileTokens: [(String, String)] = []
@@ -207,7 +226,8 @@ import Testing
                         ("token signature", String(identityToken.split(separator: ".").last ?? "")),
                         ("stream secret", streamSecret), ("twilio secret", twilioSecret), ("service account key", serviceAccountLine),
                         ("refresh token", spentRefreshToken), ("refreshed token", liveRefreshToken),
-                        ("unknown refresh token", unknownRefreshToken),
+                        ("unknown refresh token", unknownRefreshToken), ("email code", emailCode),
+                        ("wrong email code", wrongEmailCode), ("SMTP password", SMTPSink.password),
                     ] + profileTokens
                         + refreshTokenDigests.map { ("refresh token digest", $0.map { String(format: "%02x", $0) }.joined()) }
                         + refreshTokenDigests.map { ("refresh token digest", Data($0).base64EncodedString()) }
@@ -242,6 +262,7 @@ import Testing
                     let notJSON = log.split(separator: "\n").filter { !$0.hasPrefix("{") && !$0.isEmpty }
                     #expect(notJSON.isEmpty, "\(notJSON.prefix(3))")
                 }
+              }
             }
         }
     }

@@ -83,6 +83,11 @@ public struct TestGateway: GatewayUnderTest {
             ledger: ledger, application: Application(router: GatewayRouter.make(dependencies), logger: logger), databaseURL: databaseURL)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await ledger.run() }
+            // The plugins' background work (the outbox's deliveries), as the server runs it.
+            group.addTask {
+                await plugins.runInBackground(
+                    BackgroundServices(plugin: dependencies.pluginServices, tenants: dependencies.tenants))
+            }
             defer { group.cancelAll() }
             try await body(gateway)
         }

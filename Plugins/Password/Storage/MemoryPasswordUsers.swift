@@ -16,6 +16,13 @@ struct MemoryPasswordUsers: PasswordUserStore {
         table.change { $0.users[appID]?[userID] }
     }
 
+    func find(email: String, in appID: AppID) async throws -> [PasswordUser] {
+        let key = email.lowercased()
+        return table.change { rows in
+            Array((rows.users[appID] ?? [:]).values.filter { $0.profile[.email]?.lowercased() == key }.prefix(2))
+        }
+    }
+
     /// Each id's bytes are taken once: the tests list ten thousand users, and
     /// a sort that made them per comparison held a thread for seconds.
     func list(in appID: AppID, prefix: String, after: String?, limit: Int) async throws -> [PasswordUser] {

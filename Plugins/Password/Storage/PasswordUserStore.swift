@@ -11,6 +11,10 @@ protocol PasswordUserStore: Sendable {
     /// The user, or `nil` when the app has no such user. Every login asks.
     func find(_ userID: String, in appID: AppID) async throws -> PasswordUser?
 
+    /// Up to two users whose email is `email`, compared case-insensitively
+    /// (two say the address is shared). An email-code request asks.
+    func find(email: String, in appID: AppID) async throws -> [PasswordUser]
+
     /// Users in user-id (byte) order after `after`, whose id starts with `prefix`.
     func list(in appID: AppID, prefix: String, after: String?, limit: Int) async throws -> [PasswordUser]
 

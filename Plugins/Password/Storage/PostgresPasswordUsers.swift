@@ -36,6 +36,27 @@ struct PostgresPasswordUsers: PasswordUserStore {
         func decodeRow(_ row: PostgresRow) throws -> PasswordUser { try PostgresPasswordUsers.user(row) }
     }
 
+    /// Prepared, on `password_users_by_email`: an email-code request asks.
+    func find(email: String, in appID: AppID) async throws -> [PasswordUser] {
+        try await client.tracedExecute(FindUserByEmail(appID: appID, email: email.lowercased()), logger: logger)
+    }
+
+    private struct FindUserByEmail: PostgresPreparedStatement {
+        static let name = "password_user_find_by_email"
+        static let sql = "SELECT \(PostgresPasswordUsers.columns) FROM password_users WHERE app_id = $1 AND lower(email) = $2 LIMIT 2"
+        let appID: AppID
+        let email: String
+
+        func makeBindings() throws -> PostgresBindings {
+            var bindings = PostgresBindings(capacity: 2)
+            bindings.append(appID.uuid)
+            bindings.append(email)
+            return bindings
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> PasswordUser { try PostgresPasswordUsers.user(row) }
+    }
+
     /// The import lock is a PostgreSQL session lock, so one import per app
     /// runs at a time over every replica, and a replica that dies mid-import
     /// frees it with its connection.

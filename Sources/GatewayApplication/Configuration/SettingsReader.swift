@@ -84,6 +84,15 @@ final class SettingsReader: PluginSettings {
         return parsed
     }
 
+    func filePath(_ key: String) -> String? {
+        guard let path = string(key), !path.isEmpty else { return nil }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            note(key, "cannot read \(path)")
+            return nil
+        }
+        return path
+    }
+
     func httpURL(_ key: String) -> URL? {
         guard let text = string(key), !text.isEmpty else { return nil }
         guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host() != nil,

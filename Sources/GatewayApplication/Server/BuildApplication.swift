@@ -121,12 +121,16 @@ public func buildApplication(
                 logger: logger))
     }
     // Shutdown runs backwards through this list: drain, stop HTTP (finishing
-    // in-flight requests), let plugins write what they hold, flush counters
+    // in-flight requests), stop the plugins' background work, let plugins write what they hold, flush counters
     // and audit rows, send the last spans, close the pool.
     let drain = DrainOnShutdown(readiness: readiness, drainTime: .seconds(configuration.shutdown.drainSeconds))
     let services: [any Service] =
         [client] + (traceExport.map { [$0.service] } ?? [])
-        + [changeListener, maintenance, ledger, FinishPluginsOnShutdown(plugins: plugins)] + metricsServer + [app, drain]
+        + [
+            changeListener, maintenance, ledger, FinishPluginsOnShutdown(plugins: plugins),
+            PluginBackgroundWork(
+                plugins: plugins, services: BackgroundServices(plugin: dependencies.pluginServices, tenants: tenants)),
+        ] + metricsServer + [app, drain]
     var group = ServiceGroupConfiguration(
         services: services,
         gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)

@@ -94,8 +94,8 @@ private struct StoreCode<Table: CodeTable>: PostgresPreparedStatement {
             WHERE c.expires_at <= now() OR c.sent_at <= now() - make_interval(secs => $6)
             RETURNING 1
         ), queued AS (
-            INSERT INTO outbox (app_id, message_id, channel, payload, request_id, expires_at)
-            SELECT $1, $7, $8, $9, $10, now() + make_interval(secs => $5)
+            INSERT INTO outbox (app_id, message_id, channel, payload, request_id, user_id, expires_at)
+            SELECT $1, $7, $8, $9, $10, $11, now() + make_interval(secs => $5)
             WHERE $7::uuid IS NOT NULL AND EXISTS (SELECT 1 FROM stored)
             RETURNING 1
         )
@@ -114,7 +114,7 @@ private struct StoreCode<Table: CodeTable>: PostgresPreparedStatement {
     let message: OutboxMessage?
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 10)
+        var bindings = PostgresBindings(capacity: 11)
         bindings.append(appID.uuid)
         bindings.append(address)
         bindings.append(ByteBuffer(bytes: mac))
@@ -126,7 +126,9 @@ private struct StoreCode<Table: CodeTable>: PostgresPreparedStatement {
             bindings.append(message.channel)
             bindings.append(ByteBuffer(bytes: message.payload))
             bindings.append(message.requestID)
+            bindings.append(message.userID)
         } else {
+            bindings.appendNull()
             bindings.appendNull()
             bindings.appendNull()
             bindings.appendNull()

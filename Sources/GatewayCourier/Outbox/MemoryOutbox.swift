@@ -51,6 +51,22 @@ public struct MemoryOutbox: OutboxStore {
         }
     }
 
+    public func cancel(for userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Int {
+        let now = Date()
+        return try table.change({ rows in
+            var cancelled = 0
+            for index in rows.rows.indices {
+                let row = rows.rows[index]
+                guard row.appID == appID, row.message.userID == userID, row.state == "queued", (row.leasedUntil ?? .distantPast) <= now
+                else { continue }
+                rows.rows[index].state = "failed"
+                rows.rows[index].lastReply = event.event
+                cancelled += 1
+            }
+            return cancelled
+        }, recording: { $0 > 0 ? event : nil })
+    }
+
     public func finish(_ message: ClaimedMessage, _ finish: OutboxFinish, recording event: AuditEvent) async throws -> Bool {
         try table.change({ rows in
             guard

@@ -11,12 +11,15 @@ public struct OutboxMessage: Sendable {
     public let payload: [UInt8]
     /// The request that queued it, so its delivery's rows can be found beside the request's.
     public let requestID: String
+    /// The user it is for, when known: their deletion or disabling cancels it (``OutboxStore/cancel(for:in:reason:)``).
+    public let userID: String?
 
-    public init(id: UUID = UUID(), channel: String, payload: [UInt8], requestID: String) {
+    public init(id: UUID = UUID(), channel: String, payload: [UInt8], requestID: String, userID: String? = nil) {
         self.id = id
         self.channel = channel
         self.payload = payload
         self.requestID = requestID
+        self.userID = userID
     }
 }
 

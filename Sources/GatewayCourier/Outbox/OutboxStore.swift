@@ -11,4 +11,9 @@ public protocol OutboxStore: Sendable {
     /// Finishes `message`'s attempt, with `event` in the same transaction;
     /// `false` (and no row) when the lease ran out and another worker took it.
     func finish(_ message: ClaimedMessage, _ finish: OutboxFinish, recording event: AuditEvent) async throws -> Bool
+
+    /// Gives up every message still queued for `userID` (they were deleted
+    /// or disabled), payloads dropped, with `event` once when any was; how many.
+    /// A message already leased may still go out: its delivery has begun.
+    func cancel(for userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Int
 }

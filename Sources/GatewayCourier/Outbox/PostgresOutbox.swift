@@ -73,6 +73,20 @@ public struct PostgresOutbox: OutboxStore {
         }
     }
 
+    public func cancel(for userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Int {
+        let logger = logger
+        return try await AuditedTransaction(client: client, logger: logger).run(recording: event, when: { $0 > 0 }) { connection in
+            let rows = try await connection.tracedQuery(
+                """
+                UPDATE outbox SET state = 'failed', payload = NULL, finished_at = now(), last_reply = \(event.event)
+                WHERE app_id = \(appID.uuid) AND user_id = \(userID) AND state = 'queued'
+                  AND (leased_until IS NULL OR leased_until <= now())
+                RETURNING 1
+                """, logger: logger)
+            return rows.count
+        }
+    }
+
     /// A reply as the column keeps it: at most 512 bytes, cut on a character.
     static func cut(_ reply: String) -> String {
         var text = reply

@@ -48,6 +48,12 @@ public protocol CredentialPlugin: Sendable {
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue
 
+    /// Work the plugin does beside the requests for as long as the gateway
+    /// serves (delivering its outbox's messages), on every replica; the task
+    /// is cancelled at shutdown once the HTTP server has answered its last
+    /// request, and the work returns when it is.
+    func runInBackground(_ services: BackgroundServices) async
+
     /// Called once as the gateway stops, after the HTTP server has answered
     /// its last request and before the database connections close: writes
     /// what the plugin holds in memory for later (the password plugin's
@@ -73,6 +79,8 @@ extension CredentialPlugin {
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue { options }
+
+    public func runInBackground(_ services: BackgroundServices) async {}
 
     public func finish() async {}
 }

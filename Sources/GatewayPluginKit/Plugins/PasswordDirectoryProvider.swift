@@ -22,6 +22,12 @@ public protocol PasswordDirectory: Sendable {
     /// no such user. For a plugin that signs a user in without their password.
     func identity(of userID: String, in appID: AppID) async throws -> VerificationResult?
 
+    /// The identity of the app's one user whose email is `email` (compared
+    /// case-insensitively), as ``identity(of:in:)`` gives it; nil when no
+    /// user, or more than one, has it: an address shared by two users signs
+    /// in neither. For a plugin that signs a user in by their address (email codes).
+    func identity(ofEmail email: String, in appID: AppID) async throws -> VerificationResult?
+
     /// Adds `identity` with `password` unless the app has a user with that
     /// id already (an existing user is never replaced), audited as
     /// `user.migrated` with `detail.from` = `source`. Returns whether it was added.

@@ -62,6 +62,9 @@ public protocol PluginSettings: Sendable {
     /// The key's absolute `http`/`https` URL (no query, fragment or
     /// credentials), `nil` where it is not set; anything else is a bad value.
     func httpURL(_ key: String) -> URL?
+    /// The key's path of a readable file, `nil` where it is not set; a file
+    /// that cannot be read is a bad value.
+    func filePath(_ key: String) -> String?
 }
 
 /// No settings: every key answers its default (tests, tools).
@@ -70,6 +73,7 @@ public struct DefaultPluginSettings: PluginSettings {
     public func integer(_ key: String, in range: ClosedRange<Int>, default value: Int) -> Int { value }
     public func boolean(_ key: String, default value: Bool) -> Bool { value }
     public func httpURL(_ key: String) -> URL? { nil }
+    public func filePath(_ key: String) -> String? { nil }
 }
 
 /// The plugins ``PluginSetup/makePlugins(_:)`` has made so far.

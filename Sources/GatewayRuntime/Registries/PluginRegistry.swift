@@ -22,6 +22,16 @@ public struct PluginRegistry: Sendable {
 
     public var credentialTypes: [String] { order }
 
+    /// Every plugin's ``CredentialPlugin/runInBackground(_:)`` at once, until the task is cancelled.
+    public func runInBackground(_ services: BackgroundServices) async {
+        await withTaskGroup(of: Void.self) { group in
+            for type in order {
+                guard let plugin = plugins[type] else { continue }
+                group.addTask { await plugin.runInBackground(services) }
+            }
+        }
+    }
+
     /// Each plugin's ``CredentialPlugin/finish()``, in registration order.
     public func finishAll() async {
         for type in order { await plugins[type]?.finish() }

@@ -8,7 +8,8 @@ import PostgresNIO
 
 /// The development app `identity-gateway dev` seeds on first start: a fixed
 /// app id (so the README's curl works as written), a generated provider id and
-/// RSA key, two static test users, and sessions on (docs/tokens.md's worked example).
+/// RSA key, two static test users, email codes whose messages go to the log
+/// (any address signs in as itself), and sessions on (docs/tokens.md's worked example).
 enum DemoApp {
     static let appID = AppID("layer:///apps/staging/4d3e1f60-2b1a-4c9e-9f3a-7d5c8b6a1e20")!
     static let users: [(id: String, password: String, first: String, last: String)] = [
@@ -29,7 +30,14 @@ enum DemoApp {
         }
         let settings = AppSettings(
             appID: appID, name: "Demo app", environment: .development, providerID: ProviderID(uuid: UUID()),
-            credentialTypes: ["static"], plugins: ["static": .object(["users": .array(userList)])],
+            credentialTypes: ["static", "email_code"],
+            plugins: [
+                "static": .object(["users": .array(userList)]),
+                "email_code": .object([
+                    "from": .string("codes@demo.example"), "sender": .object(["type": .string("log")]),
+                    "allow_unknown_addresses": .bool(true),
+                ]),
+            ],
             sessions: SessionSettings())
         try await apps.insert(settings)
         let pair = try await NIOThreadPool.singleton.runIfActive { try RSAKeyPair.generate(bits: 2048) }
@@ -58,6 +66,11 @@ enum DemoApp {
             Get a token:
               curl -s localhost:\(port)/v1/identity_tokens -H 'content-type: application/json' \\
                 -d '{"app_id":"layer:///apps/staging/\(appID)","user_id":"\(user.id)","nonce":"abc+/=123","credentials":{"type":"static","password":"\(user.password)"}}'
+            Or by email code (the message, with its code, appears in this log):
+              curl -s localhost:\(port)/v1/email_codes -H 'content-type: application/json' \\
+                -d '{"app_id":"layer:///apps/staging/\(appID)","email":"ada@example.com"}'
+              curl -s localhost:\(port)/v1/identity_tokens -H 'content-type: application/json' \\
+                -d '{"app_id":"layer:///apps/staging/\(appID)","nonce":"abc","credentials":{"type":"email_code","email":"ada@example.com","code":"<code>"}}'
 
             """
     }

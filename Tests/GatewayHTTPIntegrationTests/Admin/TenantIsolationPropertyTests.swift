@@ -34,6 +34,7 @@ import Yams
         "getAppKeySet": "public keys are public",
         "validateIdentityToken": "judges a token the caller already holds, names its app",
         "sendPhoneCode": "answers bound and unbound numbers alike (NumberPrivacyTests)",
+        "sendEmailCode": "answers an address of a user and one of nobody alike, (EmailCodeDeliveryTests); its mail goes only through the app's own sender",
         "getOpenIDConfiguration": "an issuer's public document: its URL and where its public keys are",
         "passkeyAuthenticationOptions": "a sign-in challenge for anyone, bound to the app; names only the app's rp_id",
     ]

@@ -1,0 +1,78 @@
+import Crypto
+import Foundation
+import GatewayCore
+import GatewayCourier
+import GatewayOutbound
+import GatewayPluginKit
+import Logging
+
+/// Delivers one queued email code, from the outbox: finds the app's sender
+/// as its options say now (``EmailCodeOptions/Sender``), opens the sealed
+/// message, and hands it over: to the app's SMTP server
+/// (``SMTPClient``), or, for a development app, to the log.
+struct EmailDelivery: Sendable {
+    let tenants: any TenantLookup
+    let outboxKey: SymmetricKey
+    let smtp: SMTPClient
+    let logger: Logger
+
+    func deliver(_ message: ClaimedMessage) async -> DeliveryResult {
+        let options: EmailCodeOptions
+        do {
+            let tenant = try await tenants.tenant(for: message.appID, within: .seconds(5))
+            guard let verifier = try tenant.verifier(for: EmailCodePlugin.type) as? EmailCodeVerifier else {
+                return .permanent(reply: "the app no longer sends email codes")
+            }
+            options = verifier.options
+        } catch {
+            switch error.code {
+            case .unknownApp: return .permanent(reply: "the app is gone")
+            case .unavailable: return .transient(reply: "the app's settings could not be read")
+            default: return .permanent(reply: "the app's email settings are not valid: \(error.message)")
+            }
+        }
+        let payload: EmailOutboxPayload
+        do {
+            payload = try EmailOutboxPayload.open(message.payload, with: outboxKey, appID: message.appID, id: message.id)
+        } catch {
+            return .permanent(reply: "the queued message cannot be opened (another master key?)")
+        }
+        switch options.sender {
+        case .log:
+            // The one place a code may appear in a log line: development apps only.
+            logger.notice(
+                "email code (log sender, development app)",
+                metadata: [
+                    "app_id": "\(message.appID)", "to": "\(payload.recipient)", "message_id": "\(message.id)",
+                    "text": "\(payload.text)",
+                ])
+            return .delivered(reply: "logged")
+        case .smtp(let settings):
+            let envelope = SMTPEnvelope(sender: payload.sender, recipient: payload.recipient, message: payload.message)
+            switch await smtp.send(envelope, with: settings, for: message.appID.uuid.lowercasedText) {
+            case .success(let reply): return .delivered(reply: reply.description)
+            case .failure(let failure):
+                logger.warning(
+                    "email delivery failed",
+                    metadata: ["app_id": "\(message.appID)", "message_id": "\(message.id)", "reason": "\(failure.description)"])
+                return failure.isTransient ? .transient(reply: failure.description) : .permanent(reply: failure.description)
+            }
+        }
+    }
+
+    /// The audit row of an attempt's end: `email_code.delivered`,
+    /// `email_code.delivery_retrying` or `email_code.delivery_failed`, with the
+    /// message id, the attempt and the server's reply.
+    static func row(_ message: ClaimedMessage, _ finish: OutboxFinish) -> AuditEvent {
+        let (event, outcome, reply): (String, AuditEvent.Outcome, String)
+        switch finish {
+        case .delivered(let text): (event, outcome, reply) = ("email_code.delivered", .success, text)
+        case .retry(_, let text): (event, outcome, reply) = ("email_code.delivery_retrying", .failure, text)
+        case .failed(let text): (event, outcome, reply) = ("email_code.delivery_failed", .failure, text)
+        }
+        return AuditEvent(
+            appID: message.appID, event: event, outcome: outcome, reason: outcome == .failure ? "email_delivery_failed" : nil,
+            credentialType: EmailCodePlugin.type, requestID: message.requestID,
+            detail: ["message_id": message.id.uuidString.lowercased(), "attempt": String(message.attempt), "reply": String(reply.prefix(200))])
+    }
+}
