@@ -44,7 +44,7 @@ struct EmailDelivery: Sendable {
                 "email code (log sender, development app)",
                 metadata: [
                     "app_id": "\(message.appID)", "to": "\(payload.recipient)", "message_id": "\(message.id)",
-                    "text": "\(payload.text)",
+                    "text": "\(payload.text.split(whereSeparator: \.isNewline).joined(separator: " "))",
                 ])
             return .delivered(reply: "logged")
         case .smtp(let settings):

@@ -8,7 +8,7 @@ public struct SMTPSink: Sendable {
     public static let password = "smtp-secret-password"
 
     public let process: GatewayProcess
-    /// The SMTP servers' ports by name: `starttls`, `plain`, `refusing`, `stalling` (smtp_sink.py says what each does).
+    /// The SMTP servers' ports by name: `starttls`, `implicit`, `plain`, `refusing`, `stalling` (smtp_sink.py says what each does).
     public let ports: [String: Int]
     /// The CA that signed the STARTTLS server's certificate for `localhost`.
     public let caFile: String
@@ -23,7 +23,7 @@ public struct SMTPSink: Sendable {
         do {
             let servers = try await HTTPCall.send("GET", "http://127.0.0.1:\(process.port)/servers").json
             var ports: [String: Int] = [:]
-            for name in ["starttls", "plain", "refusing", "stalling"] {
+            for name in ["starttls", "implicit", "plain", "refusing", "stalling"] {
                 guard let port = servers[name] as? Int else { throw Failure(description: "the sink names no \(name) server") }
                 ports[name] = port
             }

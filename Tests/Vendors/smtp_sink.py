@@ -2,14 +2,15 @@
 with every message they accept parsed by Python's own `email` package.
 
 Prints `listening on 127.0.0.1:<port>` for its HTTP control port:
-  GET /servers            -> {"starttls": port, "plain": port, "refusing": port, "stalling": port, "ca": path}
+  GET /servers            -> {"starttls": port, "implicit": port, "plain": port, "refusing": port, "stalling": port, "ca": path}
   GET /messages?count=N   -> waits (up to 20 s) until N messages have been accepted in all, then lists them:
                              {"server", "mail_from", "rcpt_tos", "auth_user", "tls", "headers": [[name, value]...],
                               "subject", "message_id", "from", "to", "text", "html", "content_type"}
   GET /sessions           -> how many SMTP connections each server has seen
 The servers: `starttls` offers STARTTLS with a certificate for `localhost`
 signed by the CA at `ca` and requires it and AUTH (user `mailer`, password
-`smtp-secret-password`); `plain` offers neither (a server TLS cannot be
+`smtp-secret-password`); `implicit` speaks TLS from the first byte (RFC 8314)
+with the same certificate and AUTH; `plain` offers neither (a server TLS cannot be
 required of); `refusing` answers 550 to RCPT TO; `stalling` takes 30 s to
 answer the first DATA it gets, then accepts at once.
 """
@@ -165,6 +166,8 @@ def main():
         "starttls": SinkController(Sink("starttls"), hostname="127.0.0.1", port=free_port(), tls_context=context,
                                    require_starttls=True, auth_require_tls=True, authenticator=authenticate,
                                    auth_required=True),
+        "implicit": SinkController(Sink("implicit"), hostname="127.0.0.1", port=free_port(), ssl_context=context,
+                                   auth_require_tls=False, authenticator=authenticate, auth_required=True),
         "plain": SinkController(Sink("plain"), hostname="127.0.0.1", port=free_port()),
         "refusing": SinkController(Sink("refusing", refuse=True), hostname="127.0.0.1", port=free_port()),
         "stalling": SinkController(Sink("stalling", stall_first=True), hostname="127.0.0.1", port=free_port()),

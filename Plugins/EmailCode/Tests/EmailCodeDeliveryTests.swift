@@ -70,6 +70,20 @@ import Testing
         }
     }
 
+    @Test func implicitTLSOnItsOwnPortCarriesTheCodeToo() async throws {
+        try await SMTPSink.with { sink in
+            try await TestGateway.with(plugins: try .emailCodeTests(caFile: sink.caFile)) { gateway in
+                let app = try await gateway.createEmailApp(sender: sink.sender("implicit", tls: "implicit"))
+                #expect(try await gateway.requestEmailCode(app).status == .accepted)
+                let message = try #require(try await sink.messages(atLeast: 1).first)
+                #expect(message["server"] as? String == "implicit")
+                #expect(message["auth_user"] as? String == "mailer")
+                let code = try #require(sentCode(in: message))
+                #expect(try await gateway.signInByEmail(app, code: code).status == .ok)
+            }
+        }
+    }
+
     @Test func anUnknownAddressIsAnsweredAlikeAndGetsNoMessage() async throws {
         try await SMTPSink.with { sink in
             try await TestGateway.with(plugins: try .emailCodeTests(caFile: sink.caFile)) { gateway in
