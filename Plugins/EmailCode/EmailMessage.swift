@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 import GatewayOutbound
 
 /// One code's message as it travels: an RFC 5322 message with a plain-text
@@ -33,9 +34,9 @@ struct EmailMessage: Sendable, Equatable {
         self.subject = HeaderText.flattened(fill(template.subject))
         self.text = fill(template.text)
         self.html =
-            template.html.map { fill($0, escaping: Self.escapeHTML) }
+            template.html.map { fill($0, escaping: HTMLText.escaped) }
             ?? "<!doctype html>\n<html><body><p>"
-            + Self.escapeHTML(self.text).replacingOccurrences(of: "\n", with: "<br>\n") + "</p></body></html>\n"
+            + HTMLText.escaped(self.text).replacingOccurrences(of: "\n", with: "<br>\n") + "</p></body></html>\n"
         self.id = id
         self.date = date
     }
@@ -86,28 +87,15 @@ struct EmailMessage: Sendable, Equatable {
         return lines
     }
 
-    static func escapeHTML(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
-
     /// RFC 5322 §3.3 in UTC: `Wed, 02 Dec 2026 18:22:39 +0000`.
     static func dateText(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss '+0000'"
-        return formatter.string(from: date)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.weekday, .day, .month, .year, .hour, .minute, .second], from: date)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int?) -> String { value.map { $0 < 10 ? "0\($0)" : "\($0)" } ?? "00" }
+        return "\(days[(parts.weekday ?? 1) - 1]), \(two(parts.day)) \(months[(parts.month ?? 1) - 1]) \(parts.year ?? 1970) "
+            + "\(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) +0000"
     }
 }

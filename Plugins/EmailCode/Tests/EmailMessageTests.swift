@@ -47,4 +47,9 @@ import Testing
         }.joined()
         #expect(decoded == String(repeating: "Grüße ", count: 20))
     }
+
+    @Test func theDateIsRFC5322InUTC() {
+        #expect(EmailMessage.dateText(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 +0000")
+        #expect(EmailMessage.dateText(Date(timeIntervalSince1970: 1_796_242_839)) == "Wed, 02 Dec 2026 20:20:39 +0000")
+    }
 }
