@@ -13,9 +13,10 @@ public struct OutboxWorker: Sendable {
     public struct Settings: Sendable {
         /// Messages leased and delivered at once.
         public var batch = 32
-        /// How long a lease lasts: longer than a delivery may take
-        /// (the sender's timeout), so that two workers never hold one message.
-        public var lease: Duration = .seconds(120)
+        /// How long a lease lasts: longer than a delivery may take (the
+        /// app's lookup, up to 5 s, and the sender's whole timeout, at most
+        /// 120 s), so that two workers never hold one message.
+        public var lease: Duration = .seconds(180)
         /// How often the outbox is asked when this replica queued nothing.
         public var pollInterval: Duration = .seconds(1)
         /// Attempts before a message that keeps failing transiently is given up.

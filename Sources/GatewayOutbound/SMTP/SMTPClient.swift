@@ -42,7 +42,10 @@ public final class SMTPClient: Sendable {
         }
     }
 
+    /// Within one `settings.timeout` in all: a kept connection that turns
+    /// out closed leaves the new one only the time that is left.
     private func hand(_ envelope: SMTPEnvelope, with settings: SMTPSettings, for subject: String) async throws(SMTPFailure) -> SMTPReply {
+        let started = ContinuousClock.now
         if let kept = takeIdle(for: settings) {
             do {
                 let reply = try await kept.withDeadline(settings.timeout) { () async throws(SMTPFailure) in
@@ -60,8 +63,9 @@ public final class SMTPClient: Sendable {
             }
         }
         let address = try await destination(of: settings, for: subject)
-        let started = ContinuousClock.now
-        let connection = try await SMTPConnection.open(settings, at: address, tls: tls, within: settings.timeout)
+        let left = settings.timeout - (ContinuousClock.now - started)
+        guard left > .zero else { throw SMTPFailure(.timedOut, "the SMTP exchange took longer than its timeout") }
+        let connection = try await SMTPConnection.open(settings, at: address, tls: tls, within: left)
         do {
             let left = settings.timeout - (ContinuousClock.now - started)
             let reply = try await connection.withDeadline(max(left, .milliseconds(1))) { () async throws(SMTPFailure) in
