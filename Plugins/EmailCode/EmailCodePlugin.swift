@@ -20,6 +20,8 @@ public struct EmailCodePlugin: CredentialPlugin {
     static let type = "email_code"
     public let credentialType = type
     private let codes: OneTimeCodes
+    /// Self-service codes have a key of their own.
+    private let accountCodes: OneTimeCodes
     private let outboxKey: SymmetricKey
     private let allowsLogSender: Bool
     private let allowsPrivateAddresses: Bool
@@ -30,6 +32,7 @@ public struct EmailCodePlugin: CredentialPlugin {
 
     /// The purposes the code and outbox keys are derived for.
     public static let keyPurpose = "email-code-hmac"
+    public static let accountKeyPurpose = "account-code-hmac"
     public static let outboxKeyPurpose = "email-outbox"
 
     /// - Parameters:
@@ -37,11 +40,12 @@ public struct EmailCodePlugin: CredentialPlugin {
     ///     address on any port (an operator's own relay; tests).
     ///   - extraTrustRoots: a PEM file of CAs trusted for SMTP beside the system's.
     public init(
-        codeKey: [UInt8], outboxKey: [UInt8], allowsLogSender: Bool = true, allowsPrivateAddresses: Bool = false,
+        codeKey: [UInt8], accountCodeKey: [UInt8], outboxKey: [UInt8], allowsLogSender: Bool = true, allowsPrivateAddresses: Bool = false,
         extraTrustRoots: String? = nil, workerSettings: OutboxWorker.Settings = OutboxWorker.Settings(),
         passwords: (any PasswordDirectoryProvider)? = nil
     ) throws {
         self.codes = OneTimeCodes(key: SymmetricKey(data: codeKey))
+        self.accountCodes = OneTimeCodes(key: SymmetricKey(data: accountCodeKey))
         self.outboxKey = SymmetricKey(data: outboxKey)
         self.allowsLogSender = allowsLogSender
         self.allowsPrivateAddresses = allowsPrivateAddresses
@@ -57,7 +61,8 @@ public struct EmailCodePlugin: CredentialPlugin {
     public static func make(_ setup: PluginSetup) -> EmailCodePlugin? {
         do {
             return try EmailCodePlugin(
-                codeKey: setup.derivedSecret(for: keyPurpose), outboxKey: setup.derivedSecret(for: outboxKeyPurpose),
+                codeKey: setup.derivedSecret(for: keyPurpose), accountCodeKey: setup.derivedSecret(for: accountKeyPurpose),
+                outboxKey: setup.derivedSecret(for: outboxKeyPurpose),
                 allowsLogSender: setup.isDevelopment,
                 allowsPrivateAddresses: setup.settings.boolean("email.allow_private_addresses", default: false),
                 extraTrustRoots: setup.settings.filePath("email.smtp_ca_file"),
@@ -70,6 +75,7 @@ public struct EmailCodePlugin: CredentialPlugin {
 
     public static let rateLimitPolicies: [RateLimitPolicy] = [
         .emailFailures, .emailSendsPerAddress, .emailSendsPerIP, .emailSendsPerApp,
+        .accountCodeFailures, .signUpsPerIP, .signUpsPerApp,
     ]
 
     public var migrations: [Migration] {
@@ -86,8 +92,18 @@ public struct EmailCodePlugin: CredentialPlugin {
             directory: passwords?.openDirectory(for: app, services: services, checking: "email-code sign-ins"))
     }
 
+    public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
+        AccountAdminController(services: services, sender: accountCodeSender(services.plugin), doorbell: doorbell).addRoutes(to: admin)
+    }
+
+    /// Self-service codes under their own key, mailed through the outbox.
+    private func accountCodeSender(_ services: PluginServices) -> AccountCodeSender {
+        AccountCodeSender(codes: accountCodes, mailer: AccountMailer(outboxKey: outboxKey), databaseRetry: services.databaseRetry)
+    }
+
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {
         EmailCodeController(services: services, codes: codes, outboxKey: outboxKey, doorbell: doorbell).addRoutes(to: router)
+        AccountController(services: services, sender: accountCodeSender(services.plugin), doorbell: doorbell).addRoutes(to: router)
     }
 
     /// Delivers the outbox's email messages until the gateway stops.
@@ -114,12 +130,24 @@ public struct EmailCodePlugin: CredentialPlugin {
 extension EmailCodePlugin: HearsUserChanges {
     /// A deleted or disabled user's messages still queued are given up
     /// (`email_code.messages_cancelled`, with `detail.reason`): no code reaches
-    /// somebody who may no longer sign in. Their live codes need nothing: a
-    /// code signs in only the user its address belongs to now.
+    /// somebody who may no longer sign in. Their live sign-in codes need
+    /// nothing: a code signs in only the user its address belongs to now.
+    /// Their self-service codes die with any change (deleted, disabled, a
+    /// new password, a new address, their sessions ended): a recovery code
+    /// sent before is useless after (`account.codes_ended`).
     public func hear(_ change: UserChange, services: PluginServices) async throws -> Int {
-        guard change.kind == .deleted || change.kind == .disabled else { return 0 }
-        return try await services.outbox.cancel(
-            for: change.userID, in: change.appID,
-            recording: change.row("email_code.messages_cancelled", credentialType: Self.type))
+        var changed = 0
+        let store = services.codes(in: AccountCodeTable.self)
+        for key in AccountCodeKey.all(of: change.userID) where try await store.discardCode(for: key, in: change.appID) {
+            changed += 1
+        }
+        if changed > 0 {
+            try await services.record(change.row("account.codes_ended", credentialType: Self.type, detail: ["codes": "\(changed)"]))
+        }
+        guard change.kind == .deleted || change.kind == .disabled else { return changed }
+        return changed
+            + (try await services.outbox.cancel(
+                for: change.userID, in: change.appID,
+                recording: change.row("email_code.messages_cancelled", credentialType: Self.type)))
     }
 }

@@ -60,7 +60,8 @@ extension PasskeyPlugin: HearsUserChanges {
     /// an admin ending every session of the user, revokes those a
     /// one-factor session added: the one factor they were bound with may
     /// be in other hands, and they live no longer than the sessions. A
-    /// disabled user keeps theirs, refused while disabled
+    /// disabled user keeps theirs, refused while disabled, and so does one
+    /// whose address changed
     /// (``PasskeyVerifier``). Each with a `passkey.revoked` row like the
     /// admin route's, its `detail.reason` the change's.
     public func hear(_ change: UserChange, services: PluginServices) async throws -> Int {
@@ -68,9 +69,9 @@ extension PasskeyPlugin: HearsUserChanges {
             switch change.kind {
             case .deleted: { _ in true }
             case .passwordChanged, .sessionsEnded: { $0.isBoundAtOneFactor }
-            case .disabled: { _ in false }
+            case .disabled, .emailChanged: { _ in false }
             }
-        guard change.kind != .disabled else { return 0 }
+        guard change.kind != .disabled, change.kind != .emailChanged else { return 0 }
         let store = services.passkeys
         var removed = 0
         for passkey in try await store.passkeys(of: change.userID, in: change.appID) where revokes(passkey) {

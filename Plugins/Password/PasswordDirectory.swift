@@ -57,6 +57,69 @@ struct PasswordUserDirectory: PasswordDirectory {
     }
 }
 
+extension PasswordUserDirectory {
+    public func newPassword(_ password: String, field: String, in appID: AppID) async throws -> NewPassword {
+        try verifier.options.policy.check(password, field: field)
+        return NewPassword(hash: try await verifier.hasher.hash(password, parameters: verifier.options.argon2, for: .login(appID)).text)
+    }
+
+    public func checkNewPassword(_ password: String, field: String, in appID: AppID) throws(GatewayError) {
+        try verifier.options.policy.check(password, field: field)
+    }
+
+    public func account(of userID: String, in appID: AppID) async throws -> Account? {
+        let users = verifier.users
+        return try await verifier.databaseRetry.run { try await users.find(userID, in: appID) }?.account
+    }
+
+    public func account(ofEmail email: String, in appID: AppID) async throws -> Account? {
+        let users = verifier.users
+        let found = try await verifier.databaseRetry.run { try await users.find(email: email, in: appID) }
+        guard found.count == 1 else { return nil }
+        return found.first?.account
+    }
+
+    public func signUp(
+        _ userID: String, email: String, password: NewPassword, profile: UserProfile, in appID: AppID, recording event: AuditEvent
+    ) async throws -> AccountSignUp {
+        var profile = profile
+        profile[.email] = email
+        profile.emailVerified = false
+        let record = PasswordUserRecord(userID: userID, hash: try Self.hash(password), profile: profile, disabled: false)
+        return try await verifier.users.signUp(record, email: email, in: appID, recording: event)
+    }
+
+    public func setPassword(
+        _ password: NewPassword, of userID: String, verifyingEmail: Bool, in appID: AppID, recording event: AuditEvent
+    ) async throws -> Bool {
+        let hash = try Self.hash(password)
+        return try await verifier.users.update(userID, in: appID, recording: event) { user in
+            var kept = user.profile
+            if verifyingEmail, kept[.email] != nil { kept.emailVerified = true }
+            return PasswordUserRecord(userID: userID, hash: hash, profile: kept, disabled: user.disabled)
+        }
+    }
+
+    public func verifyEmail(_ email: String, of userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
+        try await verifier.users.verifyEmail(email, of: userID, in: appID, recording: event)
+    }
+
+    public func changeEmail(of userID: String, to email: String, in appID: AppID, recording event: AuditEvent) async throws
+        -> AccountEmailChange
+    {
+        try await verifier.users.changeEmail(of: userID, to: email, in: appID, recording: event)
+    }
+
+    public func deleteAccount(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
+        try await verifier.users.delete(userID, in: appID, recording: event)
+    }
+
+    private static func hash(_ password: NewPassword) throws -> PasswordHash {
+        guard let hash = PasswordHash(password.hash) else { throw GatewayError.internalError }
+        return hash
+    }
+}
+
 extension PasswordPlugin: PasswordDirectoryProvider {
     /// The password directory of `app`, at the cost its password options
     /// (`plugins.password`) set; a 400 naming them when they are wrong.
@@ -72,7 +135,8 @@ extension PasswordPlugin: PasswordDirectoryProvider {
             lastLogins: LastLoginWriter(
                 appID: app.appID, users: users, pending: pendingLastLogins, delay: lastLoginDelay,
                 databaseTimeout: services.databaseTimeout, logger: services.logger),
-            databaseRetry: services.databaseRetry, logger: services.logger)
+            databaseRetry: services.databaseRetry, logger: services.logger,
+            requiresVerifiedEmail: app.selfService?.signUp == .verifiedEmail)
         return PasswordUserDirectory(verifier: verifier)
     }
 }

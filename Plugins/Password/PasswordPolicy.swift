@@ -1,4 +1,4 @@
-import GatewayCore
+public import GatewayCore
 
 /// What a new password must be: long enough for the app, short enough to
 /// hash without abuse, and more than blanks.
@@ -22,4 +22,10 @@ struct PasswordPolicy: Sendable {
             throw .invalidRequest("\(field) must not be only whitespace.")
         }
     }
+}
+
+extension GatewayError.Code {
+    /// 403: the password was right, but the account's address is not verified
+    /// yet and the app's `self_service.sign_up` is `verified_email`.
+    public static let emailUnverified = GatewayError.Code(rawValue: "email_unverified")
 }

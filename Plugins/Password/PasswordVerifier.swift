@@ -21,6 +21,10 @@ struct PasswordVerifier: CredentialVerifier {
     /// How the user's row is read: within its timeout, again while the database fails over.
     let databaseRetry: DatabaseRetry
     let logger: Logger
+    /// The app's `self_service.sign_up` is `verified_email`: an account
+    /// whose address is known to be unverified (a self-service one not yet
+    /// confirmed) is refused once its password is right.
+    var requiresVerifiedEmail = false
 
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         guard let userID = attempt.userID else {
@@ -55,6 +59,10 @@ struct PasswordVerifier: CredentialVerifier {
         guard let user else { return nil }
         guard try await hasher.verify(password, against: user.hash, for: .login(appID)) else { return .rejected(reason: "bad_password") }
         guard !user.disabled else { return .rejected(reason: "disabled") }
+        if requiresVerifiedEmail, user.profile.emailVerified == false {
+            throw GatewayError(
+                .emailUnverified, .forbidden, "Verify this account's email address first (the code sent at sign-up, or ask for another).")
+        }
 
         var upgraded: PasswordHash?
         if user.hash.needsRehash(for: options.argon2) {

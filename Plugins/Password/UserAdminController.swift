@@ -36,7 +36,15 @@ struct UserAdminController: Sendable {
         guard prefix.utf8.count <= TokenRequest.maximumUserIDBytes else {
             throw GatewayError.invalidRequest("prefix must be at most \(TokenRequest.maximumUserIDBytes) bytes.")
         }
-        let items = try await users.list(in: appID, prefix: prefix, after: page.afterKey, limit: page.limit)
+        let emailVerified: Bool?
+        switch request.uri.queryParameters["email_verified"].map(String.init) {
+        case nil: emailVerified = nil
+        case "true": emailVerified = true
+        case "false": emailVerified = false
+        default: throw GatewayError.invalidRequest("email_verified must be true or false.")
+        }
+        let items = try await users.list(
+            in: appID, prefix: prefix, emailVerified: emailVerified, after: page.afterKey, limit: page.limit)
         return try AdminResponses.json(
             AdminResponses.Page(items: items.map(UserResponse.of), next_cursor: page.nextCursor(items) { $0.userID }))
     }
@@ -194,6 +202,9 @@ struct UserResponse: Encodable, Sendable {
     let created_at: String
     let updated_at: String
     let last_login_at: String?
+    /// True once a code sent to the user's `email` came back (self-service),
+    /// false while a self-service account waits for it; absent where nobody knows.
+    let email_verified: Bool?
 
     /// The user's members with their profile fields beside them.
     static func of(_ user: PasswordUser) -> WithProfile<UserResponse> {
@@ -201,7 +212,7 @@ struct UserResponse: Encodable, Sendable {
             UserResponse(
                 user_id: user.userID, disabled: user.disabled, password_scheme: user.hash.scheme.rawValue,
                 created_at: timestamp(user.createdAt), updated_at: timestamp(user.updatedAt),
-                last_login_at: user.lastLoginAt.map(timestamp)),
+                last_login_at: user.lastLoginAt.map(timestamp), email_verified: user.profile.emailVerified),
             profile: user.profile)
     }
 }

@@ -53,6 +53,8 @@ struct UserInput: Sendable {
         var result = profile
         for (field, value) in self.profile.fields { result[field] = value }
         for field in cleared { result[field] = nil }
+        // An address someone proved stays proven only while it is the same address.
+        if result[.email]?.lowercased() != profile[.email]?.lowercased() { result.emailVerified = nil }
         return result
     }
 }

@@ -129,7 +129,7 @@ struct PhoneCodeController: Sendable {
             } catch {
                 passage.row.reason = "sms_delivery_failed"
                 passage.row.detail["delivery"] = error.reason
-                try? await withDatabaseTimeout(retry.attemptTimeout) { try await store.discardCode(for: number, in: appID) }
+                _ = try? await withDatabaseTimeout(retry.attemptTimeout) { try await store.discardCode(for: number, in: appID) }
                 throw GatewayError(
                     .smsDeliveryFailed, .upstreamFailure, "The code could not be delivered; retry in a moment.")
             }

@@ -31,7 +31,7 @@ public struct OIDCProfile: TokenProfile {
     /// Every claim a token of this profile may carry, as the discovery
     /// document's `claims_supported` lists them: the fixed ones, and one for each profile field.
     static let claimsSupported = ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "acr", "nonce"]
-        + ProfileField.allCases.map(claimName(of:))
+        + ProfileField.allCases.map(claimName(of:)) + ["email_verified"]
 
     /// Where the apps' issuers live: `oidc.issuer_base_url`, the gateway's public URL.
     let issuerBaseURL: URL?
@@ -121,6 +121,8 @@ public struct OIDCProfile: TokenProfile {
             if let level = grant.assuranceLevel { claims.add("acr", level) }
             claims.add("nonce", grant.nonce)
             for (field, value) in identity.profile.fields { claims.add(OIDCProfile.claimName(of: field), value) }
+            // Core §5.1: said only where the address is there and whether it was proven is known.
+            if identity.profile[.email] != nil, let verified = identity.profile.emailVerified { claims.add("email_verified", verified) }
             return try CompactJWS.encode(headerPrefix: headerPrefix, claims: claims.finish(), sign: signer.sign)
         }
 

@@ -211,6 +211,68 @@ import Testing
         }
     }
 
+    /// Self-service is a fieldset of the app's settings: the operator opens
+    /// it; an app's admin turns a flow off but cannot open sign-up further,
+    /// and the refusal stands beside the fieldset; a form without the
+    /// fieldset leaves it as it is.
+    @Test func selfServiceIsSetOnTheAppsSettingsPage() async throws {
+        try await withMemoryConsoleGateway { gateway in
+            let operatorToken = try await gateway.adminToken(.operator)
+            let app = try await gateway.createApp {
+                $0.credentialTypes = ["password", "email_code"]
+                $0.plugins = ["email_code": .object(["sender": .object(["type": .string("log")]), "from": .string("a@shop.example")])]
+            }
+            let appID = app.appID.uuid.lowercasedText
+            let appPath = "/console/apps/\(appID)"
+            @Sendable func settings(signUp: String?, reset: Bool = true, lifetime: String = "900") -> [(String, String)] {
+                var fields = [
+                    ("name", app.name), ("environment", "development"), ("credential_types", "password"),
+                    ("credential_types", "email_code"), ("token_ttl_seconds", "120"),
+                ]
+                guard let signUp else { return fields }
+                fields += [
+                    ("self_service_sign_up", signUp), ("self_service_user_ids", "generated"), ("self_service_account_deletion", "true"),
+                    ("self_service_code_ttl_seconds", lifetime), ("self_service_max_attempts", "5"),
+                    ("self_service_recent_sign_in_seconds", "600"),
+                ]
+                if reset { fields.append(("self_service_password_reset", "true")) }
+                return fields
+            }
+            @Sendable func stored() async throws -> [String: Any]? {
+                try jsonObject(try await gateway.admin(.get, "/admin/v1/apps/\(appID)", token: operatorToken))["self_service"]
+                    as? [String: Any]
+            }
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(operatorToken)
+                let page = text(try await browser.get(appPath))
+                #expect(page.contains(#"<option value="closed" selected>closed</option>"#), "\(page)")
+                let notANumber = try await browser.post("\(appPath)/settings", settings(signUp: "open", lifetime: "soon"))
+                #expect(notANumber.status == .badRequest && text(notANumber).contains("Code lifetime (seconds): enter a whole number."))
+                let saved = try await browser.post("\(appPath)/settings", settings(signUp: "verified_email"))
+                #expect(saved.location == "\(appPath)?notice=saved", "\(text(saved))")
+                let after = try #require(try await stored())
+                #expect(after["sign_up"] as? String == "verified_email" && after["password_reset"] as? Bool == true)
+                #expect(after["email_change"] as? Bool == false && after["account_deletion"] as? Bool == true)
+                #expect(text(try await browser.get(appPath)).contains(#"<option value="verified_email" selected>"#))
+                let untouched = try await browser.post("\(appPath)/settings", settings(signUp: nil))
+                #expect(untouched.location == "\(appPath)?notice=saved")
+                #expect(try await stored()?["sign_up"] as? String == "verified_email")
+            }
+            let appToken = try await gateway.adminToken(.app(app.appID))
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(appToken)
+                let opened = try await browser.post("\(appPath)/settings", settings(signUp: "open"))
+                #expect(opened.status == .forbidden, "\(text(opened))")
+                #expect(text(opened).contains("self_service.sign_up") && text(opened).contains("field-error"), "\(text(opened))")
+                let tightened = try await browser.post("\(appPath)/settings", settings(signUp: "verified_email", reset: false))
+                #expect(tightened.location == "\(appPath)?notice=saved", "\(text(tightened))")
+                #expect(try await stored()?["password_reset"] as? Bool == false)
+            }
+        }
+    }
+
     @Test func appsArePagedAndAnOperatorDeletesOne() async throws {
         try await withMemoryConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)

@@ -119,13 +119,17 @@ extension InMemoryStores {
         }
 
         func complete(
-            ticket digest: [UInt8], in appID: AppID, factor factorID: UUID, proof: SecondFactorProof
+            ticket digest: [UInt8]?, in appID: AppID, factor factorID: UUID, proof: SecondFactorProof
         ) async throws -> SecondFactorCompletion {
             try memory.change { state in
                 let now = Date()
-                guard let ticket = state.tickets[digest], ticket.grant.appID == appID, ticket.spentAt == nil,
-                    ticket.expiresAt > now
-                else { return .ticketSpent }
+                var ticket: StoredMFATicket?
+                if let digest {
+                    guard let found = state.tickets[digest], found.grant.appID == appID, found.spentAt == nil,
+                        found.expiresAt > now
+                    else { return .ticketSpent }
+                    ticket = found
+                }
                 guard let key = Self.key(of: factorID, in: state), let entry = state.factors[key] else { return .proofSpent }
                 switch proof {
                 case .totp(let step):
@@ -138,7 +142,9 @@ extension InMemoryStores {
                     state.factors[key]!.factor = Self.changed(
                         entry.factor, confirmedAt: entry.factor.confirmedAt, lastStep: entry.factor.lastStep, lastUsedAt: now)
                 }
-                state.tickets[digest] = StoredMFATicket(grant: ticket.grant, expiresAt: ticket.expiresAt, spentAt: now)
+                if let digest, let ticket {
+                    state.tickets[digest] = StoredMFATicket(grant: ticket.grant, expiresAt: ticket.expiresAt, spentAt: now)
+                }
                 return .completed
             }
         }

@@ -42,7 +42,7 @@ extension PluginRegistry {
         return PluginRegistry([
             StaticUsersPlugin(), passwords,
             try EmailCodePlugin(
-                codeKey: Array(repeating: 5, count: 32), outboxKey: Array(repeating: 6, count: 32), allowsPrivateAddresses: true,
+                codeKey: Array(repeating: 5, count: 32), accountCodeKey: Array(repeating: 7, count: 32), outboxKey: Array(repeating: 6, count: 32), allowsPrivateAddresses: true,
                 extraTrustRoots: caFile, workerSettings: worker, passwords: passwords),
         ])
     }

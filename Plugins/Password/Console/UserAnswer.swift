@@ -8,6 +8,8 @@ struct UserAnswer: Decodable, Sendable {
     let passwordScheme: String
     let createdAt: String
     let lastLoginAt: String?
+    /// True or false where a self-service code settled it; nil where an admin typed the address.
+    let emailVerified: Bool?
     let profile: ProfileAnswer
 
     enum CodingKeys: String, CodingKey {
@@ -16,6 +18,7 @@ struct UserAnswer: Decodable, Sendable {
         case passwordScheme = "password_scheme"
         case createdAt = "created_at"
         case lastLoginAt = "last_login_at"
+        case emailVerified = "email_verified"
     }
 
     init(from decoder: any Decoder) throws {
@@ -25,6 +28,7 @@ struct UserAnswer: Decodable, Sendable {
         passwordScheme = try container.decode(String.self, forKey: .passwordScheme)
         createdAt = try container.decode(String.self, forKey: .createdAt)
         lastLoginAt = try container.decodeIfPresent(String.self, forKey: .lastLoginAt)
+        emailVerified = try container.decodeIfPresent(Bool.self, forKey: .emailVerified)
         profile = try ProfileAnswer(from: decoder)
     }
 
@@ -35,6 +39,8 @@ struct UserAnswer: Decodable, Sendable {
         values["password_scheme"] = passwordScheme
         values["created_at"] = createdAt
         values["last_login_at"] = lastLoginAt
+        values["email_verified"] = emailVerified == true
+        values["email_unverified"] = emailVerified == false
         return values
     }
 }

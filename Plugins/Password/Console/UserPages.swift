@@ -17,6 +17,7 @@ struct UserPages: Sendable {
         "disabled": "User turned off: their logins are refused.", "enabled": "User turned on.", "deleted": "User deleted.",
         "session_ended": "Session ended: its refresh token is refused.", "sessions_ended": "Every session of the user ended.",
         "mfa_reset": "Second factor reset: the user's next sign-in asks for no code, or for a new enrolment.",
+        "verification_sent": "A new code is on its way to the user's address; the one before no longer works.",
     ]
 
     func addRoutes(_ routes: ConsoleRoutes) {
@@ -53,11 +54,10 @@ struct UserPages: Sendable {
             return PageRenderer.redirect("\(Self.pagePath(appID, userID))?notice=\(notice)")
         }
         routes.post("apps/{app_id}/users/{user_id}/mfa/reset") { visit, _ in
-            let appID = visit.parameter("app_id")
-            let userID = visit.parameter("user_id")
-            let answer = await visit.call(.delete, "\(Self.apiPath(appID, userID))/mfa")
-            guard answer.succeeded else { return try await user(visit, errors: ["error": answer.errorMessage], status: answer.status) }
-            return PageRenderer.redirect("\(Self.pagePath(appID, userID))?notice=mfa_reset")
+            try await act(visit, .delete, "mfa", notice: "mfa_reset")
+        }
+        routes.post("apps/{app_id}/users/{user_id}/verification") { visit, _ in
+            try await act(visit, .post, "verification", notice: "verification_sent")
         }
         routes.post("apps/{app_id}/users/{user_id}/delete") { visit, _ in
             let appID = visit.parameter("app_id")
@@ -65,6 +65,15 @@ struct UserPages: Sendable {
             guard answer.succeeded else { return try await user(visit, errors: ["error": answer.errorMessage], status: answer.status) }
             return PageRenderer.redirect("\(ConsolePaths.app(appID))/users?notice=deleted")
         }
+    }
+
+    /// Calls the user's API resource `part` with `method`; back to their page with `notice`, or the error on it.
+    private func act(_ visit: ConsoleVisit, _ method: HTTPRequest.Method, _ part: String, notice: String) async throws -> Response {
+        let appID = visit.parameter("app_id")
+        let userID = visit.parameter("user_id")
+        let answer = await visit.call(method, "\(Self.apiPath(appID, userID))/\(part)")
+        guard answer.succeeded else { return try await user(visit, errors: ["error": answer.errorMessage], status: answer.status) }
+        return PageRenderer.redirect("\(Self.pagePath(appID, userID))?notice=\(notice)")
     }
 
     static func apiPath(_ appID: String, _ userID: String) -> String {
@@ -83,9 +92,14 @@ struct UserPages: Sendable {
         let header = try await AppHeader.load(appID, visit, pages)
         let query = visit.request.uri.queryParameters
         let prefix = query["prefix"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        // Only the self-service accounts still waiting for their address's code.
+        let waiting = query["email_verified"] == "false" ? "false" : nil
         let answer = await visit.call(
             .get, "\(ConsolePaths.adminApp(appID))/users",
-            query: [("limit", "\(Self.pageSize)"), ("prefix", prefix), ("cursor", query["cursor"].map(String.init))])
+            query: [
+                ("limit", "\(Self.pageSize)"), ("prefix", prefix), ("email_verified", waiting),
+                ("cursor", query["cursor"].map(String.init)),
+            ])
         let list = try answer.read(ListAnswer<UserAnswer>.self, visit, pages)
         let users = list.items.map { user -> [String: Any] in
             var values = user.templateValues
@@ -96,9 +110,11 @@ struct UserPages: Sendable {
         data["users"] = users
         data["none"] = users.isEmpty
         data["prefix"] = prefix ?? ""
+        data["waiting"] = waiting != nil
         data["users_base"] = "\(ConsolePaths.app(appID))/users"
         if let next = list.nextCursor {
-            data["next_href"] = ConsoleVisit.pathAndQuery("\(ConsolePaths.app(appID))/users", [("prefix", prefix), ("cursor", next)])
+            data["next_href"] = ConsoleVisit.pathAndQuery(
+                "\(ConsolePaths.app(appID))/users", [("prefix", prefix), ("email_verified", waiting), ("cursor", next)])
         }
         // What was typed comes back after a refusal, except the password.
         var new: [String: Any] = ["user_id": form?["user_id"] ?? ""]

@@ -25,12 +25,13 @@ struct MemoryPasswordUsers: PasswordUserStore {
 
     /// Each id's bytes are taken once: the tests list ten thousand users, and
     /// a sort that made them per comparison held a thread for seconds.
-    func list(in appID: AppID, prefix: String, after: String?, limit: Int) async throws -> [PasswordUser] {
+    func list(in appID: AppID, prefix: String, emailVerified: Bool?, after: String?, limit: Int) async throws -> [PasswordUser] {
         let after = Array((after ?? "").utf8)
         let prefix = Array(prefix.utf8)
         let users = table.change { $0.users[appID].map { Array($0.values) } ?? [] }
         return users.map { (key: Array($0.userID.utf8), user: $0) }
             .filter { $0.key.starts(with: prefix) && after.lexicographicallyPrecedes($0.key) }
+            .filter { emailVerified == nil || $0.user.profile.emailVerified == emailVerified }
             .sorted { $0.key.lexicographicallyPrecedes($1.key) }
             .prefix(limit).map(\.user)
     }
@@ -95,13 +96,60 @@ struct MemoryPasswordUsers: PasswordUserStore {
         try table.change({ rows in rows.users[appID]?.removeValue(forKey: userID) != nil }, recording: { $0 ? event : nil })
     }
 
-    /// Stores the record, keeping a replaced user's creation and last login; whether it was created.
+    func signUp(_ record: PasswordUserRecord, email: String, in appID: AppID, recording event: AuditEvent) async throws
+        -> AccountSignUp
+    {
+        try table.change({ rows in
+            let key = email.lowercased()
+            if let found = (rows.users[appID] ?? [:]).values.first(where: { $0.profile[.email]?.lowercased() == key })
+                ?? rows.users[appID]?[record.userID]
+            {
+                return .exists(found.account)
+            }
+            Self.put(record, in: appID, into: &rows)
+            return .created
+        }, recording: { if case .created = $0 { event } else { nil } })
+    }
+
+    func verifyEmail(_ email: String, of userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
+        try table.change({ rows in
+            guard var user = rows.users[appID]?[userID], user.profile[.email]?.lowercased() == email.lowercased() else { return false }
+            user.profile.emailVerified = true
+            rows.users[appID]?[userID] = user
+            return true
+        }, recording: { $0 ? event : nil })
+    }
+
+    func changeEmail(of userID: String, to email: String, in appID: AppID, recording event: AuditEvent) async throws
+        -> AccountEmailChange
+    {
+        try table.change({ rows in
+            guard var user = rows.users[appID]?[userID] else { return .noUser }
+            let key = email.lowercased()
+            if (rows.users[appID] ?? [:]).values.contains(where: { $0.userID != userID && $0.profile[.email]?.lowercased() == key }) {
+                return .taken
+            }
+            user.profile[.email] = email
+            user.profile.emailVerified = true
+            user.updatedAt = Date()
+            rows.users[appID]?[userID] = user
+            return .changed
+        }, recording: { $0 == .changed ? event : nil })
+    }
+
+    /// Stores the record, keeping a replaced user's creation and last login,
+    /// and their address's verification while the address stays; whether it was created.
     @discardableResult
     private static func put(_ record: PasswordUserRecord, in appID: AppID, into rows: inout Rows) -> Bool {
         let now = Date()
         let old = rows.users[appID]?[record.userID]
+        var profile = record.profile
+        if profile.emailVerified == nil, let old, old.profile[.email]?.lowercased() == profile[.email]?.lowercased() {
+            profile.emailVerified = old.profile.emailVerified
+        }
+        if profile[.email] == nil { profile.emailVerified = nil }
         rows.users[appID, default: [:]][record.userID] = PasswordUser(
-            userID: record.userID, hash: record.hash, profile: record.profile, disabled: record.disabled,
+            userID: record.userID, hash: record.hash, profile: profile, disabled: record.disabled,
             createdAt: old?.createdAt ?? now, updatedAt: now, lastLoginAt: old?.lastLoginAt)
         return old == nil
     }

@@ -16,7 +16,7 @@ protocol PasswordUserStore: Sendable {
     func find(email: String, in appID: AppID) async throws -> [PasswordUser]
 
     /// Users in user-id (byte) order after `after`, whose id starts with `prefix`.
-    func list(in appID: AppID, prefix: String, after: String?, limit: Int) async throws -> [PasswordUser]
+    func list(in appID: AppID, prefix: String, emailVerified: Bool?, after: String?, limit: Int) async throws -> [PasswordUser]
 
     /// Notes a successful login and, when given, stores the upgraded hash,
     /// unless the hash changed meanwhile (an admin set a new password).
@@ -49,6 +49,22 @@ protocol PasswordUserStore: Sendable {
 
     /// Deletes the user, with `event`; `false` (and no row) when there was none.
     func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
+
+    /// Adds `record` as a self-service account for its address, with
+    /// `event`, unless a user has that address (any case) or that id:
+    /// then nothing is written and that user is answered. Sign-ups of one
+    /// address wait for each other on every replica, so an address gets
+    /// one account however many ask at once.
+    func signUp(_ record: PasswordUserRecord, email: String, in appID: AppID, recording event: AuditEvent) async throws
+        -> AccountSignUp
+
+    /// Marks `email` verified for the user, with `event`, while it is still their address; whether it was.
+    func verifyEmail(_ email: String, of userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
+
+    /// Makes `email` (verified) the user's address, with `event`, unless
+    /// another user has it; waits for sign-ups of that address as they wait for each other.
+    func changeEmail(of userID: String, to email: String, in appID: AppID, recording event: AuditEvent) async throws
+        -> AccountEmailChange
 }
 
 /// What storing one record did to its user.

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayPluginKit
 import GatewayPostgres
 import Logging
 import PostgresNIO
@@ -13,7 +14,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
     private var transactions: AuditedTransaction { AuditedTransaction(client: client, logger: logger) }
 
     private static let columns =
-        "user_id, password_hash, \(ProfileColumns.names), disabled, created_at, updated_at, last_login_at"
+        "user_id, password_hash, \(ProfileColumns.names), email_verified, disabled, created_at, updated_at, last_login_at"
 
     /// A prepared statement, planned once per connection: every login asks.
     func find(_ userID: String, in appID: AppID) async throws -> PasswordUser? {
@@ -109,11 +110,12 @@ struct PostgresPasswordUsers: PasswordUserStore {
         }
     }
 
-    func list(in appID: AppID, prefix: String, after: String?, limit: Int) async throws -> [PasswordUser] {
+    func list(in appID: AppID, prefix: String, emailVerified: Bool?, after: String?, limit: Int) async throws -> [PasswordUser] {
         let rows = try await client.tracedQuery(
             """
             SELECT \(unescaped: Self.columns) FROM password_users
             WHERE app_id = \(appID.uuid) AND user_id >= \(prefix) AND starts_with(user_id, \(prefix))
+              AND (\(emailVerified)::boolean IS NULL OR email_verified = \(emailVerified))
               AND user_id > \(after ?? "")
             ORDER BY user_id LIMIT \(limit)
             """, logger: logger)
@@ -130,15 +132,20 @@ struct PostgresPasswordUsers: PasswordUserStore {
     }
 
     /// `$1` the app, `$2` ids, `$3` hashes, then one array per profile field, and the `disabled` flags last.
+    /// An address's verification is the record's where it says one, else
+    /// the stored one while the address stays the same (any case).
     private static let upsertSQL = """
-        INSERT INTO password_users AS u (app_id, user_id, password_hash, \(ProfileColumns.names), disabled)
-        SELECT $1, user_id, password_hash, \(ProfileColumns.nullIfEmpty), disabled
+        INSERT INTO password_users AS u (app_id, user_id, password_hash, \(ProfileColumns.names), disabled, email_verified)
+        SELECT $1, user_id, password_hash, \(ProfileColumns.nullIfEmpty), disabled, nullif(verified, '')::boolean
         FROM unnest($2::text[], $3::text[], \(ProfileColumns.arrayParameters(from: 4)),
-                    $\(4 + ProfileField.allCases.count)::boolean[])
-             AS r(user_id, password_hash, \(ProfileColumns.names), disabled)
+                    $\(4 + ProfileField.allCases.count)::boolean[], $\(5 + ProfileField.allCases.count)::text[])
+             AS r(user_id, password_hash, \(ProfileColumns.names), disabled, verified)
         ON CONFLICT (app_id, user_id) DO UPDATE SET
             password_hash = excluded.password_hash, \(ProfileColumns.fromExcluded),
-            disabled = excluded.disabled, updated_at = now()
+            disabled = excluded.disabled, updated_at = now(),
+            email_verified = CASE WHEN excluded.email IS NULL THEN NULL
+                                  WHEN excluded.email_verified IS NOT NULL THEN excluded.email_verified
+                                  WHEN lower(u.email) = lower(excluded.email) THEN u.email_verified END
         """
 
     private func upsert(
@@ -161,6 +168,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
         bindings.append(records.map(\.hash.text))
         ProfileColumns.bindArrays(records.map(\.profile), to: &bindings)
         bindings.append(records.map(\.disabled))
+        bindings.append(records.map { record in record.profile.emailVerified.map { $0 ? "true" : "false" } ?? "" })
         try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.upsertSQL, binds: bindings), logger: logger)
         return records.map { record in
             guard let replaced = old[record.userID] else { return .created }
@@ -175,8 +183,8 @@ struct PostgresPasswordUsers: PasswordUserStore {
     }
 
     private static let insertSQL = """
-        INSERT INTO password_users (app_id, user_id, password_hash, \(ProfileColumns.names))
-        VALUES ($1, $2, $3, \(ProfileColumns.parameters(from: 4)))
+        INSERT INTO password_users (app_id, user_id, password_hash, \(ProfileColumns.names), email_verified)
+        VALUES ($1, $2, $3, \(ProfileColumns.parameters(from: 4)), $\(4 + ProfileField.allCases.count))
         ON CONFLICT (app_id, user_id) DO NOTHING RETURNING 1
         """
 
@@ -186,8 +194,67 @@ struct PostgresPasswordUsers: PasswordUserStore {
         bindings.append(record.userID)
         bindings.append(record.hash.text)
         ProfileColumns.bind(record.profile, to: &bindings)
+        bindings.append(record.profile[.email] == nil ? nil : record.profile.emailVerified)
         let rows = try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.insertSQL, binds: bindings), logger: logger)
         return !rows.isEmpty
+    }
+
+    /// Sign-ups and address changes of one address in one app wait for each
+    /// other on this transaction lock, on every replica.
+    private func lockAddress(_ email: String, in appID: AppID, on connection: PostgresConnection) async throws {
+        let key = "account-email:\(appID.uuid.lowercasedText):\(email.lowercased())"
+        try await connection.tracedQuery("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
+    }
+
+    func signUp(_ record: PasswordUserRecord, email: String, in appID: AppID, recording event: AuditEvent) async throws
+        -> AccountSignUp
+    {
+        try await transactions.run({ connection in
+            try await lockAddress(email, in: appID, on: connection)
+            let rows = try await connection.tracedQuery(
+                """
+                SELECT \(unescaped: Self.columns) FROM password_users
+                WHERE app_id = \(appID.uuid) AND (lower(email) = \(email.lowercased()) OR user_id = \(record.userID))
+                ORDER BY lower(email) = \(email.lowercased()) DESC LIMIT 1
+                """, logger: logger)
+            for row in rows { return AccountSignUp.exists(try Self.user(row).account) }
+            guard try await insertIfAbsent(record, in: appID, on: connection) else {
+                throw SignUpRace()
+            }
+            return .created
+        }, recording: { if case .created = $0 { event } else { nil } })
+    }
+
+    func verifyEmail(_ email: String, of userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
+        try await transactions.run(recording: event, when: { $0 }) { connection in
+            let rows = try await connection.tracedQuery(
+                """
+                UPDATE password_users SET email_verified = true, updated_at = now()
+                WHERE app_id = \(appID.uuid) AND user_id = \(userID) AND lower(email) = \(email.lowercased())
+                RETURNING 1
+                """, logger: logger)
+            return !rows.isEmpty
+        }
+    }
+
+    func changeEmail(of userID: String, to email: String, in appID: AppID, recording event: AuditEvent) async throws
+        -> AccountEmailChange
+    {
+        try await transactions.run({ connection in
+            try await lockAddress(email, in: appID, on: connection)
+            let taken = try await connection.tracedQuery(
+                """
+                SELECT 1 FROM password_users
+                WHERE app_id = \(appID.uuid) AND lower(email) = \(email.lowercased()) AND user_id <> \(userID)
+                """, logger: logger)
+            guard taken.isEmpty else { return AccountEmailChange.taken }
+            let changed = try await connection.tracedQuery(
+                """
+                UPDATE password_users SET email = \(email), email_verified = true, updated_at = now()
+                WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1
+                """, logger: logger)
+            return changed.isEmpty ? .noUser : .changed
+        }, recording: { $0 == .changed ? event : nil })
     }
 
     func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
@@ -269,12 +336,19 @@ struct PostgresPasswordUsers: PasswordUserStore {
         guard let hash = PasswordHash(try columns["password_hash"].decode(String.self)) else {
             throw UnreadablePasswordHash(userID: userID)
         }
+        var profile = try ProfileColumns.profile(of: row)
+        profile.emailVerified = try columns["email_verified"].decode(Bool?.self)
         return PasswordUser(
-            userID: userID, hash: hash, profile: try ProfileColumns.profile(of: row),
+            userID: userID, hash: hash, profile: profile,
             disabled: try columns["disabled"].decode(Bool.self), createdAt: try columns["created_at"].decode(Date.self),
             updatedAt: try columns["updated_at"].decode(Date.self), lastLoginAt: try columns["last_login_at"].decode(Date?.self))
     }
 }
+
+/// A sign-up's new id found taken under the address lock: a user written
+/// with that id but no lock (an admin's PUT of the same moment). The
+/// request fails (500) rather than answer for a user it did not make.
+struct SignUpRace: Error {}
 
 /// A stored hash the gateway cannot read: someone wrote the table by hand.
 struct UnreadablePasswordHash: Error, CustomStringConvertible {

@@ -34,7 +34,7 @@ import Testing
         let (app, other) = (try await gateway.createPasswordApp().appID, try await gateway.createPasswordApp().appID)
         let users = gateway.pluginServices.passwordUsers
         func ids(prefix: String = "", after: String? = nil, limit: Int = 10) async throws -> [String] {
-            try await users.list(in: app, prefix: prefix, after: after, limit: limit).map(\.userID)
+            try await users.list(in: app, prefix: prefix, emailVerified: nil, after: after, limit: limit).map(\.userID)
         }
 
         // Created, then replaced; the answer says which, the audit row is made of it.

@@ -23,7 +23,7 @@ import Testing
     }
 
     func userCount(_ gateway: some GatewayUnderTest, _ app: AppSettings) async throws -> Int {
-        try await gateway.pluginServices.passwordUsers.list(in: app.appID, prefix: "", after: nil, limit: 1_000_000).count
+        try await gateway.pluginServices.passwordUsers.list(in: app.appID, prefix: "", emailVerified: nil, after: nil, limit: 1_000_000).count
     }
 
     @Test func tenThousandLinesWithSomeBadOnesStoreTheRestAndReportEachBadLine() async throws {

@@ -27,12 +27,13 @@ struct MemoryPhoneCodes: PhoneCodeStore {
             resendAfterSeconds: resendAfterSeconds, queueing: message)
     }
 
-    func discardCode(for number: PhoneNumber, in appID: AppID) async throws {
+    @discardableResult
+    func discardCode(for number: PhoneNumber, in appID: AppID) async throws -> Bool {
         try await codes.discardCode(for: number, in: appID)
     }
 
-    func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID) async throws -> CodeCheck {
-        try await codes.check(mac, for: number, in: appID)
+    func check(_ mac: [UInt8], for number: PhoneNumber, in appID: AppID, keepingOnMatch: Bool) async throws -> CodeCheck {
+        try await codes.check(mac, for: number, in: appID, keepingOnMatch: keepingOnMatch)
     }
 
     func binding(of number: PhoneNumber, in appID: AppID) async throws -> PhoneNumberBinding? {

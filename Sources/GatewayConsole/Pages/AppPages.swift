@@ -120,6 +120,7 @@ struct AppPages: Sendable {
             "token_profiles": profiles,
             "token_profiles_shown": profiles,
         ]
+        data["self_service"] = SelfServiceForm.values(stored: app.selfService, form: form)
         data["types"] = Set(credentialTypes + header.types).sorted().map { ["type": $0, "checked": chosen.contains($0)] }
         data["enabled"] = app.enabled
         data["jwks_href"] = "/v1/apps/\(ConsolePaths.segment(appID))/jwks.json"
@@ -160,6 +161,14 @@ struct AppPages: Sendable {
             }
             body["token_profiles"] = .array(entries)
         }
+        let stored = try await AppHeader.load(appID, visit, pages).app.selfService
+        switch SelfServiceForm.member(form, stored: stored) {
+        case .failure(let problem):
+            return try await settings(
+                visit, appID: appID, form: form, errors: FormErrors.local("self_service", problem.message), status: .badRequest)
+        case .success(let member?): body["self_service"] = member
+        case .success(nil): break
+        }
         let answer = await visit.call(.patch, ConsolePaths.adminApp(appID), json: body)
         guard answer.succeeded else {
             return try await settings(
@@ -168,7 +177,7 @@ struct AppPages: Sendable {
                     answer.errorMessage,
                     fields: [
                         "name", "environment", "provider_id", "token_ttl_seconds", "credential_types", "plugins", "rate_limits",
-                        "token_profiles",
+                        "token_profiles", "self_service",
                     ]),
                 status: answer.status)
         }

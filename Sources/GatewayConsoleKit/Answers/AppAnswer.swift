@@ -13,6 +13,8 @@ public struct AppAnswer: Decodable, Sendable {
     public let plugins: [String: JSONValue]
     public let rateLimits: JSONValue
     public let tokenProfiles: JSONValue
+    /// What the app's users may do for themselves; nil while self-service is off.
+    public let selfService: SelfServiceSettings?
 
     enum CodingKeys: String, CodingKey {
         case appID = "app_id"
@@ -22,6 +24,7 @@ public struct AppAnswer: Decodable, Sendable {
         case plugins
         case rateLimits = "rate_limits"
         case tokenProfiles = "token_profiles"
+        case selfService = "self_service"
     }
 
     /// What the templates show of the app (`app.name`, ...).

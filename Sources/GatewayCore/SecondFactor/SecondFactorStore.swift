@@ -48,9 +48,10 @@ public protocol SecondFactorStore: Sendable {
     /// Spends the ticket and the proof together, or neither: the ticket
     /// only while unspent and unexpired, a TOTP step only if later than the
     /// factor's last (confirming a factor not yet confirmed), a recovery
-    /// code only if unused and its factor confirmed.
+    /// code only if unused and its factor confirmed. Without a ticket (a
+    /// route that asks the factor itself: a password recovery), the proof alone.
     func complete(
-        ticket digest: [UInt8], in appID: AppID, factor factorID: UUID, proof: SecondFactorProof
+        ticket digest: [UInt8]?, in appID: AppID, factor factorID: UUID, proof: SecondFactorProof
     ) async throws -> SecondFactorCompletion
 }
 

@@ -73,6 +73,8 @@ public struct MemorySessions: Sendable {
         switch scope {
         case .session(let sessionID, let appID): ended = find(sessionID, in: appID).map { [$0] } ?? []
         case .user(let userID, let appID): ended = list(of: userID, in: appID, includingEnded: false, at: now)
+        case .userExcept(let userID, let kept, let appID):
+            ended = list(of: userID, in: appID, includingEnded: false, at: now).filter { $0.sessionID != kept }
         case .signIns(let userID, let credentialType, let appID):
             ended = list(of: userID, in: appID, includingEnded: false, at: now).filter { $0.credentialType == credentialType }
         case .app(let appID): ended = Array((sessions[appID] ?? [:]).values)

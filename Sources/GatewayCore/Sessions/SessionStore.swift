@@ -34,6 +34,8 @@ public struct SessionLookup: Sendable {
 public enum SessionScope: Sendable, Equatable {
     case session(UUID, in: AppID)
     case user(String, in: AppID)
+    /// The user's sessions but one (the session that changed their password).
+    case userExcept(String, keeping: UUID, in: AppID)
     /// The user's sessions that began with one credential type (a phone
     /// code's, once the user has no number left).
     case signIns(of: String, by: String, in: AppID)

@@ -18,6 +18,11 @@ public struct JSONObjectWriter {
         bytes.append(contentsOf: String(value).utf8)
     }
 
+    public mutating func add(_ key: String, _ value: Bool) {
+        addKey(key)
+        bytes.append(contentsOf: (value ? "true" : "false").utf8)
+    }
+
     public mutating func add(_ key: String, _ values: [String]) {
         addKey(key)
         bytes.append(UInt8(ascii: "["))

@@ -28,6 +28,8 @@ public struct AppSettings: Sendable, Equatable {
     public var sessions: SessionSettings?
     /// The second factor a sign-in must pass; `nil`, off.
     public var mfa: SecondFactorSettings?
+    /// What the app's users may do for themselves (sign up, recover, delete); `nil`, nothing.
+    public var selfService: SelfServiceSettings?
 
     public init(
         appID: AppID,
@@ -42,7 +44,8 @@ public struct AppSettings: Sendable, Equatable {
         rateLimitChanges: RateLimitChanges = RateLimitChanges(),
         tokenProfiles: [TokenProfileEntry] = [.layer],
         sessions: SessionSettings? = nil,
-        mfa: SecondFactorSettings? = nil
+        mfa: SecondFactorSettings? = nil,
+        selfService: SelfServiceSettings? = nil
     ) {
         self.appID = appID
         self.name = name
@@ -57,5 +60,6 @@ public struct AppSettings: Sendable, Equatable {
         self.tokenProfiles = tokenProfiles
         self.sessions = sessions
         self.mfa = mfa
+        self.selfService = selfService
     }
 }

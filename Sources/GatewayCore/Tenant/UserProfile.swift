@@ -108,6 +108,10 @@ public struct UserProfile: Sendable, Equatable {
     public static let fieldNames = ProfileField.allCases.map(\.name)
 
     private var values: [ProfileField: String] = [:]
+    /// Whether the user proved they receive mail at `email` (a code sent
+    /// there came back); nil where nobody knows (an admin typed it). Tokens
+    /// that carry an address say it (OIDC `email_verified`).
+    public var emailVerified: Bool?
 
     public init() {}
 

@@ -17,12 +17,23 @@ public protocol CodeStore<Address>: Sendable {
         resendAfterSeconds: Int, queueing message: OutboxMessage?
     ) async throws -> Int?
 
-    /// Forgets the address's code (its delivery failed).
-    func discardCode(for address: Address, in appID: AppID) async throws
+    /// Forgets the address's code (its delivery failed, its user changed); whether there was one.
+    @discardableResult
+    func discardCode(for address: Address, in appID: AppID) async throws -> Bool
 
     /// Checks `mac` against the live code; concurrent checks of one code see
     /// each other: at most one is accepted, and every wrong one spends a try.
-    func check(_ mac: [UInt8], for address: Address, in appID: AppID) async throws -> CodeCheck
+    /// With `keepingOnMatch`, a right code is answered `.accepted` and left
+    /// live (a step that must pass before the code is spent: a second
+    /// factor); only a check without it spends the code.
+    func check(_ mac: [UInt8], for address: Address, in appID: AppID, keepingOnMatch: Bool) async throws -> CodeCheck
+}
+
+extension CodeStore {
+    /// Checks `mac` and spends the code when it is right.
+    public func check(_ mac: [UInt8], for address: Address, in appID: AppID) async throws -> CodeCheck {
+        try await check(mac, for: address, in: appID, keepingOnMatch: false)
+    }
 }
 
 extension CodeStore {

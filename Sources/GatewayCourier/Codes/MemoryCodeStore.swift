@@ -47,11 +47,12 @@ public struct MemoryCodeStore<Table: CodeTable>: CodeStore {
         }
     }
 
-    public func discardCode(for address: Address, in appID: AppID) async throws {
-        table.change { _ = $0.codes[appID]?.removeValue(forKey: address.text) }
+    @discardableResult
+    public func discardCode(for address: Address, in appID: AppID) async throws -> Bool {
+        table.change { $0.codes[appID]?.removeValue(forKey: address.text) != nil }
     }
 
-    public func check(_ mac: [UInt8], for address: Address, in appID: AppID) async throws -> CodeCheck {
+    public func check(_ mac: [UInt8], for address: Address, in appID: AppID, keepingOnMatch: Bool) async throws -> CodeCheck {
         let now = Date()
         return table.change { rows in
             guard let code = rows.codes[appID]?[address.text] else { return .noCode }
@@ -60,6 +61,8 @@ public struct MemoryCodeStore<Table: CodeTable>: CodeStore {
                 ? .noCode : ConstantTime.equals(code.mac, mac) ? .accepted : .wrong(attemptsLeft: code.attemptsLeft - 1)
             if case .wrong(let left) = verdict, left > 0 {
                 rows.codes[appID]?[address.text]?.attemptsLeft = left
+            } else if verdict == .accepted, keepingOnMatch {
+                // Left live for the check that spends it.
             } else {
                 rows.codes[appID]?[address.text] = nil
             }

@@ -36,14 +36,18 @@ public struct PostgresCodeStore<Table: CodeTable>: CodeStore {
         return nil
     }
 
-    public func discardCode(for address: Address, in appID: AppID) async throws {
-        try await client.committedQuery(
-            "DELETE FROM \(unescaped: Table.name) WHERE app_id = \(appID.uuid) AND \(unescaped: Table.addressColumn) = \(address.text)",
-            logger: logger)
+    @discardableResult
+    public func discardCode(for address: Address, in appID: AppID) async throws -> Bool {
+        let rows = try await client.committedQuery(
+            """
+            DELETE FROM \(unescaped: Table.name) WHERE app_id = \(appID.uuid) AND \(unescaped: Table.addressColumn) = \(address.text)
+            RETURNING 1
+            """, logger: logger)
+        return !rows.isEmpty
     }
 
     /// Under a row lock, so concurrent checks of one code wait for each other.
-    public func check(_ mac: [UInt8], for address: Address, in appID: AppID) async throws -> CodeCheck {
+    public func check(_ mac: [UInt8], for address: Address, in appID: AppID, keepingOnMatch: Bool) async throws -> CodeCheck {
         let (table, column, logger) = (Table.name, Table.addressColumn, logger)
         return try await client.transaction(logger: logger) { connection in
             let rows = try await connection.tracedQuery(
@@ -70,6 +74,8 @@ public struct PostgresCodeStore<Table: CodeTable>: CodeStore {
                     UPDATE \(unescaped: table) SET attempts_left = \(left)
                     WHERE app_id = \(appID.uuid) AND \(unescaped: column) = \(address.text)
                     """, logger: logger)
+            } else if verdict == .accepted, keepingOnMatch {
+                // Left live for the check that spends it.
             } else {
                 try await connection.tracedQuery(
                     "DELETE FROM \(unescaped: table) WHERE app_id = \(appID.uuid) AND \(unescaped: column) = \(address.text)",

@@ -30,6 +30,10 @@ public struct MemoryOutbox: OutboxStore {
         table.change { $0.rows.append(Row(appID: appID, message: message, expiresAt: expiresAt)) }
     }
 
+    public func queue(_ message: OutboxMessage, in appID: AppID, lifetimeSeconds: Int) async throws {
+        enqueue(message, for: appID, expiresAt: Date().addingTimeInterval(TimeInterval(lifetimeSeconds)))
+    }
+
     public func claim(channel: String, limit: Int, lease: Duration) async throws -> [ClaimedMessage] {
         let now = Date()
         return table.change { rows in

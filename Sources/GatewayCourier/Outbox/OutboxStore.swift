@@ -3,6 +3,10 @@ public import GatewayCore
 /// The outbox's rows as a worker uses them: in PostgreSQL (``PostgresOutbox``)
 /// or in memory (``MemoryOutbox``).
 public protocol OutboxStore: Sendable {
+    /// Queues a message that goes with no code (a notice), to live
+    /// `lifetimeSeconds` before it is given up undelivered; committed when this returns.
+    func queue(_ message: OutboxMessage, in appID: AppID, lifetimeSeconds: Int) async throws
+
     /// Takes the lease of up to `limit` due messages of `channel` (queued,
     /// their next attempt due, no live lease), oldest first; a message is
     /// leased to one worker at a time across replicas.

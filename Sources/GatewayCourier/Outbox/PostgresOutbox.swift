@@ -15,6 +15,15 @@ public struct PostgresOutbox: OutboxStore {
         self.logger = logger
     }
 
+    public func queue(_ message: OutboxMessage, in appID: AppID, lifetimeSeconds: Int) async throws {
+        try await client.committedQuery(
+            """
+            INSERT INTO outbox (app_id, message_id, channel, payload, request_id, user_id, expires_at)
+            VALUES (\(appID.uuid), \(message.id), \(message.channel), \(ByteBuffer(bytes: message.payload)),
+                    \(message.requestID), \(message.userID), now() + make_interval(secs => \(lifetimeSeconds)))
+            """, logger: logger)
+    }
+
     /// One statement: the due rows are locked with `SKIP LOCKED`, so two
     /// workers asking at once take different messages, and leased in the
     /// same commit, so that neither lock nor connection is held while the

@@ -22,6 +22,8 @@ enum AdminResources {
         let sessions: SessionSettings?
         /// `null` while the second factor is off.
         let mfa: SecondFactorSettings?
+        /// `null` while self-service is off.
+        let self_service: SelfServiceSettings?
         let created_at: String
         let updated_at: String
 
@@ -42,6 +44,7 @@ enum AdminResources {
             token_profiles = registry.redacted(settings.tokenProfiles)
             sessions = settings.sessions
             mfa = settings.mfa
+            self_service = settings.selfService
             created_at = timestamp(stored.createdAt)
             updated_at = timestamp(stored.updatedAt)
         }

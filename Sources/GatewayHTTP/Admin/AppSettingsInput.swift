@@ -8,7 +8,7 @@ import GatewayRuntime
 struct AppSettingsInput {
     static let fields: Set<String> = [
         "app_id", "name", "environment", "provider_id", "token_ttl_seconds", "enabled", "credential_types", "plugins",
-        "rate_limits", "token_profiles", "sessions", "mfa",
+        "rate_limits", "token_profiles", "sessions", "mfa", "self_service",
     ]
 
     let plugins: PluginRegistry
@@ -125,6 +125,10 @@ struct AppSettingsInput {
         if let next = updated.sessions, let loosened = next.loosening(of: current.sessions ?? SessionSettings()) {
             throw operatorOnly("Loosening sessions.\(loosened)")
         }
+        // Who may create an account, and how long a code lives, may be the operator's too.
+        if let next = updated.selfService, let loosened = next.loosening(of: current.selfService ?? SelfServiceSettings()) {
+            throw operatorOnly("Loosening self_service.\(loosened)")
+        }
     }
 
     private static func isLooser(_ override: RateLimitOverride, than limit: Int, per periodSeconds: Int) -> Bool {
@@ -162,6 +166,7 @@ struct AppSettingsInput {
         if let limits = try input.object("rate_limits") { settings.rateLimits = try rateLimitOverrides(limits) }
         if input.has("sessions") { settings.sessions = try Self.sessionSettings(input.object("sessions")) }
         if input.has("mfa") { settings.mfa = try Self.secondFactorSettings(input.object("mfa")) }
+        if input.has("self_service") { settings.selfService = try Self.selfServiceSettings(input.object("self_service")) }
         if let profiles = try input.objects("token_profiles", maximumCount: TokenProfileRegistry.maximumPerApp) {
             settings.tokenProfiles = try profiles.map { entry throws(GatewayError) in
                 let type = try entry.requiredString("type")
@@ -228,6 +233,40 @@ struct AppSettingsInput {
         return settings
     }
 
+    /// `self_service`: an object (each setting its default, every flow off,
+    /// unless given); `null` turns self-service off.
+    static func selfServiceSettings(_ input: JSONInput?) throws(GatewayError) -> SelfServiceSettings? {
+        guard let input else { return nil }
+        typealias Key = SelfServiceSettings.CodingKeys
+        try input.rejectUnknown(allowed: Set(Key.allCases.map(\.rawValue)))
+        var settings = SelfServiceSettings()
+        if let signUp = try input.string(Key.signUp.rawValue) {
+            guard let parsed = SelfServiceSettings.SignUp(rawValue: signUp) else {
+                throw .invalidRequest("self_service.sign_up must be closed, verified_email or open.")
+            }
+            settings.signUp = parsed
+        }
+        if let userIDs = try input.string(Key.userIDs.rawValue) {
+            guard let parsed = SelfServiceSettings.UserIDs(rawValue: userIDs) else {
+                throw .invalidRequest("self_service.user_ids must be generated or email.")
+            }
+            settings.userIDs = parsed
+        }
+        if let on = try input.bool(Key.passwordReset.rawValue) { settings.passwordReset = on }
+        if let on = try input.bool(Key.emailChange.rawValue) { settings.emailChange = on }
+        if let on = try input.bool(Key.accountDeletion.rawValue) { settings.accountDeletion = on }
+        if let ttl = try input.integer(Key.codeLifetimeSeconds.rawValue, in: SelfServiceSettings.codeLifetimes) {
+            settings.codeLifetimeSeconds = ttl
+        }
+        if let attempts = try input.integer(Key.maximumAttempts.rawValue, in: SelfServiceSettings.attempts) {
+            settings.maximumAttempts = attempts
+        }
+        if let recent = try input.integer(Key.recentSignInSeconds.rawValue, in: SelfServiceSettings.recentSignIns) {
+            settings.recentSignInSeconds = recent
+        }
+        return settings
+    }
+
     /// `{policy: {limit, period_seconds}}` for known policies, within bounds.
     private func rateLimitOverrides(_ input: JSONInput) throws(GatewayError) -> [String: RateLimitOverride] {
         var overrides: [String: RateLimitOverride] = [:]
@@ -250,6 +289,9 @@ struct AppSettingsInput {
         return overrides
     }
 
+    /// The credential types self-service stands on.
+    static let selfServiceTypes = ["password", "email_code"]
+
     /// Cross-field rules: known, distinct credential types; options only for
     /// those types; and each plugin accepting its options for this app.
     private func check(_ settings: AppSettings) throws(GatewayError) {
@@ -263,6 +305,10 @@ struct AppSettingsInput {
         }
         if let exempt = settings.mfa?.exemptCredentialTypes.first(where: { !offered.contains($0) }) {
             throw .invalidRequest("mfa.exempt_credential_types: '\(exempt)' is not a credential type of this gateway.")
+        }
+        // Self-service keeps its accounts in the password directory and mails its codes as email codes do.
+        if settings.selfService?.isOn == true, let missing = Self.selfServiceTypes.first(where: { !types.contains($0) }) {
+            throw .invalidRequest("self_service needs '\(missing)' among credential_types (its accounts are password users, its mail goes as email codes do).")
         }
         if let stray = settings.plugins.keys.sorted().first(where: { !types.contains($0) }) {
             throw .invalidRequest("plugins.\(stray): '\(stray)' is not among credential_types.")

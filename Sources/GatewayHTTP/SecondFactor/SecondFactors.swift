@@ -1,6 +1,6 @@
 import Foundation
 public import GatewayCore
-import GatewayPluginKit
+public import GatewayPluginKit
 
 /// What the token path and the enrolment routes need of second factors:
 /// their store, and the master key TOTP secrets are sealed under.
@@ -23,13 +23,15 @@ public struct SecondFactors: Sendable {
     /// sign-ins in progress (an `mfa.reset` row); any other change ends
     /// the tickets (an `mfa.tickets_ended` row), so a first factor checked
     /// before the user was disabled or given a new password completes into
-    /// no token. Each row's `detail.reason` is the change's.
+    /// no token. A new address changes nothing here. Each row's `detail.reason` is the change's.
     var hearer: UserLifecycle.Hearer {
         { [store] change in
             switch change.kind {
             case .deleted:
                 let row = change.row("mfa.reset", credentialType: Self.totpType)
                 return try await store.forget(change.userID, in: change.appID, recording: row) ? 1 : 0
+            case .emailChanged:
+                return 0
             case .disabled, .passwordChanged, .sessionsEnded:
                 let row = change.row("mfa.tickets_ended", credentialType: Self.totpType)
                 return try await store.endTickets(of: change.userID, in: change.appID, recording: row)
@@ -125,5 +127,35 @@ struct NewSecondFactor: Encodable {
         case secret
         case uri = "otpauth_uri"
         case recoveryCodes = "recovery_codes"
+    }
+}
+
+extension SecondFactors: SecondFactorProofs {
+    public func hasConfirmedFactor(_ userID: String, in app: AppSettings) async throws -> Bool {
+        try await store.factor(of: userID, in: app.appID)?.isConfirmed ?? false
+    }
+
+    public func spend(_ code: String, kind: String, of userID: String, in app: AppSettings) async throws -> String? {
+        guard let factor = try await store.factor(of: userID, in: app.appID), factor.isConfirmed else {
+            return SecondFactorRefusal.noFactor
+        }
+        let proof: SecondFactorProof
+        switch kind {
+        case Self.totpType:
+            switch try check(code, for: factor, at: Date()) {
+            case .success(let step): proof = .totp(step: step)
+            case .failure(let refusal): return refusal.reason
+            }
+        case Self.recoveryCodeType:
+            guard let digest = RecoveryCode.digest(of: code) else { return SecondFactorRefusal.recoveryCodeInvalid }
+            proof = .recoveryCode(digest: digest)
+        default:
+            return SecondFactorRefusal.codeInvalid
+        }
+        switch try await store.complete(ticket: nil, in: app.appID, factor: factor.factorID, proof: proof) {
+        case .completed: return nil
+        case .ticketSpent, .proofSpent:
+            return kind == Self.totpType ? SecondFactorRefusal.codeReplayed : SecondFactorRefusal.recoveryCodeInvalid
+        }
     }
 }

@@ -47,7 +47,8 @@ public enum GatewayRouter {
             sessionHolders: sessionHolders,
             userLifecycle: UserLifecycle(
                 secondFactor: secondFactors.hearer, plugins: dependencies.plugins.all, services: pluginServices,
-                sessions: SessionEnding(apps: stores.apps, sessions: stores.sessions).hearer))
+                sessions: SessionEnding(apps: stores.apps, sessions: stores.sessions).hearer),
+            secondFactors: secondFactors)
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: routeServices)
         }

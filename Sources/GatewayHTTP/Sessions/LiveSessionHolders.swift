@@ -24,7 +24,8 @@ struct LiveSessionHolders: SessionHolders {
         case .rotate, .retry:
             guard let session = reading.session else { throw GatewayError.internalError }
             try await passage.limits([:])
-            let holder = SessionHolder(userID: session.userID, sessionID: session.sessionID, methods: session.methods)
+            let holder = SessionHolder(
+                userID: session.userID, sessionID: session.sessionID, methods: session.methods, authTime: session.authTime)
             if let credentialType { try await requireLevel(of: holder, adding: credentialType, in: app, &passage) }
             return holder
         case .reuse:

@@ -34,6 +34,97 @@ public protocol PasswordDirectory: Sendable {
     func adopt(
         _ identity: VerifiedIdentity, password: String, in appID: AppID, requestID: String, from source: String
     ) async throws -> Bool
+
+    // What self-service (the email plugin's account routes) asks of the directory.
+
+    /// `password` checked against the app's rules (a 400 naming `field`,
+    /// never the password) and hashed at the app's cost; 503 `busy` when the
+    /// hashing queue is full. Hashed whoever it is for, so that a request
+    /// for an address nobody has costs what one for a user's does.
+    func newPassword(_ password: String, field: String, in appID: AppID) async throws -> NewPassword
+
+    /// The app's rules checked against `password`, with no hashing: a 400
+    /// naming `field`. For a route that must refuse a bad password before
+    /// it spends what proves the user.
+    func checkNewPassword(_ password: String, field: String, in appID: AppID) throws(GatewayError)
+
+    /// The account `userID`, nil when the app has no such user.
+    func account(of userID: String, in appID: AppID) async throws -> Account?
+
+    /// The one account whose address is `email` (any case); nil when none, or several, have it.
+    func account(ofEmail email: String, in appID: AppID) async throws -> Account?
+
+    /// Adds a self-service account (`email` its address, not yet verified),
+    /// with `event`, unless a user has that address or id already: then
+    /// nothing is written, and that account is answered. One address gets
+    /// one account however many sign-ups ask at once, on every replica.
+    func signUp(
+        _ userID: String, email: String, password: NewPassword, profile: UserProfile, in appID: AppID, recording event: AuditEvent
+    ) async throws -> AccountSignUp
+
+    /// Gives the user `password` (their address verified, with
+    /// `verifyingEmail`), with `event`; false when there is no such user.
+    /// The caller tells the user's lifecycle of the new password.
+    func setPassword(
+        _ password: NewPassword, of userID: String, verifyingEmail: Bool, in appID: AppID, recording event: AuditEvent
+    ) async throws -> Bool
+
+    /// Marks `email` verified, with `event`, while it is still the user's address; whether it was.
+    func verifyEmail(_ email: String, of userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
+
+    /// Makes `email`, verified, the user's address, with `event`, unless another user has it.
+    func changeEmail(of userID: String, to email: String, in appID: AppID, recording event: AuditEvent) async throws
+        -> AccountEmailChange
+
+    /// Deletes the user from the directory, with `event`; false when there was none.
+    /// The caller tells the user's lifecycle before and after, as the admin API's deletion does.
+    func deleteAccount(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
+}
+
+/// A password hashed for an account, as ``PasswordDirectory/newPassword(_:field:in:)`` made it.
+public struct NewPassword: Sendable {
+    /// The PHC string.
+    public let hash: String
+
+    public init(hash: String) {
+        self.hash = hash
+    }
+}
+
+/// A password user as self-service sees them.
+public struct Account: Sendable, Equatable {
+    public let userID: String
+    public let email: String?
+    /// True where a code sent to `email` came back; nil where nobody knows.
+    public let emailVerified: Bool?
+    public let disabled: Bool
+
+    public init(userID: String, email: String?, emailVerified: Bool?, disabled: Bool) {
+        self.userID = userID
+        self.email = email
+        self.emailVerified = emailVerified
+        self.disabled = disabled
+    }
+
+    /// A self-service account, enabled, whose address was never verified
+    /// (an admin's user, whose address nobody proved, is not waiting for it).
+    public var awaitsVerification: Bool { emailVerified == false && !disabled }
+}
+
+/// What a sign-up found.
+public enum AccountSignUp: Sendable, Equatable {
+    case created
+    /// The address (or the id) is this account's already.
+    case exists(Account)
+}
+
+/// What changing a user's address did.
+public enum AccountEmailChange: Sendable, Equatable {
+    case changed
+    /// Another user has the address.
+    case taken
+    /// The user is gone.
+    case noUser
 }
 
 extension PasswordDirectoryProvider {

@@ -14,12 +14,15 @@ public struct RouteServices: Sendable {
     public let sessionHolders: any SessionHolders
     /// Where a user's change goes: their factor, tickets, plugins' credentials and sessions.
     public let userLifecycle: UserLifecycle
+    /// The users' second factors, for a route that must ask one itself.
+    public let secondFactors: any SecondFactorProofs
     private let limits: any RequestLimits
 
     public init(
         plugin: PluginServices, tenants: any TenantLookup, limits: any RequestLimits, gate: PublicRequestGate,
-        sessionHolders: any SessionHolders, userLifecycle: UserLifecycle
+        sessionHolders: any SessionHolders, userLifecycle: UserLifecycle, secondFactors: any SecondFactorProofs
     ) {
+        self.secondFactors = secondFactors
         self.plugin = plugin
         self.tenants = tenants
         self.limits = limits

@@ -18,6 +18,9 @@ public struct UserChange: Sendable, Equatable {
         case passwordChanged = "password_changed"
         /// An admin ended every session of the user (`DELETE .../users/{user_id}/sessions`).
         case sessionsEnded = "sessions_ended"
+        /// The user's address is another now (their own change, confirmed
+        /// by a code sent there): codes on the way to the old one die.
+        case emailChanged = "email_changed"
     }
 
     public let kind: Kind
@@ -27,6 +30,9 @@ public struct UserChange: Sendable, Equatable {
     public let requestID: String
     /// The admin who sent it, if one did.
     public let actor: UUID?
+    /// The session that made the change, which it leaves live (a user who
+    /// sets a new password keeps the session they set it with); nil, none.
+    public var keepingSession: UUID?
 
     public init(_ kind: Kind, of userID: String, in appID: AppID, requestID: String, actor: UUID?) {
         self.kind = kind

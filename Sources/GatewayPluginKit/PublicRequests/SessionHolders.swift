@@ -37,11 +37,19 @@ public struct SessionHolder: Sendable, Equatable {
     public let sessionID: UUID
     /// How the session's sign-in proved the user (RFC 8176 values).
     public let methods: [String]
+    /// When the session's sign-in was (a refresh keeps it).
+    public let authTime: Date
 
-    public init(userID: String, sessionID: UUID, methods: [String]) {
+    public init(userID: String, sessionID: UUID, methods: [String], authTime: Date) {
         self.userID = userID
         self.sessionID = sessionID
         self.methods = methods
+        self.authTime = authTime
+    }
+
+    /// Whether the session's sign-in was at most `seconds` before `now`.
+    public func signedInWithin(seconds: Int, of now: Date = Date()) -> Bool {
+        now.timeIntervalSince(authTime) <= TimeInterval(seconds)
     }
 
     /// Whether the session's own sign-in was two factors (`mfa` among its methods).

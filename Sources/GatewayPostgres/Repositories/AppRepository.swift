@@ -28,14 +28,15 @@ public struct AppRepository: Sendable {
         let profiles = try Self.encode(app.tokenProfiles)
         let sessions = try app.sessions.map { try Self.encode($0) }
         let mfa = try app.mfa.map { try Self.encode($0) }
+        let selfService = try app.selfService.map { try Self.encode($0) }
         let rows = try await connection.tracedQuery(
             """
             WITH inserted AS (
                 INSERT INTO apps (app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-                                  credential_types, plugins, rate_limits, rate_limit_changes, token_profiles, sessions, mfa)
+                                  credential_types, plugins, rate_limits, rate_limit_changes, token_profiles, sessions, mfa, self_service)
                 VALUES (\(app.appID.uuid), \(app.name), \(app.environment.rawValue), \(app.providerID.uuid),
                         \(app.tokenTTLSeconds), \(app.isEnabled), \(app.credentialTypes), \(plugins)::jsonb,
-                        \(rateLimits)::jsonb, \(changes)::jsonb, \(profiles)::jsonb, \(sessions)::jsonb, \(mfa)::jsonb)
+                        \(rateLimits)::jsonb, \(changes)::jsonb, \(profiles)::jsonb, \(sessions)::jsonb, \(mfa)::jsonb, \(selfService)::jsonb)
                 ON CONFLICT (app_id) DO NOTHING
                 RETURNING app_id
             )
@@ -52,6 +53,7 @@ public struct AppRepository: Sendable {
         let profiles = try Self.encode(app.tokenProfiles)
         let sessions = try app.sessions.map { try Self.encode($0) }
         let mfa = try app.mfa.map { try Self.encode($0) }
+        let selfService = try app.selfService.map { try Self.encode($0) }
         let rows = try await connection.tracedQuery(
             """
             WITH updated AS (
@@ -59,7 +61,7 @@ public struct AppRepository: Sendable {
                     provider_id = \(app.providerID.uuid), token_ttl_seconds = \(app.tokenTTLSeconds),
                     enabled = \(app.isEnabled), credential_types = \(app.credentialTypes),
                     plugins = \(plugins)::jsonb, rate_limits = \(rateLimits)::jsonb, rate_limit_changes = \(changes)::jsonb,
-                    token_profiles = \(profiles)::jsonb, sessions = \(sessions)::jsonb, mfa = \(mfa)::jsonb,
+                    token_profiles = \(profiles)::jsonb, sessions = \(sessions)::jsonb, mfa = \(mfa)::jsonb, self_service = \(selfService)::jsonb,
                     updated_at = now()
                 WHERE app_id = \(app.appID.uuid)
                 RETURNING app_id
@@ -119,18 +121,18 @@ public struct AppRepository: Sendable {
 
     private static let columns = """
         app_id, name, environment, provider_id, token_ttl_seconds, enabled,
-        credential_types, plugins::text, rate_limits::text, rate_limit_changes::text, token_profiles::text, sessions::text, mfa::text,
+        credential_types, plugins::text, rate_limits::text, rate_limit_changes::text, token_profiles::text, sessions::text, mfa::text, self_service::text,
         created_at, updated_at
         """
 
     private static func decode(_ rows: [PostgresRow]) throws -> [StoredApp] {
         var apps: [StoredApp] = []
         for row in try rows.decode(
-            (UUID, String, String, UUID, Int, Bool, [String], String, String, String, String, String?, String?, Date, Date).self)
+            (UUID, String, String, UUID, Int, Bool, [String], String, String, String, String, String?, String?, String?, Date, Date).self)
         {
             let (
                 appID, name, environment, providerID, ttl, enabled, credentialTypes, pluginsJSON, limitsJSON, changesJSON,
-                profilesJSON, sessionsJSON, mfaJSON, created, updated
+                profilesJSON, sessionsJSON, mfaJSON, selfServiceJSON, created, updated
             ) = row
             guard let environment = AppEnvironment(rawValue: environment) else {
                 throw UnreadableRow("app \(appID) has an unknown environment '\(environment)'")
@@ -144,7 +146,8 @@ public struct AppRepository: Sendable {
                 rateLimitChanges: try JSONDecoder().decode(RateLimitChanges.self, from: Data(changesJSON.utf8)),
                 tokenProfiles: try JSONDecoder().decode([TokenProfileEntry].self, from: Data(profilesJSON.utf8)),
                 sessions: try sessionsJSON.map { try JSONDecoder().decode(SessionSettings.self, from: Data($0.utf8)) },
-                mfa: try mfaJSON.map { try JSONDecoder().decode(SecondFactorSettings.self, from: Data($0.utf8)) })
+                mfa: try mfaJSON.map { try JSONDecoder().decode(SecondFactorSettings.self, from: Data($0.utf8)) },
+                selfService: try selfServiceJSON.map { try JSONDecoder().decode(SelfServiceSettings.self, from: Data($0.utf8)) })
             apps.append(StoredApp(settings: settings, createdAt: created, updatedAt: updated))
         }
         return apps

@@ -167,19 +167,21 @@ public struct PostgresSecondFactors: SecondFactorStore {
     }
 
     public func complete(
-        ticket digest: [UInt8], in appID: AppID, factor factorID: UUID, proof: SecondFactorProof
+        ticket digest: [UInt8]?, in appID: AppID, factor factorID: UUID, proof: SecondFactorProof
     ) async throws -> SecondFactorCompletion {
         let logger = logger
         do {
             return try await client.transaction(logger: logger) { connection in
-                let spent = try await connection.tracedQuery(
-                    """
-                    UPDATE mfa_tickets SET spent_at = now()
-                    WHERE ticket_sha256 = \(ByteBuffer(bytes: digest)) AND app_id = \(appID.uuid)
-                      AND spent_at IS NULL AND expires_at > now()
-                    RETURNING 1
-                    """, logger: logger)
-                guard spent.count == 1 else { return .ticketSpent }
+                if let digest {
+                    let spent = try await connection.tracedQuery(
+                        """
+                        UPDATE mfa_tickets SET spent_at = now()
+                        WHERE ticket_sha256 = \(ByteBuffer(bytes: digest)) AND app_id = \(appID.uuid)
+                          AND spent_at IS NULL AND expires_at > now()
+                        RETURNING 1
+                        """, logger: logger)
+                    guard spent.count == 1 else { return .ticketSpent }
+                }
                 let proven: [PostgresRow]
                 switch proof {
                 case .totp(let step):

@@ -78,12 +78,13 @@ public struct PostgresSessions: SessionStore {
     }
 
     public func revoke(_ scope: SessionScope, reason: String, recording row: AuditEvent) async throws -> Int {
-        let (appID, sessionID, userID, credentialType): (AppID, UUID?, String?, String?) =
+        let (appID, sessionID, userID, credentialType, kept): (AppID, UUID?, String?, String?, UUID?) =
             switch scope {
-            case .session(let sessionID, let appID): (appID, sessionID, nil, nil)
-            case .user(let userID, let appID): (appID, nil, userID, nil)
-            case .signIns(let userID, let credentialType, let appID): (appID, nil, userID, credentialType)
-            case .app(let appID): (appID, nil, nil, nil)
+            case .session(let sessionID, let appID): (appID, sessionID, nil, nil, nil)
+            case .user(let userID, let appID): (appID, nil, userID, nil, nil)
+            case .userExcept(let userID, let kept, let appID): (appID, nil, userID, nil, kept)
+            case .signIns(let userID, let credentialType, let appID): (appID, nil, userID, credentialType, nil)
+            case .app(let appID): (appID, nil, nil, nil, nil)
             }
         let logger = logger
         return try await AuditedTransaction(client: client, logger: logger).run(
@@ -95,6 +96,7 @@ public struct PostgresSessions: SessionStore {
                         WHERE app_id = \(appID.uuid) AND (\(sessionID)::uuid IS NULL OR session_id = \(sessionID))
                           AND (\(userID)::text IS NULL OR user_id = \(userID))
                           AND (\(credentialType)::text IS NULL OR credential_type = \(credentialType))
+                          AND (\(kept)::uuid IS NULL OR session_id <> \(kept))
                           AND revoked_at IS NULL AND expires_at > now() AND idle_expires_at > now()
                         RETURNING 1
                     )

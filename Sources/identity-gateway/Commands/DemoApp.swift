@@ -9,7 +9,9 @@ import PostgresNIO
 /// The development app `identity-gateway dev` seeds on first start: a fixed
 /// app id (so the README's curl works as written), a generated provider id and
 /// RSA key, two static test users, email codes whose messages go to the log
-/// (any address signs in as itself), and sessions on (docs/tokens.md's worked example).
+/// (any address signs in as itself), sessions on (docs/tokens.md's worked
+/// example), and self-service accounts: sign-up with a verified address,
+/// recovery, a new address and deletion, their codes in the log too.
 enum DemoApp {
     static let appID = AppID("layer:///apps/staging/4d3e1f60-2b1a-4c9e-9f3a-7d5c8b6a1e20")!
     static let users: [(id: String, password: String, first: String, last: String)] = [
@@ -30,7 +32,7 @@ enum DemoApp {
         }
         let settings = AppSettings(
             appID: appID, name: "Demo app", environment: .development, providerID: ProviderID(uuid: UUID()),
-            credentialTypes: ["static", "email_code"],
+            credentialTypes: ["static", "email_code", "password"],
             plugins: [
                 "static": .object(["users": .array(userList)]),
                 "email_code": .object([
@@ -38,7 +40,9 @@ enum DemoApp {
                     "allow_unknown_addresses": .bool(true),
                 ]),
             ],
-            sessions: SessionSettings())
+            sessions: SessionSettings(),
+            selfService: SelfServiceSettings(
+                signUp: .verifiedEmail, passwordReset: true, emailChange: true, accountDeletion: true))
         try await apps.insert(settings)
         let pair = try await NIOThreadPool.singleton.runIfActive { try RSAKeyPair.generate(bits: 2048) }
         try await AppKeyRepository(client: client, logger: logger).insert(
