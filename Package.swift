@@ -48,7 +48,8 @@ let credentialPlugins: [(name: String, parts: Set<PluginPart>, uses: [Target.Dep
     // The webhook and ID-token plugins use a password directory (PasswordDirectoryProvider, in the seam);
     // their tests install the password plugin that provides it.
     ("Webhook", [.tests], ["GatewayOutbound"], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
-    ("IDToken", [.migrations, .tests], ["GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayOutbound", "PasswordPlugin", Products.crypto]),
+    // Sign in with Apple's revocations go through the courier's outbox.
+    ("IDToken", [.migrations, .tests], ["GatewayCourier", "GatewayOutbound", Products.crypto, Products.cryptoExtras], ["GatewayCourier", "GatewayOutbound", "PasswordPlugin", Products.crypto]),
     // Passkeys: WebAuthn's CBOR, COSE keys (ES256, RS256, EdDSA) and ceremonies, written here; their tests
     // install the password plugin, whose disabled users a passkey does not sign in, and the phone plugin
     // beside it for the walk of every user change against every holder (UserLifecycleWalkTests).

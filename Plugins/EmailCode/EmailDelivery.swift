@@ -25,11 +25,7 @@ struct EmailDelivery: Sendable {
             }
             options = verifier.options
         } catch {
-            switch error.code {
-            case .unknownApp: return .permanent(reply: "the app is gone")
-            case .unavailable: return .transient(reply: "the app's settings could not be read")
-            default: return .permanent(reply: "the app's email settings are not valid: \(error.message)")
-            }
+            return .unreadableSettings(error, of: "email")
         }
         let payload: EmailOutboxPayload
         do {

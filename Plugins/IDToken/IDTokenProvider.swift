@@ -83,12 +83,16 @@ struct IDTokenProvider: Sendable, Equatable {
     /// by default, and only for this provider: a company's directory may
     /// vouch for its addresses where a public provider's users may change theirs.
     let linksVerifiedEmailToPasswords: Bool
+    /// Sign in with Apple's REST API (`apple_api`): an authorization code sent
+    /// with the ID token is exchanged for Apple's refresh token, revoked when
+    /// the user deletes their account; nil, no code is taken.
+    let apple: AppleAPI?
 
     /// - Parameter passwordsInstalled: whether this gateway has the password plugin (for linking).
     init(_ reader: JSONInput, path: String, environment: AppEnvironment, passwordsInstalled: Bool = false) throws(GatewayError) {
         try reader.rejectUnknown(allowed: [
             "name", "preset", "issuer", "audiences", "jwks_url", "discovery_url", "nonce", "user_id", "profile",
-            "link_verified_email",
+            "link_verified_email", "apple_api",
         ])
         let name = try reader.requiredString("name")
         guard Self.nameBytes.contains(name.utf8.count),
@@ -181,6 +185,9 @@ struct IDTokenProvider: Sendable, Equatable {
             linksVerifiedEmailToPasswords = true
         case let other?:
             throw .invalidRequest("\(path).link_verified_email: '\(other)' is not a plugin users can be linked to (only \"password\").")
+        }
+        apple = try reader.object("apple_api").map { settings throws(GatewayError) in
+            try AppleAPI(settings, path: "\(path).apple_api", environment: environment, defaultClientID: audiences[0])
         }
     }
 

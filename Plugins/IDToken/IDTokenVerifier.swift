@@ -4,8 +4,8 @@ import GatewayCore
 import GatewayPluginKit
 import Logging
 
-/// Checks `credentials: {"type": "id_token", "id_token": "<the provider's ID token>"}`,
-/// in this order:
+/// Checks `credentials: {"type": "id_token", "id_token": "<the provider's ID token>"}`
+/// (with `"authorization_code"` too for a provider with `apple_api`), in this order:
 /// 1. the token's shape and `alg` (RS256 or ES256 only); its `iss` picks
 ///    the app's provider (none: `id_token_issuer`);
 /// 2. the provider's keys (``ProviderKeys``): none to be had is a 502
@@ -16,7 +16,11 @@ import Logging
 ///    provider's rule against the request's nonce (``SignedIDToken/verify(provider:requestNonce:now:)``);
 /// 4. a `user_id` sent with the request must be the user the token verifies;
 /// 5. the token is recorded for the app, once (``IDTokenUses``): a second
-///    use, on any replica, is `id_token_replayed`.
+///    use, on any replica, is `id_token_replayed`;
+/// 6. an `authorization_code`, where the provider has `apple_api`, is
+///    exchanged for Apple's refresh token, kept sealed for the user
+///    (``AppleGrantKeeper``); a failed exchange is logged and counted, and
+///    the sign-in goes on.
 ///
 /// Each failed check is a 401 whose audit reason names it
 /// (``IDTokenRefusal/auditReason``). The gateway's limits apply before this
@@ -33,6 +37,8 @@ struct IDTokenVerifier: CredentialVerifier {
     /// The app's password directory, where verified emails are linked to its users.
     let passwords: (any PasswordDirectory)?
     let uses: any IDTokenUseStore
+    /// Where an Apple authorization code is exchanged and its grant kept.
+    let appleGrants: AppleGrantKeeper
     let logger: Logger
     let now: @Sendable () -> Date
 
@@ -103,6 +109,9 @@ struct IDTokenVerifier: CredentialVerifier {
         if let named = attempt.userID, named != userID { return .rejected(reason: IDTokenRefusal.userID.auditReason) }
         guard try await uses.firstUse(of: verified, in: appID) else {
             return .rejected(reason: IDTokenRefusal.replayed.auditReason, userID: userID)
+        }
+        if let code = attempt.credentials.fields["authorization_code"], let apple = provider.apple {
+            await appleGrants.exchange(code, with: apple, provider: provider.name, for: userID, in: appID, logger: logger)
         }
         if let linked { return .verified(linked) }
         var identity = VerifiedIdentity(userID: userID)

@@ -84,12 +84,12 @@ struct SMSSender: Sendable {
         case .twilio(let accountSID, let authToken, let from, let text, let baseURL):
             let url = baseURL.appending(path: "2010-04-01/Accounts/\(accountSID)/Messages.json")
             let credentials = Data("\(accountSID):\(authToken)".utf8).base64EncodedString()
-            let body = Self.form([
+            let body = FormBody.encode([
                 ("To", message.phoneNumber.text), ("From", from), ("Body", text.replacingOccurrences(of: "{code}", with: message.code)),
             ])
             try await deliver(
                 ByteBuffer(string: body),
-                headers: [("Authorization", "Basic \(credentials)"), ("Content-Type", "application/x-www-form-urlencoded")],
+                headers: [("Authorization", "Basic \(credentials)"), ("Content-Type", FormBody.contentType)],
                 to: url, for: message.appID)
         }
     }
@@ -130,13 +130,5 @@ struct SMSSender: Sendable {
         }
         logger.warning("SMS delivery failed", metadata: ["reason": "\(lastFailure.reason)"])
         throw lastFailure
-    }
-
-    private static func form(_ fields: [(String, String)]) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._*")
-        return fields.map { key, value in
-            "\(key)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
-        }.joined(separator: "&")
     }
 }

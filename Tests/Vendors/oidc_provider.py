@@ -28,6 +28,21 @@ Beside its routes this adds a few for the tests only:
                                 the provider's discovery document with
                                 another issuer in it
 
+and Sign in with Apple's REST API as Apple documents it, standing in for
+appleid.apple.com (generate_and_validate_tokens, revoke_tokens): each call's
+client_secret must be an ES256 JWT that authlib verifies with the team's
+key, `kid` the key id, `iss` the team id, `sub` the client id posted, `aud`
+https://appleid.apple.com, not expired, at most six months long:
+
+  POST /auth/token              authorization_code → {"refresh_token", ...}
+  POST /auth/revoke             token, token_type_hint → 200
+  GET  /test/apple-api          {"team_id", "key_id", "private_key"}: what
+                                the app's apple_api is given
+  POST /test/apple-code         {"client_id"}: a code Apple would give the app
+  POST /test/apple-outage       {"revocations": n}: the next n revocations 503
+  GET  /test/apple-state        the refresh tokens issued, revoked, and the
+                                client secrets refused (their reasons)
+
 Prints "listening on 127.0.0.1:<port>" once it accepts connections.
 """
 
@@ -37,6 +52,7 @@ import hmac
 import json
 import secrets
 import threading
+import time
 from urllib.parse import parse_qs, urlparse
 
 import flask
@@ -179,6 +195,106 @@ def ec_keys():
 def imposter_discovery():
     document = app.test_client().get("/.well-known/openid-configuration", base_url=state["base"]).get_json()
     return {**document, "issuer": "https://imposter.example"}
+
+
+APPLE_TEAM_ID = "TEAM012345"
+APPLE_KEY_ID = "KEY0123456"
+APPLE_AUDIENCE = "https://appleid.apple.com"
+apple_key = ec.generate_private_key(ec.SECP256R1())
+apple = {"codes": {}, "issued": [], "revoked": [], "refused": [], "outage": 0}
+
+
+def apple_client_refused(form):
+    """Apple's 400 invalid_client when the posted client secret is not Apple's to accept (noting why), else None."""
+    refusal = apple_client_refusal(form)
+    if refusal is None:
+        return None
+    with lock:
+        apple["refused"].append(refusal)
+    return {"error": "invalid_client"}, 400
+
+
+def apple_client_refusal(form):
+    """Why the posted client secret is not Apple's to accept, or None."""
+    from authlib.jose import jwt
+    from authlib.jose.errors import JoseError
+    public = apple_key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    try:
+        claims = jwt.decode(form.get("client_secret", ""), public)
+    except (JoseError, ValueError) as error:
+        return f"signature: {error}"
+    now = time.time()
+    checks = [
+        (claims.header.get("alg") == "ES256", "alg"),
+        (claims.header.get("kid") == APPLE_KEY_ID, "kid"),
+        (claims.get("iss") == APPLE_TEAM_ID, "iss"),
+        (claims.get("sub") == form.get("client_id"), "sub"),
+        (claims.get("aud") == APPLE_AUDIENCE, "aud"),
+        (isinstance(claims.get("exp"), int) and claims["exp"] > now, "exp"),
+        (isinstance(claims.get("iat"), int) and claims["iat"] <= now + 60 and claims["exp"] - claims["iat"] <= 15777000, "iat"),
+    ]
+    failed = [name for ok, name in checks if not ok]
+    return ", ".join(failed) or None
+
+
+@app.post("/auth/token")
+def apple_token():
+    form = flask.request.form
+    refused = apple_client_refused(form)
+    if refused:
+        return refused
+    with lock:
+        client = apple["codes"].pop(form.get("code", ""), None)
+    if form.get("grant_type") != "authorization_code" or client != form.get("client_id"):
+        return {"error": "invalid_grant"}, 400
+    refresh_token = "r" + secrets.token_hex(16) + ".0.apple"
+    with lock:
+        apple["issued"].append(refresh_token)
+    return {"access_token": "a" + secrets.token_hex(16), "token_type": "Bearer", "expires_in": 3600,
+            "refresh_token": refresh_token, "id_token": "not-read-by-the-gateway"}
+
+
+@app.post("/auth/revoke")
+def apple_revoke():
+    form = flask.request.form
+    refused = apple_client_refused(form)
+    if refused:
+        return refused
+    with lock:
+        if apple["outage"] > 0:
+            apple["outage"] -= 1
+            return flask.Response("unavailable", status=503)
+        if form.get("token_type_hint") == "refresh_token" and form.get("token") in apple["issued"]:
+            apple["revoked"].append(form["token"])
+    return flask.Response("", status=200)
+
+
+@app.get("/test/apple-api")
+def apple_api():
+    pem = apple_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    return {"team_id": APPLE_TEAM_ID, "key_id": APPLE_KEY_ID, "private_key": pem}
+
+
+@app.post("/test/apple-code")
+def apple_code():
+    code = "c" + secrets.token_hex(16) + ".0.apple"
+    with lock:
+        apple["codes"][code] = flask.request.get_json()["client_id"]
+    return {"code": code}
+
+
+@app.post("/test/apple-outage")
+def apple_outage():
+    with lock:
+        apple["outage"] = flask.request.get_json()["revocations"]
+    return {}
+
+
+@app.get("/test/apple-state")
+def apple_state():
+    with lock:
+        return {key: list(apple[key]) for key in ("issued", "revoked", "refused")}
 
 
 @app.post("/test/sign")

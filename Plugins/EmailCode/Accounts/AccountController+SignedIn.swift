@@ -81,37 +81,4 @@ extension AccountController {
         let email: String
         let email_verified: Bool
     }
-
-    /// `{app_id, refresh_token, password?}` → 200 `{"deleted": true}`: the
-    /// account and everything every plugin keeps of it, through the user's
-    /// lifecycle as an admin's deletion goes. The session's sign-in must be
-    /// recent, or the request carry the account's password.
-    func deleteAccount(_ request: Request, _ input: JSONInput, _ passage: inout PublicRequest) async throws -> Response {
-        try input.rejectUnknown(allowed: ["app_id", "refresh_token", "password"])
-        let password = try input.string("password")
-        let app = try await open(input, &passage, address: nil) { $0.accountDeletion }
-        let holder = try await services.sessionHolders.holder(
-            of: try input.string("refresh_token"), adding: nil, in: app.tenant.settings, passage: &passage)
-        if let password {
-            try await passage.limits([RateLimitPolicy.userFailures.name: holder.userID])
-            guard case .verified? = try await app.directory.verify(holder.userID, password: password, in: app.id) else {
-                throw refused("bad_password", &passage)
-            }
-        } else {
-            try requireRecent(holder, app, &passage)
-        }
-        let change = change(.deleted, of: holder.userID, app, passage)
-        // As the admin API deletes: what the user holds goes while they can still be found, then the row, then
-        // once more for what was added meanwhile (UserAdminController).
-        try await services.userLifecycle.apply(change, endingSessions: false)
-        var row = passage.row
-        row.outcome = .success
-        row.detail["by"] = "user"
-        guard try await app.directory.deleteAccount(holder.userID, in: app.id, recording: row) else {
-            throw refused("user_deleted", &passage)
-        }
-        try await passage.succeededInTheRoutesStatement()
-        try await services.userLifecycle.apply(change)
-        return try AdminResponses.json(["deleted": true])
-    }
 }

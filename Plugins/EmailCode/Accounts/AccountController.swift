@@ -37,7 +37,6 @@ struct AccountController: Sendable {
         route(router, "password", "account.password_changed", .limitsFirst, changePassword)
         route(router, "email", "account.email_change_sent", .sendsWork, sendEmailChange)
         route(router, "email/confirm", "account.email_changed", .limitsFirst, confirmEmailChange)
-        route(router, "deletion", "account.deleted", .limitsFirst, deleteAccount)
     }
 
     typealias Handler = @Sendable (Request, JSONInput, inout PublicRequest) async throws -> Response
@@ -75,7 +74,7 @@ struct AccountController: Sendable {
         if let address { passage.row.detail["email"] = address.text }
         let tenant = try await passage.app(appID)
         guard let selfService = tenant.settings.selfService, offers(selfService) else {
-            throw GatewayError(.selfServiceOff, .forbidden, "This app does not offer this to its users (self_service).")
+            throw GatewayError.selfServiceOff
         }
         return try AccountApp(tenant, selfService: selfService, services: services.plugin)
     }
@@ -149,17 +148,11 @@ struct AccountController: Sendable {
     func recentHolder(_ input: JSONInput, _ app: AccountApp, _ passage: inout PublicRequest) async throws -> SessionHolder {
         let holder = try await services.sessionHolders.holder(
             of: try input.string("refresh_token"), adding: nil, in: app.tenant.settings, passage: &passage)
-        try requireRecent(holder, app, &passage)
-        return holder
-    }
-
-    func requireRecent(_ holder: SessionHolder, _ app: AccountApp, _ passage: inout PublicRequest) throws {
         guard holder.signedInWithin(seconds: app.selfService.recentSignInSeconds) else {
             passage.row.reason = "sign_in_not_recent"
-            throw GatewayError(
-                .recentSignInRequired, .forbidden,
-                "This session signed in more than \(app.selfService.recentSignInSeconds) seconds ago; sign in again first.")
+            throw GatewayError.recentSignInRequired(within: app.selfService.recentSignInSeconds)
         }
+        return holder
     }
 
     /// 401 `invalid_credentials`, the row saying why.

@@ -15,10 +15,6 @@ extension RateLimitPolicy {
 }
 
 extension GatewayError.Code {
-    /// 403: the app does not offer this self-service flow (`self_service`).
-    public static let selfServiceOff = GatewayError.Code(rawValue: "self_service_off")
-    /// 403: the session's sign-in is older than `self_service.recent_sign_in_seconds`; sign in again.
-    public static let recentSignInRequired = GatewayError.Code(rawValue: "recent_sign_in_required")
     /// 403: the account has a second factor; a recovery must pass it too (`second_factor`).
     public static let secondFactorRequired = GatewayError.Code(rawValue: "mfa_required")
     /// 409: the user is not a self-service account waiting for its address to be verified.

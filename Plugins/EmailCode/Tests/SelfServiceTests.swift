@@ -324,6 +324,9 @@ import Testing
                 let stale = try await gateway.account("deletion", app, ["refresh_token": try #require(old.refreshToken)])
                 let staleError = try jsonObject(stale)["error"] as? String
                 #expect(stale.status == .forbidden && staleError == "recent_sign_in_required")
+                let wrongPassword = try await gateway.account(
+                    "deletion", app, ["refresh_token": try #require(old.refreshToken), "password": "not the password"])
+                #expect(wrongPassword.status == .unauthorized, "an old session with a wrong password deletes nothing")
                 let deleted = try await gateway.account("deletion", app, ["refresh_token": session])
                 #expect(deleted.status == .ok, "\(text(deleted))")
 
@@ -475,9 +478,10 @@ import Testing
         try await SMTPSink.with { sink in
             try await TestGateway.with(plugins: try .emailCodeTests(caFile: sink.caFile), rateLimits: .selfServiceTests()) { gateway in
                 let app = try await gateway.createSelfServiceApp(sink) { $0.selfService = nil }
-                for route in ["sign_up", "password_reset", "verification"] {
+                for route in ["sign_up", "password_reset", "verification", "deletion"] {
                     var body: [String: any Sendable] = ["email": "x@example.com"]
                     if route == "sign_up" { body["password"] = Self.password }
+                    if route == "deletion" { body = ["refresh_token": "any"] }
                     let sent = body
                     let answer = try await gateway.account(route, app, sent)
                     let error = try jsonObject(answer)["error"] as? String

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayRuntime
@@ -60,6 +61,28 @@ struct TestProvider {
         let answer = try await HTTPCall.send("GET", base + path)
         let keys = try #require(answer.json["keys"] as? [[String: any Sendable]])
         return try #require(keys.first?["kid"] as? String)
+    }
+
+    /// What an app's `apple_api` is given to call the stand-in for Apple's REST API.
+    func appleAPI() async throws -> [String: any Sendable] {
+        var settings = try await call("GET", "/test/apple-api")
+        settings["token_url"] = base + "/auth/token"
+        settings["revoke_url"] = base + "/auth/revoke"
+        return settings
+    }
+
+    /// An authorization code Apple would give the app `clientID` at sign-in.
+    func appleCode(for clientID: String) async throws -> String {
+        try #require(try await call("POST", "/test/apple-code", ["client_id": clientID])["code"] as? String)
+    }
+
+    /// The next `revocations` revocations are answered 503.
+    func appleOutage(revocations: Int) async throws { _ = try await call("POST", "/test/apple-outage", ["revocations": revocations]) }
+
+    /// The refresh tokens the stand-in issued and revoked, and the client secrets it refused (why).
+    func appleState() async throws -> (issued: [String], revoked: [String], refused: [String]) {
+        let state = try await call("GET", "/test/apple-state")
+        return (state["issued"] as? [String] ?? [], state["revoked"] as? [String] ?? [], state["refused"] as? [String] ?? [])
     }
 
     func keyFetches() async throws -> Int { try #require(try await call("GET", "/test/stats")["jwks_fetches"] as? Int) }
@@ -135,13 +158,14 @@ func claims(of response: TestResponse) throws -> [String: Any] {
 /// The plugins of an ID-token test: providers on loopback are allowed (the
 /// operator's setting), and passwords for linking.
 func idTokenPlugins(
-    refetchInterval: Duration = .seconds(60), failureBackoff: Duration = .seconds(10), allowsPrivateAddresses: Bool = true
+    refetchInterval: Duration = .seconds(60), failureBackoff: Duration = .seconds(10), allowsPrivateAddresses: Bool = true,
+    revocations: OutboxWorker.Settings = OutboxWorker.Settings()
 ) -> PluginRegistry {
     let passwords = PasswordPlugin(hasher: PasswordHasher())
     return PluginRegistry([
         StaticUsersPlugin(), passwords,
         IDTokenPlugin(
             addresses: OutboundAddressPolicy(allowsPrivateAddresses: allowsPrivateAddresses), refetchInterval: refetchInterval,
-            failureBackoff: failureBackoff, passwords: passwords),
+            failureBackoff: failureBackoff, passwords: passwords, workerSettings: revocations),
     ])
 }

@@ -56,8 +56,10 @@ public struct SelfServiceSettings: Sendable, Equatable, Codable {
         self.recentSignInSeconds = recentSignInSeconds
     }
 
-    /// Whether any flow is on.
-    public var isOn: Bool { signUp != .closed || passwordReset || emailChange || accountDeletion }
+    /// Whether a flow that mails codes and keeps password accounts is on
+    /// (sign-up, recovery, a new address). Deletion alone needs neither: a
+    /// user who signed in with Apple, a phone or a passkey may leave too.
+    public var mailsCodes: Bool { signUp != .closed || passwordReset || emailChange }
 
     /// The first setting in which these are looser than `stored` (sign-up
     /// opened further, a code living longer or taking more tries, an older

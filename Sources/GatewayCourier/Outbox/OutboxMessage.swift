@@ -60,6 +60,20 @@ public enum DeliveryResult: Sendable, Equatable {
     }
 }
 
+extension DeliveryResult {
+    /// A delivery whose app's settings could not be read (`error`, from the
+    /// tenant lookup or its plugin's options): tried again while the
+    /// database is away, given up for an app that is gone or settings that
+    /// no longer deliver.
+    public static func unreadableSettings(_ error: GatewayError, of what: String) -> DeliveryResult {
+        switch error.code {
+        case .unknownApp: .permanent(reply: "the app is gone")
+        case .unavailable: .transient(reply: "the app's settings could not be read")
+        default: .permanent(reply: "the app's \(what) settings are not valid: \(error.message)")
+        }
+    }
+}
+
 /// How a worker finishes a claimed message.
 public enum OutboxFinish: Sendable, Equatable {
     case delivered(reply: String)

@@ -307,7 +307,7 @@ struct AppSettingsInput {
             throw .invalidRequest("mfa.exempt_credential_types: '\(exempt)' is not a credential type of this gateway.")
         }
         // Self-service keeps its accounts in the password directory and mails its codes as email codes do.
-        if settings.selfService?.isOn == true, let missing = Self.selfServiceTypes.first(where: { !types.contains($0) }) {
+        if settings.selfService?.mailsCodes == true, let missing = Self.selfServiceTypes.first(where: { !types.contains($0) }) {
             throw .invalidRequest("self_service needs '\(missing)' among credential_types (its accounts are password users, its mail goes as email codes do).")
         }
         if let stray = settings.plugins.keys.sorted().first(where: { !types.contains($0) }) {

@@ -49,6 +49,11 @@ public enum GatewayRouter {
                 secondFactor: secondFactors.hearer, plugins: dependencies.plugins.all, services: pluginServices,
                 sessions: SessionEnding(apps: stores.apps, sessions: stores.sessions).hearer),
             secondFactors: secondFactors)
+        AccountDeletionController(
+            gate: gate, sessionHolders: sessionHolders, userLifecycle: routeServices.userLifecycle,
+            passwords: dependencies.plugins.all.lazy.compactMap { $0 as? any PasswordDirectoryProvider }.first,
+            pluginServices: pluginServices
+        ).addRoutes(to: router)
         for plugin in dependencies.plugins.all {
             plugin.addPublicRoutes(to: router, services: routeServices)
         }
