@@ -65,7 +65,9 @@ extension AccountController {
         return try await accepted(answer, &passage)
     }
 
-    /// `{app_id, email, code}` → 200 `{"email_verified": true}`.
+    /// `{app_id, email, code}` → 200 `{"email_verified": true, "user_id"}`:
+    /// the code proved the mailbox, so its account's id is its owner's to
+    /// know (a generated one is what a password sign-in names).
     func confirmVerification(_ request: Request, _ input: JSONInput, _ passage: inout PublicRequest) async throws
         -> Response
     {
@@ -83,6 +85,11 @@ extension AccountController {
             throw refused("address_changed", &passage)
         }
         try await passage.succeededInTheRoutesStatement()
-        return try AdminResponses.json(["email_verified": true])
+        return try AdminResponses.json(EmailVerified(email_verified: true, user_id: user.userID))
+    }
+
+    struct EmailVerified: Encodable {
+        let email_verified: Bool
+        let user_id: String
     }
 }

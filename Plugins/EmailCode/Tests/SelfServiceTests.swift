@@ -33,6 +33,7 @@ import Testing
                 #expect(wrong.status == .unauthorized)
                 let verified = try await gateway.account("verification/confirm", app, ["email": "GRACE@example.com", "code": code])
                 #expect(verified.status == .ok, "\(text(verified))")
+                #expect(try jsonObject(verified)["user_id"] as? String == userID, "the code's owner learns the id to sign in with")
                 #expect(try await gateway.account("verification/confirm", app, ["email": "grace@example.com", "code": code]).status
                     == .unauthorized, "a verification code is single use")
 

@@ -42,7 +42,7 @@ enum DemoApp {
             ],
             sessions: SessionSettings(),
             selfService: SelfServiceSettings(
-                signUp: .verifiedEmail, passwordReset: true, emailChange: true, accountDeletion: true))
+                signUp: .verifiedEmail, userIDs: .email, passwordReset: true, emailChange: true, accountDeletion: true))
         try await apps.insert(settings)
         let pair = try await NIOThreadPool.singleton.runIfActive { try RSAKeyPair.generate(bits: 2048) }
         try await AppKeyRepository(client: client, logger: logger).insert(
