@@ -61,6 +61,26 @@ import TwilioProfile
         }
     }
 
+    /// OpenID Connect's `email_verified` (Core 5.1) says what is known of the
+    /// address: true once a code sent there came back, false while a
+    /// self-service account waits for it, absent where nobody proved or
+    /// disproved it (an admin typed it) and where there is no address.
+    @Test func anOIDCTokenSaysWhetherItsAddressIsVerifiedOnlyWhereThatIsKnown() throws {
+        let app = Self.app([TokenProfileEntry(type: "oidc", options: ["audiences": .array([.string("api")])])])
+        let minter = try #require(Self.registry.minters(for: app, keys: Self.keys).first { $0.0 == "oidc" }).1.get()
+        for (email, verified, expected) in [
+            ("ann@example.com", true, JSONValue.bool(true)), ("ann@example.com", false, .bool(false)),
+            ("ann@example.com", nil, nil), (nil, true, nil),
+        ] as [(String?, Bool?, JSONValue?)] {
+            var profile = UserProfile()
+            profile[.email] = email
+            profile.emailVerified = verified
+            let grant = TokenGrant(app: app, identity: VerifiedIdentity(userID: "ann", profile: profile), nonce: "n", issuedAt: 1_800_000_000)
+            let token = try #require(ParsedIdentityToken(compact: try minter.mint(grant)))
+            #expect(token.claims["email_verified"] == expected, "\(String(describing: email)) \(String(describing: verified))")
+        }
+    }
+
     /// Issue 56 (Low): `POST /v1/identity_tokens/validate` answers anyone who
     /// names an app. What it says of a token that is not the app's names the
     /// problem, never a value of the app's settings.

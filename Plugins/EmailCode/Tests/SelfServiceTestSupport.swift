@@ -76,6 +76,17 @@ extension TestGateway {
         return nil
     }
 
+    /// Returns once the outbox holds no queued message (within 60 s).
+    func outboxDrained() async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let rows = try await client.query("SELECT count(*)::int FROM outbox WHERE state = 'queued'", logger: TestDatabase.logger)
+            for try await queued in rows.decode(Int.self) where queued == 0 { return }
+            try await Task.sleep(for: .milliseconds(50))  // polling: the workers deliver on their own schedule
+        }
+        Issue.record("the outbox did not drain in 60 s")
+    }
+
     /// Makes the live self-service codes of `app` older than any resend delay.
     func ageAccountCodes(_ app: AppSettings) async throws {
         try await client.query(
