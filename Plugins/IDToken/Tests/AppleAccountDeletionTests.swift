@@ -47,12 +47,12 @@ import Testing
                 #expect(try await gateway.appleGrants(of: userID, in: app).isEmpty)
                 #expect(try await gateway.refresh(app, refreshToken).status == .unauthorized, "the session ended with the account")
 
+                // The worker's last row is written once Apple has answered: awaited, then Apple's side read.
                 let deadline = ContinuousClock.now + .seconds(30)
-                var state = try await provider.appleState()
-                while state.revoked.isEmpty, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(100))  // polling Apple's stand-in: the outbox retries on its own schedule
-                    state = try await provider.appleState()
+                while try await !gateway.auditRows().contains(where: { $0.event == "id_token.apple_revoked" }), ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(100))  // polling: the outbox retries on its own schedule
                 }
+                let state = try await provider.appleState()
                 #expect(state.revoked == issued, "Apple was told to revoke the grant")
                 #expect(state.refused.isEmpty, "every client secret was as Apple documents it: \(state.refused)")
                 let events = try await gateway.auditRows().filter { $0.userID == userID }.map(\.event)
