@@ -80,13 +80,14 @@ extension PasswordUserDirectory {
     }
 
     public func signUp(
-        _ userID: String, email: String, password: NewPassword, profile: UserProfile, in appID: AppID, recording event: AuditEvent
+        _ userID: String, email: String, password: NewPassword, profile: UserProfile, in appID: AppID,
+        recording describe: @escaping @Sendable (AccountSignUp) -> AuditEvent
     ) async throws -> AccountSignUp {
         var profile = profile
         profile[.email] = email
         profile.emailVerified = false
         let record = PasswordUserRecord(userID: userID, hash: try Self.hash(password), profile: profile, disabled: false)
-        return try await verifier.users.signUp(record, email: email, in: appID, recording: event)
+        return try await verifier.users.signUp(record, email: email, in: appID, recording: describe)
     }
 
     public func setPassword(

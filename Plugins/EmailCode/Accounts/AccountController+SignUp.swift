@@ -21,11 +21,20 @@ extension AccountController {
         // Hashed whoever the address belongs to: the answer costs the same.
         let hashed = try await app.directory.newPassword(password, field: "password", in: app.id)
         let newUserID = app.selfService.userIDs == .email ? address.text : UUID().uuidString.lowercased()
-        let created = AuditEvent(
-            appID: app.id, event: "account.created", outcome: .success, userID: newUserID, credentialType: "password",
-            requestID: passage.row.requestID, detail: ["email": address.text, "by": "user"])
+        let requestID = passage.row.requestID
+        // A row either way, in the sign-up's transaction: the registered address's commit costs what the new one's does.
         let found = try await app.directory.signUp(
-            newUserID, email: address.text, password: hashed, profile: profile, in: app.id, recording: created)
+            newUserID, email: address.text, password: hashed, profile: profile, in: app.id
+        ) { outcome in
+            let (event, userID) =
+                switch outcome {
+                case .created: ("account.created", newUserID)
+                case .exists(let account): ("account.sign_up_for_existing", account.userID)
+                }
+            return AuditEvent(
+                appID: app.id, event: event, outcome: .success, userID: userID, credentialType: "password",
+                requestID: requestID, detail: ["email": address.text, "by": "user"])
+        }
         let account: Account
         let mail: AccountMail
         switch found {

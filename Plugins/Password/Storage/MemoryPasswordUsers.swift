@@ -96,9 +96,10 @@ struct MemoryPasswordUsers: PasswordUserStore {
         try table.change({ rows in rows.users[appID]?.removeValue(forKey: userID) != nil }, recording: { $0 ? event : nil })
     }
 
-    func signUp(_ record: PasswordUserRecord, email: String, in appID: AppID, recording event: AuditEvent) async throws
-        -> AccountSignUp
-    {
+    func signUp(
+        _ record: PasswordUserRecord, email: String, in appID: AppID,
+        recording describe: @escaping @Sendable (AccountSignUp) -> AuditEvent
+    ) async throws -> AccountSignUp {
         try table.change({ rows in
             let key = email.lowercased()
             if let found = (rows.users[appID] ?? [:]).values.first(where: { $0.profile[.email]?.lowercased() == key })
@@ -108,7 +109,7 @@ struct MemoryPasswordUsers: PasswordUserStore {
             }
             Self.put(record, in: appID, into: &rows)
             return .created
-        }, recording: { if case .created = $0 { event } else { nil } })
+        }, recording: describe)
     }
 
     func verifyEmail(_ email: String, of userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {

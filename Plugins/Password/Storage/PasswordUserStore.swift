@@ -50,13 +50,16 @@ protocol PasswordUserStore: Sendable {
     /// Deletes the user, with `event`; `false` (and no row) when there was none.
     func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
 
-    /// Adds `record` as a self-service account for its address, with
-    /// `event`, unless a user has that address (any case) or that id:
-    /// then nothing is written and that user is answered. Sign-ups of one
-    /// address wait for each other on every replica, so an address gets
-    /// one account however many ask at once.
-    func signUp(_ record: PasswordUserRecord, email: String, in appID: AppID, recording event: AuditEvent) async throws
-        -> AccountSignUp
+    /// Adds `record` as a self-service account for its address unless a
+    /// user has that address (any case) or that id: then nothing is changed
+    /// and that user is answered. The row `describe` makes of the outcome
+    /// commits with it either way. Sign-ups of one address wait for each
+    /// other on every replica, so an address gets one account however many
+    /// ask at once.
+    func signUp(
+        _ record: PasswordUserRecord, email: String, in appID: AppID,
+        recording describe: @escaping @Sendable (AccountSignUp) -> AuditEvent
+    ) async throws -> AccountSignUp
 
     /// Marks `email` verified for the user, with `event`, while it is still their address; whether it was.
     func verifyEmail(_ email: String, of userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool

@@ -206,9 +206,10 @@ struct PostgresPasswordUsers: PasswordUserStore {
         try await connection.tracedQuery("SELECT pg_advisory_xact_lock(hashtextextended(\(key), 0))", logger: logger)
     }
 
-    func signUp(_ record: PasswordUserRecord, email: String, in appID: AppID, recording event: AuditEvent) async throws
-        -> AccountSignUp
-    {
+    func signUp(
+        _ record: PasswordUserRecord, email: String, in appID: AppID,
+        recording describe: @escaping @Sendable (AccountSignUp) -> AuditEvent
+    ) async throws -> AccountSignUp {
         try await transactions.run({ connection in
             try await lockAddress(email, in: appID, on: connection)
             let rows = try await connection.tracedQuery(
@@ -222,7 +223,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
                 throw SignUpRace()
             }
             return .created
-        }, recording: { if case .created = $0 { event } else { nil } })
+        }, recording: describe)
     }
 
     func verifyEmail(_ email: String, of userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
