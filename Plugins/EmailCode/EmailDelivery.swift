@@ -60,15 +60,8 @@ struct EmailDelivery: Sendable {
     /// `email_code.delivery_retrying` or `email_code.delivery_failed`, with the
     /// message id, the attempt and the server's reply.
     static func row(_ message: ClaimedMessage, _ finish: OutboxFinish) -> AuditEvent {
-        let (event, outcome, reply): (String, AuditEvent.Outcome, String)
-        switch finish {
-        case .delivered(let text): (event, outcome, reply) = ("email_code.delivered", .success, text)
-        case .retry(_, let text): (event, outcome, reply) = ("email_code.delivery_retrying", .failure, text)
-        case .failed(let text): (event, outcome, reply) = ("email_code.delivery_failed", .failure, text)
-        }
-        return AuditEvent(
-            appID: message.appID, event: event, outcome: outcome, reason: outcome == .failure ? "email_delivery_failed" : nil,
-            credentialType: EmailCodePlugin.type, requestID: message.requestID,
-            detail: ["message_id": message.id.uuidString.lowercased(), "attempt": String(message.attempt), "reply": String(reply.prefix(200))])
+        finish.row(
+            of: message, events: ("email_code.delivered", "email_code.delivery_retrying", "email_code.delivery_failed"),
+            reason: "email_delivery_failed", credentialType: EmailCodePlugin.type)
     }
 }

@@ -104,19 +104,11 @@ struct AppleRevocations: Sendable {
     }
 
     static func row(_ message: ClaimedMessage, _ finish: OutboxFinish) -> AuditEvent {
-        let (event, outcome, reply): (String, AuditEvent.Outcome, String)
-        switch finish {
-        case .delivered(let text): (event, outcome, reply) = ("id_token.apple_revoked", .success, text)
-        case .retry(_, let text): (event, outcome, reply) = ("id_token.apple_revocation_retrying", .failure, text)
-        case .failed(let text): (event, outcome, reply) = ("id_token.apple_revocation_failed", .failure, text)
-        }
         let payload = try? Payload(message.payload)
-        return AuditEvent(
-            appID: message.appID, event: event, outcome: outcome, reason: outcome == .failure ? "apple_revocation_failed" : nil,
-            userID: payload?.userID, credentialType: IDTokenPlugin.type, requestID: message.requestID,
-            detail: [
-                "message_id": message.id.uuidString.lowercased(), "attempt": String(message.attempt),
-                "provider": payload?.provider ?? "", "reply": String(reply.prefix(200)),
-            ])
+        return finish.row(
+            of: message,
+            events: ("id_token.apple_revoked", "id_token.apple_revocation_retrying", "id_token.apple_revocation_failed"),
+            reason: "apple_revocation_failed", credentialType: IDTokenPlugin.type, userID: payload?.userID,
+            detail: ["provider": payload?.provider ?? ""])
     }
 }

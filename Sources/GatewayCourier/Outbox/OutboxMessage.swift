@@ -89,3 +89,29 @@ public enum OutboxFinish: Sendable, Equatable {
         }
     }
 }
+
+extension OutboxFinish {
+    /// The audit row of an attempt's end, for any channel: `events` names
+    /// it by how the attempt ended; it carries the message id, the attempt
+    /// and the reply (200 characters at most) beside `detail`, and `reason`
+    /// when the attempt failed.
+    public func row(
+        of message: ClaimedMessage, events: (delivered: String, retrying: String, failed: String), reason: String,
+        credentialType: String, userID: String? = nil, detail: [String: String] = [:]
+    ) -> AuditEvent {
+        let (event, reply): (String, String)
+        switch self {
+        case .delivered(let text): (event, reply) = (events.delivered, text)
+        case .retry(_, let text): (event, reply) = (events.retrying, text)
+        case .failed(let text): (event, reply) = (events.failed, text)
+        }
+        let failed = event != events.delivered
+        var detail = detail
+        detail["message_id"] = message.id.uuidString.lowercased()
+        detail["attempt"] = String(message.attempt)
+        detail["reply"] = String(reply.prefix(200))
+        return AuditEvent(
+            appID: message.appID, event: event, outcome: failed ? .failure : .success, reason: failed ? reason : nil,
+            userID: userID, credentialType: credentialType, requestID: message.requestID, detail: detail)
+    }
+}
