@@ -9,10 +9,9 @@ import Testing
 
 @testable import EmailCodePlugin
 
-/// Self-service accounts end to end against PostgreSQL, their mail carried
-/// by a real SMTP server (aiosmtpd) and parsed by Python's `email` package.
 /// A self-service account's own flows (recovery, a new password or
-/// address, deletion), against PostgreSQL and a real SMTP server.
+/// address, deletion) end to end against PostgreSQL, their mail carried by
+/// a real SMTP server (aiosmtpd) and parsed by Python's `email` package.
 @Suite struct SelfServiceAccountTests: ConcurrentAttack {
     static let password = SelfServiceTests.password
 
