@@ -74,7 +74,8 @@ public enum TokenPathWorkloads {
         let logger = Logger(label: "benchmark")
         let stores = InMemoryStores().stores
         let services = PluginServices(
-            storage: .memory(PluginMemory(recording: { _ in })), apps: stores.apps, sessions: stores.sessions, logger: logger)
+            storage: .memory(PluginMemory(recording: { _ in })), apps: stores.apps, sessions: stores.sessions,
+            userChanges: stores.userChanges, logger: logger)
         let cache = TenantCache(
             store: stores.tenants, makeSigner: { try OpenSSLRS256Signer($0) }, plugins: PluginRegistry([]),
             pluginServices: services, masterKey: try MasterKey(base64: MasterKey.generateBase64()), logger: logger)

@@ -21,7 +21,8 @@ enum AppSettingsTarget {
             ]),
             // The settings checks read no table: plugins build their verifiers in memory.
             pluginServices: PluginServices(
-                storage: .memory(PluginMemory { _ in }), apps: NoApps(), sessions: NoSessions(), logger: Logger(label: "fuzz")),
+                storage: .memory(PluginMemory { _ in }), apps: NoApps(), sessions: NoSessions(),
+                userChanges: MemoryUserChanges(), logger: Logger(label: "fuzz")),
             rateLimits: RateLimitSettings(), masterKey: masterKey)
     }()
 

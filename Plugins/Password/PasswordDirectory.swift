@@ -91,10 +91,11 @@ extension PasswordUserDirectory {
     }
 
     public func setPassword(
-        _ password: NewPassword, of userID: String, verifyingEmail: Bool, in appID: AppID, recording event: AuditEvent
+        _ password: NewPassword, of userID: String, verifyingEmail: Bool, in appID: AppID, recording event: AuditEvent,
+        journaling change: UserChange
     ) async throws -> Bool {
         let hash = try Self.hash(password)
-        return try await verifier.users.update(userID, in: appID, recording: event) { user in
+        return try await verifier.users.update(userID, in: appID, recording: event, journaling: [change]) { user in
             var kept = user.profile
             if verifyingEmail, kept[.email] != nil { kept.emailVerified = true }
             return PasswordUserRecord(userID: userID, hash: hash, profile: kept, disabled: user.disabled)
@@ -105,14 +106,16 @@ extension PasswordUserDirectory {
         try await verifier.users.verifyEmail(email, of: userID, in: appID, recording: event)
     }
 
-    public func changeEmail(of userID: String, to email: String, in appID: AppID, recording event: AuditEvent) async throws
-        -> AccountEmailChange
-    {
-        try await verifier.users.changeEmail(of: userID, to: email, in: appID, recording: event)
+    public func changeEmail(
+        of userID: String, to email: String, in appID: AppID, recording event: AuditEvent, journaling change: UserChange
+    ) async throws -> AccountEmailChange {
+        try await verifier.users.changeEmail(of: userID, to: email, in: appID, recording: event, journaling: [change])
     }
 
-    public func deleteAccount(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
-        try await verifier.users.delete(userID, in: appID, recording: event)
+    public func deleteAccount(_ userID: String, in appID: AppID, recording event: AuditEvent, journaling change: UserChange)
+        async throws -> Bool
+    {
+        try await verifier.users.delete(userID, in: appID, recording: event, journaling: [change])
     }
 
     private static func hash(_ password: NewPassword) throws -> PasswordHash {

@@ -64,14 +64,13 @@ struct UserAdminController: Sendable {
             userID: userID, hash: try await hash(password, options: options, for: appID), profile: input.profile,
             disabled: input.disabled ?? false)
         let requestID = context.requestID
-        let outcome = try await users.upsert([record], in: appID) { outcome in
+        let origin = UserChangeOrigin(requestID: requestID, actor: admin.id)
+        let outcome = try await users.upsert([record], in: appID, by: origin) { outcome in
             AuditEvent(
                 appID: appID, event: outcome[0].isCreated ? "admin.user.created" : "admin.user.replaced", outcome: .success,
                 userID: userID, requestID: requestID, actor: admin.id)
         }[0]
-        if case .replaced(let changes) = outcome {
-            for change in changes { try await tell(change, of: userID, in: appID, admin: admin, context) }
-        }
+        for change in outcome.userChanges { try await lifecycle.apply(change) }
         return try AdminResponses.json(
             UserResponse.of(try await existing(userID, in: appID)), status: outcome.isCreated ? .created : .ok)
     }
@@ -89,16 +88,19 @@ struct UserAdminController: Sendable {
             appID: appID, event: "admin.user.updated", outcome: .success, userID: userID,
             requestID: context.requestID, actor: admin.id,
             detail: ["fields": body.members.keys.map { $0 == "password_hash" ? "password" : $0 }.sorted().joined(separator: ",")])
-        let found = try await users.update(userID, in: appID, recording: event) { user in
+        // Both when both: disabling keeps a one-factor session's passkey (for when the user comes back), a new
+        // password does not.
+        let origin = UserChangeOrigin(requestID: context.requestID, actor: admin.id)
+        let changes =
+            (input.disabled == true ? [origin.change(.disabled, of: userID, in: appID)] : [])
+            + (input.password != nil ? [origin.change(.passwordChanged, of: userID, in: appID)] : [])
+        let found = try await users.update(userID, in: appID, recording: event, journaling: changes) { user in
             PasswordUserRecord(
                 userID: userID, hash: newHash ?? user.hash, profile: input.patch(user.profile),
                 disabled: input.disabled ?? user.disabled)
         }
         guard found else { throw Self.userNotFound(userID) }
-        // Both when both: disabling keeps a one-factor session's passkey (for when the user comes back), a new
-        // password does not.
-        if input.disabled == true { try await tell(.disabled, of: userID, in: appID, admin: admin, context) }
-        if input.password != nil { try await tell(.passwordChanged, of: userID, in: appID, admin: admin, context) }
+        for change in changes { try await lifecycle.apply(change) }
         return try AdminResponses.json(UserResponse.of(try await existing(userID, in: appID)))
     }
 
@@ -115,27 +117,14 @@ struct UserAdminController: Sendable {
         let event = AuditEvent(
             appID: appID, event: "admin.user.deleted", outcome: .success, userID: userID,
             requestID: context.requestID, actor: admin.id)
-        // Everything else of theirs goes first, while the user is still there to be
-        // found: a failure then leaves the row, and the same DELETE sent again finishes.
-        _ = try await existing(userID, in: appID)
-        try await tell(.deleted, of: userID, in: appID, admin: admin, context, endingSessions: false)
-        let deleted = try await users.delete(userID, in: appID, recording: event)
+        // The row and the change's journal entry commit with the deletion; then every holder hears it,
+        // sessions first: a credential a session of theirs stored before goes with the rest, one it stores
+        // later finds the session ended and takes itself back. Should this stop half way, a sweep finishes it.
+        let change = UserChange(.deleted, of: userID, in: appID, requestID: context.requestID, actor: admin.id)
+        let deleted = try await users.delete(userID, in: appID, recording: event, journaling: [change])
         guard deleted else { throw Self.userNotFound(userID) }
-        // Then once more, for what was added while this ran: a credential stored before
-        // this point goes now; one a session of theirs stores later finds the session
-        // ended and takes itself back. (One the admin API stores later is for a user
-        // id the directory no longer has, as after any deletion.)
-        try await tell(.deleted, of: userID, in: appID, admin: admin, context)
+        try await lifecycle.apply(change)
         return AdminResponses.noContent()
-    }
-
-    /// Tells everything that holds something of the user's about their change.
-    private func tell(
-        _ kind: UserChange.Kind, of userID: String, in appID: AppID, admin: AdminTokenRecord, _ context: GatewayRequestContext,
-        endingSessions: Bool = true
-    ) async throws {
-        let change = UserChange(kind, of: userID, in: appID, requestID: context.requestID, actor: admin.id)
-        try await lifecycle.apply(change, endingSessions: endingSessions)
     }
 
     /// `POST .../users:import`: NDJSON, one user a line, streamed in batches.

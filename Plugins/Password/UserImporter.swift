@@ -180,7 +180,8 @@ struct UserImporter {
         let firstLine = batch[0].line
         let lastLine = batch[batch.count - 1].line
         let written = records
-        let outcomes = try await users.upsert(written, in: appID) { outcomes in
+        let origin = UserChangeOrigin(requestID: requestID, actor: actor)
+        let outcomes = try await users.upsert(written, in: appID, by: origin) { outcomes in
             let count = outcomes.filter(\.isCreated).count
             return AuditEvent(
                 appID: appID, event: "admin.users.imported", outcome: .success, requestID: requestID, actor: actor,
@@ -191,12 +192,7 @@ struct UserImporter {
         let count = outcomes.filter(\.isCreated).count
         summary.created += count
         summary.replaced += outcomes.count - count
-        for (record, outcome) in zip(written, outcomes) {
-            guard case .replaced(let changes) = outcome else { continue }
-            for change in changes {
-                try await lifecycle.apply(UserChange(change, of: record.userID, in: appID, requestID: requestID, actor: actor))
-            }
-        }
+        for change in outcomes.flatMap(\.userChanges) { try await lifecycle.apply(change) }
     }
 
     private func hashPasswords(_ batch: [Pending]) async throws -> [Result<PasswordHash, GatewayError>] {

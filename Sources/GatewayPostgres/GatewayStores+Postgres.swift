@@ -17,6 +17,7 @@ extension GatewayStores {
             health: PostgresStorageHealth(client: client, ledger: ledger, logger: logger),
             consoleSessions: ConsoleSessionRepository(client: client, logger: logger),
             sessions: PostgresSessions(client: client, logger: logger, retry: databaseRetry),
-            secondFactors: PostgresSecondFactors(client: client, logger: logger))
+            secondFactors: PostgresSecondFactors(client: client, logger: logger),
+            userChanges: PostgresUserChanges(client: client, logger: logger))
     }
 }

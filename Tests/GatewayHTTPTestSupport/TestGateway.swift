@@ -83,11 +83,12 @@ public struct TestGateway: GatewayUnderTest {
             ledger: ledger, application: Application(router: GatewayRouter.make(dependencies), logger: logger), databaseURL: databaseURL)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await ledger.run() }
-            // The plugins' background work (the outbox's deliveries), as the server runs it.
+            // The background work (the outbox's deliveries, the sweep of user changes), as the server runs it.
             group.addTask {
                 await plugins.runInBackground(
                     BackgroundServices(plugin: dependencies.pluginServices, tenants: dependencies.tenants))
             }
+            group.addTask { await dependencies.userLifecycle.sweepUntilCancelled() }
             defer { group.cancelAll() }
             try await body(gateway)
         }
@@ -261,6 +262,7 @@ public func errorBody(_ response: TestResponse) throws -> [String: Any] {
 extension PluginServices {
     /// The same services, their database steps waiting as `retry` says.
     public func retrying(_ retry: DatabaseRetry) -> PluginServices {
-        PluginServices(storage: storage, apps: apps, sessions: sessions, logger: logger, databaseRetry: retry)
+        PluginServices(
+            storage: storage, apps: apps, sessions: sessions, userChanges: userChanges, logger: logger, databaseRetry: retry)
     }
 }

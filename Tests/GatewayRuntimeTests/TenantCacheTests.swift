@@ -81,7 +81,7 @@ import Testing
             store: store, makeSigner: { _ in fatalError("no keys") }, plugins: PluginRegistry([]),
             pluginServices: PluginServices(
                 storage: .memory(PluginMemory(recording: { _ in })), apps: stores.apps, sessions: stores.sessions,
-                logger: Logger(label: "test")),
+                userChanges: stores.userChanges, logger: Logger(label: "test")),
             masterKey: try MasterKey(base64: MasterKey.generateBase64()),
             logger: Logger(label: "test"))
         let appID = settings.appID

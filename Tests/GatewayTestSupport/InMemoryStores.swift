@@ -23,6 +23,8 @@ public final class InMemoryStores: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The user changes not every holder has heard yet.
+    public let userChanges = MemoryUserChanges()
 
     public init() {}
 
@@ -66,7 +68,7 @@ public final class InMemoryStores: Sendable {
             apps: Apps(memory: self), keys: Keys(memory: self), adminTokens: AdminTokens(memory: self),
             auditTrail: Trail(), tenants: Tenants(memory: self), ledger: Ledger(memory: self), health: Health(memory: self),
             consoleSessions: ConsoleSessions(memory: self), sessions: UserSessions(memory: self),
-            secondFactors: SecondFactors(memory: self))
+            secondFactors: SecondFactors(memory: self), userChanges: userChanges)
     }
 
     /// Runs `body` on the state unless ``failing``.

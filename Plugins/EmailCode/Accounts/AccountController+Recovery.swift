@@ -75,9 +75,9 @@ extension AccountController {
         let sessions_ended: Int
     }
 
-    /// Hashes and stores the user's new password with the request's row,
-    /// then tells their lifecycle (sessions end but `keepingSession`,
-    /// tickets and codes end): 200 `{"password_changed": true, "sessions_ended": n}`.
+    /// Hashes and stores the user's new password with the request's row and
+    /// its user change, then tells their lifecycle (sessions end but
+    /// `keepingSession`, tickets and codes end): 200 `{"password_changed": true, "sessions_ended": n}`.
     func setPassword(
         _ password: String, of userID: String, verifyingEmail: Bool, keepingSession: UUID?, _ app: AccountApp,
         _ passage: inout PublicRequest
@@ -85,11 +85,13 @@ extension AccountController {
         let hashed = try await app.directory.newPassword(password, field: "new_password", in: app.id)
         var row = passage.row
         row.outcome = .success
-        guard try await app.directory.setPassword(hashed, of: userID, verifyingEmail: verifyingEmail, in: app.id, recording: row)
-        else { throw refused("user_deleted", &passage) }
-        try await passage.succeededInTheRoutesStatement()
         var change = change(.passwordChanged, of: userID, app, passage)
         change.keepingSession = keepingSession
+        guard
+            try await app.directory.setPassword(
+                hashed, of: userID, verifyingEmail: verifyingEmail, in: app.id, recording: row, journaling: change)
+        else { throw refused("user_deleted", &passage) }
+        try await passage.succeededInTheRoutesStatement()
         let outcome = try await services.userLifecycle.apply(change)
         return try AdminResponses.json(PasswordChanged(password_changed: true, sessions_ended: outcome.sessions))
     }

@@ -65,7 +65,8 @@ extension AccountController {
         let user = try await checked(mac, key: key, for: account, keeping: false, app, &passage)
         var row = passage.row
         row.outcome = .success
-        switch try await app.directory.changeEmail(of: user.userID, to: address.text, in: app.id, recording: row) {
+        let change = change(.emailChanged, of: user.userID, app, passage)
+        switch try await app.directory.changeEmail(of: user.userID, to: address.text, in: app.id, recording: row, journaling: change) {
         case .changed: break
         case .noUser: throw refused("user_deleted", &passage)
         case .taken:
@@ -73,7 +74,7 @@ extension AccountController {
             throw GatewayError(.emailTaken, .conflict, "Another account has this address.")
         }
         try await passage.succeededInTheRoutesStatement()
-        try await services.userLifecycle.apply(change(.emailChanged, of: user.userID, app, passage))
+        try await services.userLifecycle.apply(change)
         return try AdminResponses.json(EmailChanged(email: address.text, email_verified: true))
     }
 

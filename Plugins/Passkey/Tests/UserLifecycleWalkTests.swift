@@ -135,6 +135,8 @@ import Testing
             #expect((bound.status == .ok) == route.keepsNumber, "\(route): number \(bound.status)")
             let factor = try await gateway.admin(.get, userPath(user, app) + "/mfa", token: token, json: nil)
             #expect((factor.status == .ok) == route.keepsFactor, "\(route): factor \(factor.status)")
+            let unfinished = try await gateway.pluginServices.userChanges.claimUnfinished(olderThan: .zero, limit: 10, lease: .seconds(60))
+            #expect(unfinished.isEmpty, "\(route): the route left its change unfinished: \(unfinished)")
         }
     }
 

@@ -11,6 +11,8 @@ struct MemoryPasswordUsers: PasswordUserStore {
     }
 
     let table: MemoryTable<Rows>
+    /// Where the user changes a write makes are journaled, right after it.
+    let journal: any UserChangeJournal
 
     func find(_ userID: String, in appID: AppID) async throws -> PasswordUser? {
         table.change { $0.users[appID]?[userID] }
@@ -62,27 +64,33 @@ struct MemoryPasswordUsers: PasswordUserStore {
     }
 
     func upsert(
-        _ records: [PasswordUserRecord], in appID: AppID,
+        _ records: [PasswordUserRecord], in appID: AppID, by origin: UserChangeOrigin,
         recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent
     ) async throws -> [PasswordUpsert] {
-        try table.change({ rows in
+        let outcomes = try table.change({ rows in
             records.map { record in
                 let old = rows.users[appID]?[record.userID]
                 Self.put(record, in: appID, into: &rows)
-                return old.map { PasswordUpsert.replacing(disabled: $0.disabled, hash: $0.hash.text, by: record) } ?? .created
+                return old.map {
+                    PasswordUpsert.replacing(disabled: $0.disabled, hash: $0.hash.text, by: record, in: appID, origin: origin)
+                } ?? .created
             }
         }, recording: describe)
+        try await journal.record(outcomes.flatMap(\.userChanges))
+        return outcomes
     }
 
     func update(
-        _ userID: String, in appID: AppID, recording event: AuditEvent,
+        _ userID: String, in appID: AppID, recording event: AuditEvent, journaling userChanges: [UserChange],
         _ change: @escaping @Sendable (PasswordUser) -> PasswordUserRecord
     ) async throws -> Bool {
-        try table.change({ rows in
+        let found = try table.change({ rows in
             guard let user = rows.users[appID]?[userID] else { return false }
             Self.put(change(user), in: appID, into: &rows)
             return true
         }, recording: { $0 ? event : nil })
+        if found { try await journal.record(userChanges) }
+        return found
     }
 
     func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
@@ -92,8 +100,13 @@ struct MemoryPasswordUsers: PasswordUserStore {
         }, recording: { $0 ? event : nil })
     }
 
-    func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
-        try table.change({ rows in rows.users[appID]?.removeValue(forKey: userID) != nil }, recording: { $0 ? event : nil })
+    func delete(_ userID: String, in appID: AppID, recording event: AuditEvent, journaling userChanges: [UserChange])
+        async throws -> Bool
+    {
+        let deleted = try table.change(
+            { rows in rows.users[appID]?.removeValue(forKey: userID) != nil }, recording: { $0 ? event : nil })
+        if deleted { try await journal.record(userChanges) }
+        return deleted
     }
 
     func signUp(
@@ -121,10 +134,10 @@ struct MemoryPasswordUsers: PasswordUserStore {
         }, recording: { $0 ? event : nil })
     }
 
-    func changeEmail(of userID: String, to email: String, in appID: AppID, recording event: AuditEvent) async throws
-        -> AccountEmailChange
-    {
-        try table.change({ rows in
+    func changeEmail(
+        of userID: String, to email: String, in appID: AppID, recording event: AuditEvent, journaling userChanges: [UserChange]
+    ) async throws -> AccountEmailChange {
+        let outcome: AccountEmailChange = try table.change({ rows in
             guard var user = rows.users[appID]?[userID] else { return .noUser }
             let key = email.lowercased()
             if (rows.users[appID] ?? [:]).values.contains(where: { $0.userID != userID && $0.profile[.email]?.lowercased() == key }) {
@@ -135,7 +148,9 @@ struct MemoryPasswordUsers: PasswordUserStore {
             user.updatedAt = Date()
             rows.users[appID]?[userID] = user
             return .changed
-        }, recording: { $0 == .changed ? event : nil })
+        }, recording: { (outcome: AccountEmailChange) in outcome == .changed ? event : nil })
+        if outcome == .changed { try await journal.record(userChanges) }
+        return outcome
     }
 
     /// Stores the record, keeping a replaced user's creation and last login,

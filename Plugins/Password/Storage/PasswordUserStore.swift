@@ -31,24 +31,27 @@ protocol PasswordUserStore: Sendable {
     func whileImporting<Result: Sendable>(into appID: AppID, _ body: () async throws -> Result) async throws -> Result?
 
     /// Creates or replaces users, with the audit row `describe` makes of
-    /// what happened to each; for each record, what happened to its user.
+    /// what happened to each, and journals the user changes a replacement
+    /// makes (made by `origin`); for each record, what happened to its user.
     func upsert(
-        _ records: [PasswordUserRecord], in appID: AppID,
+        _ records: [PasswordUserRecord], in appID: AppID, by origin: UserChangeOrigin,
         recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent
     ) async throws -> [PasswordUpsert]
 
-    /// Replaces the user with what `change` makes of them, with `event`,
-    /// the user locked meanwhile; `false` (and no row) when there is none.
+    /// Replaces the user with what `change` makes of them, with `event` and
+    /// `userChanges` journaled, the user locked meanwhile; `false` (and no
+    /// row) when there is none.
     func update(
-        _ userID: String, in appID: AppID, recording event: AuditEvent,
+        _ userID: String, in appID: AppID, recording event: AuditEvent, journaling userChanges: [UserChange],
         _ change: @escaping @Sendable (PasswordUser) -> PasswordUserRecord
     ) async throws -> Bool
 
     /// Adds the user, with `event`, unless the app has one with that id; whether it was added.
     func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, recording event: AuditEvent) async throws -> Bool
 
-    /// Deletes the user, with `event`; `false` (and no row) when there was none.
-    func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
+    /// Deletes the user, with `event` and `userChanges` journaled; `false` (and no row) when there was none.
+    func delete(_ userID: String, in appID: AppID, recording event: AuditEvent, journaling userChanges: [UserChange])
+        async throws -> Bool
 
     /// Adds `record` as a self-service account for its address unless a
     /// user has that address (any case) or that id: then nothing is changed
@@ -64,30 +67,40 @@ protocol PasswordUserStore: Sendable {
     /// Marks `email` verified for the user, with `event`, while it is still their address; whether it was.
     func verifyEmail(_ email: String, of userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
 
-    /// Makes `email` (verified) the user's address, with `event`, unless
-    /// another user has it; waits for sign-ups of that address as they wait for each other.
-    func changeEmail(of userID: String, to email: String, in appID: AppID, recording event: AuditEvent) async throws
-        -> AccountEmailChange
+    /// Makes `email` (verified) the user's address, with `event` and
+    /// `userChanges` journaled, unless another user has it; waits for
+    /// sign-ups of that address as they wait for each other.
+    func changeEmail(
+        of userID: String, to email: String, in appID: AppID, recording event: AuditEvent, journaling userChanges: [UserChange]
+    ) async throws -> AccountEmailChange
 }
 
 /// What storing one record did to its user.
 enum PasswordUpsert: Sendable, Equatable {
     case created
-    /// Replaced; `changes` says what the user's other holders must hear:
-    /// ``UserChange/Kind/disabled`` when they were enabled before,
-    /// ``UserChange/Kind/passwordChanged`` when the hash is another (both,
-    /// in that order, when both), none when neither (a sync that sends the
-    /// same user again).
-    case replaced(changes: [UserChange.Kind])
+    /// Replaced; `changes` (journaled with the write) says what the user's
+    /// other holders must hear: ``UserChange/Kind/disabled`` when they were
+    /// enabled before, ``UserChange/Kind/passwordChanged`` when the hash is
+    /// another (both, in that order, when both), none when neither (a sync
+    /// that sends the same user again).
+    case replaced(changes: [UserChange])
 
     var isCreated: Bool { self == .created }
 
     /// The change a replacement of `old` by `record` makes.
-    static func replacing(disabled wasDisabled: Bool, hash oldHash: String, by record: PasswordUserRecord) -> PasswordUpsert {
-        var changes: [UserChange.Kind] = []
-        if record.disabled, !wasDisabled { changes.append(.disabled) }
-        if record.hash.text != oldHash { changes.append(.passwordChanged) }
-        return .replaced(changes: changes)
+    static func replacing(
+        disabled wasDisabled: Bool, hash oldHash: String, by record: PasswordUserRecord, in appID: AppID, origin: UserChangeOrigin
+    ) -> PasswordUpsert {
+        var kinds: [UserChange.Kind] = []
+        if record.disabled, !wasDisabled { kinds.append(.disabled) }
+        if record.hash.text != oldHash { kinds.append(.passwordChanged) }
+        return .replaced(changes: kinds.map { origin.change($0, of: record.userID, in: appID) })
+    }
+
+    /// What a replacement journals.
+    var userChanges: [UserChange] {
+        guard case .replaced(let changes) = self else { return [] }
+        return changes
     }
 }
 
@@ -96,7 +109,8 @@ extension PluginServices {
     var passwordUsers: any PasswordUserStore {
         switch storage {
         case .database(let database): PostgresPasswordUsers(client: database.postgres, logger: logger)
-        case .memory(let memory): MemoryPasswordUsers(table: memory.table(of: MemoryPasswordUsers.Rows.self, empty: .init()))
+        case .memory(let memory):
+            MemoryPasswordUsers(table: memory.table(of: MemoryPasswordUsers.Rows.self, empty: .init()), journal: userChanges)
         }
     }
 }

@@ -93,10 +93,10 @@ struct PostgresPasswordUsers: PasswordUserStore {
     }
 
     func update(
-        _ userID: String, in appID: AppID, recording event: AuditEvent,
+        _ userID: String, in appID: AppID, recording event: AuditEvent, journaling userChanges: [UserChange],
         _ change: @escaping @Sendable (PasswordUser) -> PasswordUserRecord
     ) async throws -> Bool {
-        try await transactions.run(recording: event, when: { $0 }) { connection in
+        try await transactions.run(recording: event, journaling: userChanges, when: { $0 }) { connection in
             let rows = try await connection.tracedQuery(
                 """
                 SELECT \(unescaped: Self.columns) FROM password_users
@@ -105,7 +105,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
             var found: PasswordUser?
             for row in rows { found = try Self.user(row) }
             guard let found else { return false }
-            _ = try await upsert([change(found)], in: appID, on: connection)
+            _ = try await write([change(found)], in: appID, on: connection)
             return true
         }
     }
@@ -125,10 +125,18 @@ struct PostgresPasswordUsers: PasswordUserStore {
     }
 
     func upsert(
-        _ records: [PasswordUserRecord], in appID: AppID,
+        _ records: [PasswordUserRecord], in appID: AppID, by origin: UserChangeOrigin,
         recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent
     ) async throws -> [PasswordUpsert] {
-        try await transactions.run({ connection in try await upsert(records, in: appID, on: connection) }, recording: describe)
+        try await transactions.run(
+            { connection in
+                let old = try await write(records, in: appID, on: connection)
+                return records.map { record in
+                    guard let replaced = old[record.userID] else { return .created }
+                    return PasswordUpsert.replacing(
+                        disabled: replaced.disabled, hash: replaced.hash, by: record, in: appID, origin: origin)
+                }
+            }, recording: describe, journaling: { $0.flatMap(\.userChanges) })
     }
 
     /// `$1` the app, `$2` ids, `$3` hashes, then one array per profile field, and the `disabled` flags last.
@@ -148,9 +156,10 @@ struct PostgresPasswordUsers: PasswordUserStore {
                                   WHEN lower(u.email) = lower(excluded.email) THEN u.email_verified END
         """
 
-    private func upsert(
+    /// Creates or replaces `records`; the hash and `disabled` of each user it replaced, as they were.
+    private func write(
         _ records: [PasswordUserRecord], in appID: AppID, on connection: PostgresConnection
-    ) async throws -> [PasswordUpsert] {
+    ) async throws -> [String: (hash: String, disabled: Bool)] {
         // The users it replaces, as they are, locked until the transaction ends: what the change is measured
         // against (PasswordUpsert). (One statement cannot do both: a row the upsert changes is one its own
         // FOR UPDATE no longer returns.)
@@ -170,10 +179,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
         bindings.append(records.map(\.disabled))
         bindings.append(records.map { record in record.profile.emailVerified.map { $0 ? "true" : "false" } ?? "" })
         try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.upsertSQL, binds: bindings), logger: logger)
-        return records.map { record in
-            guard let replaced = old[record.userID] else { return .created }
-            return PasswordUpsert.replacing(disabled: replaced.disabled, hash: replaced.hash, by: record)
-        }
+        return old
     }
 
     func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
@@ -238,9 +244,9 @@ struct PostgresPasswordUsers: PasswordUserStore {
         }
     }
 
-    func changeEmail(of userID: String, to email: String, in appID: AppID, recording event: AuditEvent) async throws
-        -> AccountEmailChange
-    {
+    func changeEmail(
+        of userID: String, to email: String, in appID: AppID, recording event: AuditEvent, journaling userChanges: [UserChange]
+    ) async throws -> AccountEmailChange {
         try await transactions.run({ connection in
             try await lockAddress(email, in: appID, on: connection)
             let taken = try await connection.tracedQuery(
@@ -255,11 +261,13 @@ struct PostgresPasswordUsers: PasswordUserStore {
                 WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1
                 """, logger: logger)
             return changed.isEmpty ? .noUser : .changed
-        }, recording: { $0 == .changed ? event : nil })
+        }, recording: { $0 == .changed ? event : nil }, journaling: { $0 == .changed ? userChanges : [] })
     }
 
-    func delete(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool {
-        try await transactions.run(recording: event, when: { $0 }) { connection in
+    func delete(_ userID: String, in appID: AppID, recording event: AuditEvent, journaling userChanges: [UserChange])
+        async throws -> Bool
+    {
+        try await transactions.run(recording: event, journaling: userChanges, when: { $0 }) { connection in
             let rows = try await connection.tracedQuery(
                 "DELETE FROM password_users WHERE app_id = \(appID.uuid) AND user_id = \(userID) RETURNING 1",
                 logger: logger)

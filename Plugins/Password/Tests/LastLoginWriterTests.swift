@@ -38,7 +38,8 @@ import Testing
             let ids = (0..<count).map { "user-\($0)" }
             let hash = PasswordUserStoreContractTests.oldHash
             _ = try await users.upsert(
-                ids.map { PasswordUserRecord(userID: $0, hash: hash, profile: UserProfile([:]), disabled: false) }, in: appID
+                ids.map { PasswordUserRecord(userID: $0, hash: hash, profile: UserProfile([:]), disabled: false) }, in: appID,
+                by: UserChangeOrigin(requestID: "last-login", actor: nil)
             ) { _ in AuditEvent(appID: appID, event: "users added", outcome: .success, requestID: "last-login") }
             try await body(users, appID, ids)
         }

@@ -30,44 +30,60 @@ import Testing
         AuditEvent(appID: appID, event: name, outcome: .success, requestID: "contract")
     }
 
+    /// What an upsert did to one user, without the changes' own ids.
+    enum Upserted: Equatable {
+        case created
+        case replaced([UserChange.Kind])
+    }
+
     static func sequence(on gateway: some GatewayUnderTest) async throws {
         let (app, other) = (try await gateway.createPasswordApp().appID, try await gateway.createPasswordApp().appID)
         let users = gateway.pluginServices.passwordUsers
+        let origin = UserChangeOrigin(requestID: "contract", actor: nil)
+        // Every change a write made, to hold against the journal at the end.
+        var made: [UserChange] = []
+        func upserted(_ records: [PasswordUserRecord], in appID: AppID) async throws -> [Upserted] {
+            let outcomes = try await users.upsert(records, in: appID, by: origin) { event("upserted \($0.map(\.isCreated))", appID) }
+            made += outcomes.flatMap(\.userChanges)
+            #expect(outcomes.flatMap(\.userChanges).allSatisfy { $0.appID == appID && $0.requestID == "contract" })
+            return outcomes.map { outcome in
+                switch outcome {
+                case .created: .created
+                case .replaced(let changes): .replaced(changes.map(\.kind))
+                }
+            }
+        }
         func ids(prefix: String = "", after: String? = nil, limit: Int = 10) async throws -> [String] {
             try await users.list(in: app, prefix: prefix, emailVerified: nil, after: after, limit: limit).map(\.userID)
         }
 
         // Created, then replaced; the answer says which, the audit row is made of it.
-        let created = try await users.upsert([record("b"), record("ä"), record("a"), record("ab")], in: app) {
-            event("upserted \($0)", app)
-        }
+        let created = try await upserted([record("b"), record("ä"), record("a"), record("ab")], in: app)
         #expect(created == [.created, .created, .created, .created])
         #expect(
-            try await users.upsert([record("a", firstName: "Ada"), record("c")], in: app) { event("upserted \($0)", app) }
-                == [.replaced(changes: []), .created], "the same hash again changes nothing others must hear")
+            try await upserted([record("a", firstName: "Ada"), record("c")], in: app) == [.replaced([]), .created],
+            "the same hash again changes nothing others must hear")
         // What a replacement changes, measured against the row it replaced (issue 76.3: an import's too).
         var disabled = record("ab")
         disabled.disabled = true
         #expect(
-            try await users.upsert([record("b", hash: newHash), disabled], in: app) { event("upserted \($0)", app) }
-                == [.replaced(changes: [.passwordChanged]), .replaced(changes: [.disabled])])
+            try await upserted([record("b", hash: newHash), disabled], in: app)
+                == [.replaced([.passwordChanged]), .replaced([.disabled])])
         #expect(
-            try await users.upsert([disabled, record("b", hash: newHash)], in: app) { event("upserted \($0)", app) }
-                == [.replaced(changes: []), .replaced(changes: [])], "still disabled, the same new hash: nothing new")
+            try await upserted([disabled, record("b", hash: newHash)], in: app) == [.replaced([]), .replaced([])],
+            "still disabled, the same new hash: nothing new")
         var offboarded = record("c", hash: newHash)
         offboarded.disabled = true
         #expect(
-            try await users.upsert([offboarded], in: app) { event("upserted \($0)", app) }
-                == [.replaced(changes: [.disabled, .passwordChanged])], "disabled and another hash: both")
-        _ = try await users.upsert([record("ab"), record("b"), record("c")], in: app) { event("upserted \($0)", app) }
+            try await upserted([offboarded], in: app) == [.replaced([.disabled, .passwordChanged])],
+            "disabled and another hash: both")
+        _ = try await upserted([record("ab"), record("b"), record("c")], in: app)
         #expect(try await users.find("a", in: app)?.profile[.firstName] == "Ada")
         #expect(try await users.find("a", in: other) == nil, "another app has no such user")
         // Every profile field is stored and read back.
         var everyField = UserProfile()
         for field in ProfileField.allCases { everyField[field] = "the \(field.name) of p" }
-        _ = try await users.upsert([PasswordUserRecord(userID: "p", hash: oldHash, profile: everyField, disabled: false)], in: other) {
-            event("upserted \($0)", other)
-        }
+        _ = try await upserted([PasswordUserRecord(userID: "p", hash: oldHash, profile: everyField, disabled: false)], in: other)
         #expect(try await users.find("p", in: other)?.profile == everyField)
 
         // Byte order ("ä" is 0xC3 0xA4, after every ASCII id), prefixes, cursors and limits.
@@ -77,14 +93,20 @@ import Testing
         #expect(try await ids(prefix: "a", after: "a") == ["ab"])
         #expect(try await ids(prefix: "ä") == ["ä"])
 
-        // An update sees the stored user; no user, no change and no row.
-        let updated = try await users.update("a", in: app, recording: event("updated", app)) { user in
+        // An update sees the stored user and journals its changes; no user, no change, no row and no entry.
+        let disabling = origin.change(.disabled, of: "a", in: app)
+        let updated = try await users.update("a", in: app, recording: event("updated", app), journaling: [disabling]) { user in
             PasswordUserRecord(userID: user.userID, hash: user.hash, profile: user.profile, disabled: true)
         }
         #expect(updated)
+        made.append(disabling)
         #expect(try await users.find("a", in: app)?.disabled == true)
         #expect(try await users.find("a", in: app)?.profile[.firstName] == "Ada")
-        #expect(try await !users.update("nobody", in: app, recording: event("updated nobody", app)) { _ in record("nobody") })
+        #expect(
+            try await !users.update(
+                "nobody", in: app, recording: event("updated nobody", app),
+                journaling: [origin.change(.disabled, of: "nobody", in: app)]
+            ) { _ in record("nobody") })
         #expect(try await users.find("nobody", in: app) == nil)
 
         // Only an absent user is added.
@@ -106,7 +128,8 @@ import Testing
         let later = Date().addingTimeInterval(60)
         func isLater(_ userID: String) async throws -> Bool {
             // PostgreSQL keeps whole microseconds.
-            guard let time = try await users.find(userID, in: app)?.lastLoginAt else { return false }
+            let user = try await users.find(userID, in: app)
+            guard let time = user?.lastLoginAt else { return false }
             return abs(time.timeIntervalSince(later)) < 0.000_002
         }
         try await users.recordLogins(["a": later, "nobody": later], in: app)
@@ -116,9 +139,13 @@ import Testing
         #expect(try await isLater("c"))
         #expect(try await users.find("nobody", in: app) == nil)
 
-        // Deleted once.
-        #expect(try await users.delete("d", in: app, recording: event("deleted d", app)))
-        #expect(try await !users.delete("d", in: app, recording: event("deleted d again", app)))
+        // Deleted once, journaled once.
+        let deletion = origin.change(.deleted, of: "d", in: app)
+        #expect(try await users.delete("d", in: app, recording: event("deleted d", app), journaling: [deletion]))
+        made.append(deletion)
+        #expect(
+            try await !users.delete(
+                "d", in: app, recording: event("deleted d again", app), journaling: [origin.change(.deleted, of: "d", in: app)]))
 
         // One import per app at a time; another app's import runs.
         let nested = try await users.whileImporting(into: app) {
@@ -127,6 +154,11 @@ import Testing
         #expect(nested?.0 == nil)
         #expect(nested?.1 == 2)
         #expect(try await users.whileImporting(into: app) { 3 } == 3, "the lock is free again")
+
+        // The journal holds every change a write made, and only those: nothing applied them here.
+        let journaled = try await gateway.pluginServices.userChanges.claimUnfinished(olderThan: .zero, limit: 100, lease: .seconds(60))
+        #expect(Set(journaled.map(\.id)) == Set(made.map(\.id)) && journaled.count == made.count, "\(journaled) against \(made)")
+        #expect(journaled.sorted { $0.id.uuidString < $1.id.uuidString } == made.sorted { $0.id.uuidString < $1.id.uuidString })
 
         let rows = try await gateway.auditRows().map(\.event)
         #expect(rows.count == 10 && rows.filter { $0.hasPrefix("upserted ") }.count == 7, "\(rows)")

@@ -60,6 +60,6 @@ extension PluginServices {
         let stores = InMemoryStores().stores
         return PluginServices(
             storage: .memory(PluginMemory(recording: { _ in })), apps: stores.apps, sessions: stores.sessions,
-            logger: Logger(label: "unconnected"))
+            userChanges: stores.userChanges, logger: Logger(label: "unconnected"))
     }()
 }

@@ -129,7 +129,8 @@ public func buildApplication(
         + [
             changeListener, maintenance, ledger, FinishPluginsOnShutdown(plugins: plugins),
             PluginBackgroundWork(
-                plugins: plugins, services: BackgroundServices(plugin: dependencies.pluginServices, tenants: tenants)),
+                plugins: plugins, services: BackgroundServices(plugin: dependencies.pluginServices, tenants: tenants),
+                userLifecycle: dependencies.userLifecycle),
         ] + metricsServer + [app, drain]
     var group = ServiceGroupConfiguration(
         services: services,

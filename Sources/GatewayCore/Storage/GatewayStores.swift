@@ -17,12 +17,14 @@ public struct GatewayStores: Sendable {
     public let sessions: any SessionStore
     /// Users' second factors and the tickets of sign-ins waiting for one.
     public let secondFactors: any SecondFactorStore
+    /// The user changes not every holder has heard yet.
+    public let userChanges: any UserChangeJournal
 
     public init(
         apps: any AppStore, keys: any KeyStore, adminTokens: any AdminTokenStore, auditTrail: any AuditTrail,
         tenants: any TenantStore, ledger: any RequestLedger, health: any StorageHealth,
         consoleSessions: any ConsoleSessionStore, sessions: any SessionStore,
-        secondFactors: any SecondFactorStore
+        secondFactors: any SecondFactorStore, userChanges: any UserChangeJournal
     ) {
         self.apps = apps
         self.keys = keys
@@ -34,5 +36,6 @@ public struct GatewayStores: Sendable {
         self.consoleSessions = consoleSessions
         self.sessions = sessions
         self.secondFactors = secondFactors
+        self.userChanges = userChanges
     }
 }

@@ -56,7 +56,7 @@ struct SessionAdminController: Sendable {
         let userID = try context.pathUserID()
         try await requireApp(appID)
         let change = UserChange(.sessionsEnded, of: userID, in: appID, requestID: context.requestID, actor: admin.id)
-        return try AdminResponses.json(Revoked(revoked: try await userLifecycle.apply(change).sessions))
+        return try AdminResponses.json(Revoked(revoked: try await userLifecycle.journalAndApply(change).sessions))
     }
 
     private func revokeApp(_ context: GatewayRequestContext) async throws -> Response {

@@ -21,6 +21,8 @@ public struct GatewayDependencies: Sendable {
     public let options: Options
     /// The deployment's limits with the plugins' policies added.
     public let rateLimits: RateLimitSettings
+    /// How a user's change reaches everything that holds something of theirs.
+    public let userLifecycle: UserLifecycle
     public let logger: Logger
 
     /// What differs between the server and a test gateway, besides the stores.
@@ -75,7 +77,8 @@ public struct GatewayDependencies: Sendable {
         makeSigner: @escaping @Sendable (RSAKeyPair) throws -> any RS256Signer, options: Options, logger: Logger
     ) {
         let pluginServices = PluginServices(
-            storage: pluginStorage, apps: stores.apps, sessions: stores.sessions, logger: logger,
+            storage: pluginStorage, apps: stores.apps, sessions: stores.sessions, userChanges: stores.userChanges,
+            logger: logger,
             databaseRetry: options.databaseRetry)
         self.pluginServices = pluginServices
         self.tenants = TenantCache(
@@ -86,6 +89,9 @@ public struct GatewayDependencies: Sendable {
         self.masterKey = masterKey
         self.options = options
         self.rateLimits = options.rateLimits.adding(plugins.rateLimitPolicies)
+        self.userLifecycle = UserLifecycle(
+            secondFactor: SecondFactors(store: stores.secondFactors, masterKey: masterKey).hearer, plugins: plugins.all,
+            services: pluginServices, sessions: SessionEnding(apps: stores.apps, sessions: stores.sessions).hearer)
         self.logger = logger
     }
 

@@ -45,9 +45,7 @@ public enum GatewayRouter {
         let routeServices = RouteServices(
             plugin: pluginServices, tenants: dependencies.tenants, limits: rateLimiter, gate: gate,
             sessionHolders: sessionHolders,
-            userLifecycle: UserLifecycle(
-                secondFactor: secondFactors.hearer, plugins: dependencies.plugins.all, services: pluginServices,
-                sessions: SessionEnding(apps: stores.apps, sessions: stores.sessions).hearer),
+            userLifecycle: dependencies.userLifecycle,
             secondFactors: secondFactors)
         AccountDeletionController(
             gate: gate, sessionHolders: sessionHolders, userLifecycle: routeServices.userLifecycle,

@@ -13,11 +13,13 @@ import Hummingbird
 /// provider's ID token, a phone code or a passkey alone.
 ///
 /// The user goes through their lifecycle as an admin's deletion goes:
-/// what every holder keeps of them while they can still be found
-/// (factor, tickets, passkeys, numbers, queued mail, codes, Apple grants,
-/// whose revocation at Apple is queued), then their directory row with the
-/// request's `account.deleted` row (`detail.by` = `user`), then their
-/// sessions and once more what was added meanwhile.
+/// their directory row goes with the request's `account.deleted` row
+/// (`detail.by` = `user`) and the change's journal entry, in one
+/// transaction; then every holder hears it: their sessions, then factor,
+/// tickets, passkeys, numbers, queued mail, codes and Apple grants (whose
+/// revocation at Apple is queued). A user no directory holds (an ID
+/// token's, a phone code's) is journaled alone first. Should the request
+/// stop half way, a sweep finishes the deletion (``UserLifecycle``).
 struct AccountDeletionController: Sendable {
     static let path = "/v1/accounts/deletion"
     static let maximumBodyBytes = 4 * 1024
@@ -65,17 +67,18 @@ struct AccountDeletionController: Sendable {
             throw GatewayError.recentSignInRequired(within: selfService.recentSignInSeconds)
         }
         let change = UserChange(.deleted, of: holder.userID, in: appID, requestID: passage.row.requestID, actor: nil)
-        try await userLifecycle.apply(change, endingSessions: false)
         var row = passage.row
         row.outcome = .success
         row.detail["by"] = "user"
-        if try await directory?.deleteAccount(holder.userID, in: appID, recording: row) == true {
+        if try await directory?.deleteAccount(holder.userID, in: appID, recording: row, journaling: change) == true {
             try await passage.succeededInTheRoutesStatement()
+            try await userLifecycle.apply(change)
         } else {
-            // Not a directory's user (an ID token's, a phone code's): the row is the request's own.
+            // Not a directory's user (an ID token's, a phone code's): the change is journaled alone, its
+            // holders told, and the row is the request's own.
+            try await userLifecycle.journalAndApply(change)
             try await passage.succeed(recording: row)
         }
-        try await userLifecycle.apply(change)
         return try AdminResponses.json(["deleted": true])
     }
 }

@@ -67,22 +67,27 @@ public protocol PasswordDirectory: Sendable {
     ) async throws -> AccountSignUp
 
     /// Gives the user `password` (their address verified, with
-    /// `verifyingEmail`), with `event`; false when there is no such user.
-    /// The caller tells the user's lifecycle of the new password.
+    /// `verifyingEmail`), with `event` and `change` journaled; false when
+    /// there is no such user. The caller then applies `change` (``UserLifecycle/apply(_:)``).
     func setPassword(
-        _ password: NewPassword, of userID: String, verifyingEmail: Bool, in appID: AppID, recording event: AuditEvent
+        _ password: NewPassword, of userID: String, verifyingEmail: Bool, in appID: AppID, recording event: AuditEvent,
+        journaling change: UserChange
     ) async throws -> Bool
 
     /// Marks `email` verified, with `event`, while it is still the user's address; whether it was.
     func verifyEmail(_ email: String, of userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
 
-    /// Makes `email`, verified, the user's address, with `event`, unless another user has it.
-    func changeEmail(of userID: String, to email: String, in appID: AppID, recording event: AuditEvent) async throws
-        -> AccountEmailChange
+    /// Makes `email`, verified, the user's address, with `event` and
+    /// `change` journaled, unless another user has it. The caller then applies `change`.
+    func changeEmail(
+        of userID: String, to email: String, in appID: AppID, recording event: AuditEvent, journaling change: UserChange
+    ) async throws -> AccountEmailChange
 
-    /// Deletes the user from the directory, with `event`; false when there was none.
-    /// The caller tells the user's lifecycle before and after, as the admin API's deletion does.
-    func deleteAccount(_ userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Bool
+    /// Deletes the user from the directory, with `event` and `change`
+    /// journaled; false when there was none. The caller then applies
+    /// `change`, as the admin API's deletion does.
+    func deleteAccount(_ userID: String, in appID: AppID, recording event: AuditEvent, journaling change: UserChange)
+        async throws -> Bool
 }
 
 /// A password hashed for an account, as ``PasswordDirectory/newPassword(_:field:in:)`` made it.

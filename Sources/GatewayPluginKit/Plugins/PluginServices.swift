@@ -11,6 +11,9 @@ public struct PluginServices: Sendable {
     /// Users' sessions, for a plugin whose admin routes end a user's (a
     /// user disabled, deleted or given a new password).
     public let sessions: any SessionStore
+    /// The user changes not every holder has heard yet: a plugin's
+    /// directory journals the changes it makes with its write.
+    public let userChanges: any UserChangeJournal
     public let logger: Logger
     /// How a token request's database step waits: each attempt within its
     /// timeout, and a read tried again while the database fails over, within
@@ -21,12 +24,13 @@ public struct PluginServices: Sendable {
     public var databaseTimeout: Duration { databaseRetry.attemptTimeout }
 
     public init(
-        storage: PluginStorage, apps: any AppStore, sessions: any SessionStore, logger: Logger,
-        databaseRetry: DatabaseRetry = .once(within: .seconds(2))
+        storage: PluginStorage, apps: any AppStore, sessions: any SessionStore, userChanges: any UserChangeJournal,
+        logger: Logger, databaseRetry: DatabaseRetry = .once(within: .seconds(2))
     ) {
         self.storage = storage
         self.apps = apps
         self.sessions = sessions
+        self.userChanges = userChanges
         self.logger = logger
         self.databaseRetry = databaseRetry
     }

@@ -1,61 +1,6 @@
-public import Foundation
+import Foundation
 public import GatewayCore
-
-/// A change to one user of one app that everything holding something of
-/// theirs must hear: their sessions and sign-in tickets, their second
-/// factor, and what each plugin keeps under their id (passkeys, bound
-/// numbers). Made by whichever route changed the user (the admin API's
-/// PUT, PATCH, DELETE and import, the console through it, an admin ending
-/// every session) and handed to one ``UserLifecycle``.
-public struct UserChange: Sendable, Equatable {
-    public enum Kind: String, Sendable, CaseIterable {
-        /// The user is gone from their directory: everything of theirs goes.
-        case deleted = "user_deleted"
-        /// The user may not sign in: their sessions and tickets end.
-        case disabled = "user_disabled"
-        /// A new password: tickets end, and sessions where the app's
-        /// `sessions.revoke_on_password_change` is on.
-        case passwordChanged = "password_changed"
-        /// An admin ended every session of the user (`DELETE .../users/{user_id}/sessions`).
-        case sessionsEnded = "sessions_ended"
-        /// The user's address is another now (their own change, confirmed
-        /// by a code sent there): codes on the way to the old one die.
-        case emailChanged = "email_changed"
-    }
-
-    public let kind: Kind
-    public let appID: AppID
-    public let userID: String
-    /// The request that made the change, named by every row it causes.
-    public let requestID: String
-    /// The admin who sent it, if one did.
-    public let actor: UUID?
-    /// The session that made the change, which it leaves live (a user who
-    /// sets a new password keeps the session they set it with); nil, none.
-    public var keepingSession: UUID?
-
-    public init(_ kind: Kind, of userID: String, in appID: AppID, requestID: String, actor: UUID?) {
-        self.kind = kind
-        self.userID = userID
-        self.appID = appID
-        self.requestID = requestID
-        self.actor = actor
-    }
-
-    /// The reason every row the change causes gives (`detail.reason`), and
-    /// what a sign-in written after it gives for ending its own session
-    /// (``CredentialVerifier/lapse(of:in:)``).
-    public var reason: String { kind.rawValue }
-
-    /// A row of `event` the change causes: a success, naming its request, its admin and its reason.
-    public func row(_ event: String, credentialType: String?, detail: [String: String] = [:]) -> AuditEvent {
-        var detail = detail
-        detail["reason"] = reason
-        return AuditEvent(
-            appID: appID, event: event, outcome: .success, userID: userID, credentialType: credentialType,
-            requestID: requestID, actor: actor, detail: detail)
-    }
-}
+import Logging
 
 /// A plugin that keeps something under a user id (the passkey plugin's
 /// passkeys, the phone plugin's bound numbers): it hears every
@@ -70,23 +15,29 @@ public protocol HearsUserChanges: Sendable {
 }
 
 /// The one way a user's change reaches everything that holds something of
-/// theirs: the sessions, then the second factor and tickets and every
-/// plugin that ``HearsUserChanges``, in that order. Each hearer is
-/// idempotent, so a route whose change failed half way answers 503 and
-/// the same request sent again finishes it. The sessions end first: a
-/// credential a session added before the sweep that follows is swept, and
-/// one it adds after finds its session ended and takes itself back
-/// (``SessionHolders/endedReason(of:in:)``).
+/// theirs: the sessions first, then the second factor and tickets and
+/// every plugin that ``HearsUserChanges``, in that order. A change is in
+/// the ``UserChangeJournal`` before any holder hears it (a directory write
+/// journals the changes it makes in its own transaction), and leaves it
+/// once every holder has: a request that dies or fails half way leaves its
+/// change to a sweep on any replica (``sweepUntilCancelled(every:)``), and
+/// each holder is idempotent, so hearing a change twice is harmless. The
+/// sessions end first: a credential a session added before the holders
+/// that follow is removed by them, and one it adds after finds its session
+/// ended and takes itself back (``SessionHolders/endedReason(of:in:)``).
 public struct UserLifecycle: Sendable {
     /// One holder's part: brings what it keeps in line with the change; how many things changed.
     public typealias Hearer = @Sendable (UserChange) async throws -> Int
 
     private let credentials: [Hearer]
     private let sessions: Hearer
+    private let journal: any UserChangeJournal
+    private let logger: Logger
 
     /// - Parameters:
     ///   - secondFactor: the user's factor and their sign-ins' tickets.
     ///   - plugins: each of them that ``HearsUserChanges`` hears, in their order.
+    ///   - services: what the plugins are lent; its journal is the lifecycle's.
     ///   - sessions: ends the user's sessions where the change ends them; how many.
     public init(
         secondFactor: @escaping Hearer, plugins: [any CredentialPlugin], services: PluginServices,
@@ -97,6 +48,8 @@ public struct UserLifecycle: Sendable {
             [secondFactor]
             + hearers.map { hearer in { @Sendable change in try await hearer.hear(change, services: services) } }
         self.sessions = sessions
+        self.journal = services.userChanges
+        self.logger = services.logger
     }
 
     /// What a change came to.
@@ -107,17 +60,70 @@ public struct UserLifecycle: Sendable {
         public var sessions = 0
     }
 
-    /// Tells every holder of `change.userID`'s things; stops at the first
-    /// failure, what was done staying done. With `endingSessions` false the
-    /// sessions are left for a later call: a deletion takes the user's
-    /// credentials while their row is still there to be found, then, once
-    /// it is gone, ends the sessions and sweeps once more (each ending of
-    /// sessions writes its row, so it is done once).
+    /// Tells every holder of `change.userID`'s things about a change its
+    /// directory journaled with its write, then takes it off the journal.
+    /// Stops at the first failure, what was done staying done and the
+    /// change journaled for a sweep.
     @discardableResult
-    public func apply(_ change: UserChange, endingSessions: Bool = true) async throws -> Outcome {
+    public func apply(_ change: UserChange) async throws -> Outcome {
         var outcome = Outcome()
-        if endingSessions { outcome.sessions = try await sessions(change) }
+        outcome.sessions = try await sessions(change)
         for hearer in credentials { outcome.credentials += try await hearer(change) }
+        try await journal.finish(change)
         return outcome
     }
+
+    /// ``apply(_:)`` for a change no directory write carries (an admin
+    /// ending every session, a user with no directory row leaving): it is
+    /// journaled first, alone.
+    @discardableResult
+    public func journalAndApply(_ change: UserChange) async throws -> Outcome {
+        try await journal.record([change])
+        return try await apply(change)
+    }
+
+    /// One sweep: the changes journaled at least `age` ago and not finished
+    /// (their request died or failed half way), told to every holder again
+    /// and finished; how many were. A change whose holders fail again stays
+    /// for a later sweep, after its claim's lease.
+    @discardableResult
+    public func finishUnfinished(olderThan age: Duration, limit: Int = 100) async throws -> Int {
+        var finished = 0
+        for change in try await journal.claimUnfinished(olderThan: age, limit: limit, lease: .seconds(60)) {
+            do {
+                try await apply(change)
+                finished += 1
+            } catch {
+                logger.warning(
+                    "a user change left by its request is still not heard by every holder; a later sweep tries again",
+                    metadata: [
+                        "app_id": "\(change.appID)", "change": "\(change.kind.rawValue)", "request_id": "\(change.requestID)",
+                        "error": "\(String(reflecting: error))",
+                    ])
+            }
+        }
+        return finished
+    }
+
+    /// Sweeps every `interval` (``finishUnfinished(olderThan:limit:)``, the
+    /// changes older than `age`) until the task is cancelled; every replica
+    /// runs one, and their claims keep them from taking the same change.
+    public func sweepUntilCancelled(every interval: Duration = .seconds(10), olderThan age: Duration = UserChangeSweep.age) async {
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: interval)
+                while try await finishUnfinished(olderThan: age) > 0 {}
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("the sweep of unfinished user changes failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+    }
+}
+
+/// How long a user change may wait for the request that made it before a
+/// sweep takes it over: long past any request's database timeouts.
+public enum UserChangeSweep {
+    public static let age = Duration.seconds(30)
 }
