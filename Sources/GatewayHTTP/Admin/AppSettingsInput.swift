@@ -136,7 +136,17 @@ struct AppSettingsInput {
         return override.limit > limit || perSecond > Double(limit) / Double(periodSeconds)
     }
 
+    /// The settings whose `null` means nothing (unlike `sessions`, `mfa` and
+    /// `self_service`, whose `null` turns them off): refused, not read as absent.
+    static let notNullable = [
+        "name", "environment", "provider_id", "token_ttl_seconds", "enabled", "credential_types", "plugins", "rate_limits",
+        "token_profiles",
+    ]
+
     private func apply(_ input: JSONInput, to settings: inout AppSettings) throws(GatewayError) {
+        if let null = Self.notNullable.first(where: { input.members[$0] == .null }) {
+            throw .invalidRequest("\(null) may not be null; leave it out to keep it as it is.")
+        }
         if let name = try input.string("name") {
             let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
             guard (1...200).contains(trimmed.utf8.count) else { throw .invalidRequest("name must be 1 to 200 bytes.") }
