@@ -14,7 +14,8 @@ import Logging
 /// ``CodeStore``) as phone codes do: random digits stored as an HMAC, single
 /// use, dead after the app's number of wrong tries. Messages go through the
 /// outbox: queued by the request's own statement, delivered by a worker on
-/// every replica over SMTP (or, for development apps, to the log). Options
+/// every replica over SMTP, to SES or the app's own endpoint (or, for
+/// development apps, to the log). Options
 /// (`plugins.email_code`) are in ``EmailCodeOptions`` and docs/plugins.md.
 public struct EmailCodePlugin: CredentialPlugin {
     static let type = "email_code"
@@ -26,6 +27,8 @@ public struct EmailCodePlugin: CredentialPlugin {
     private let allowsLogSender: Bool
     private let allowsPrivateAddresses: Bool
     private let smtp: SMTPClient
+    /// Calls to SES or the app's own endpoint.
+    private let outbound: OutboundHTTP
     private let doorbell = OutboxDoorbell()
     private let workerSettings: OutboxWorker.Settings
     private let passwords: (any PasswordDirectoryProvider)?
@@ -36,8 +39,9 @@ public struct EmailCodePlugin: CredentialPlugin {
     public static let outboxKeyPurpose = "email-outbox"
 
     /// - Parameters:
-    ///   - allowsPrivateAddresses: whether an SMTP host may be a private
-    ///     address on any port (an operator's own relay; tests).
+    ///   - allowsPrivateAddresses: whether a sender may call a private
+    ///     address: an SMTP host on any port, an SES endpoint or `http` URL
+    ///     (an operator's own relay; tests).
     ///   - extraTrustRoots: a PEM file of CAs trusted for SMTP beside the system's.
     public init(
         codeKey: [UInt8], accountCodeKey: [UInt8], outboxKey: [UInt8], allowsLogSender: Bool = true, allowsPrivateAddresses: Bool = false,
@@ -49,8 +53,9 @@ public struct EmailCodePlugin: CredentialPlugin {
         self.outboxKey = SymmetricKey(data: outboxKey)
         self.allowsLogSender = allowsLogSender
         self.allowsPrivateAddresses = allowsPrivateAddresses
-        self.smtp = try SMTPClient(
-            addresses: OutboundAddressPolicy(allowsPrivateAddresses: allowsPrivateAddresses), extraTrustRoots: extraTrustRoots)
+        let addresses = OutboundAddressPolicy(allowsPrivateAddresses: allowsPrivateAddresses)
+        self.smtp = try SMTPClient(addresses: addresses, extraTrustRoots: extraTrustRoots)
+        self.outbound = OutboundHTTP(addresses: addresses)
         self.workerSettings = workerSettings
         self.passwords = passwords
     }
@@ -108,7 +113,9 @@ public struct EmailCodePlugin: CredentialPlugin {
 
     /// Delivers the outbox's email messages until the gateway stops.
     public func runInBackground(_ services: BackgroundServices) async {
-        let delivery = EmailDelivery(tenants: services.tenants, outboxKey: outboxKey, smtp: smtp, logger: services.plugin.logger)
+        let delivery = EmailDelivery(
+            tenants: services.tenants, outboxKey: outboxKey, smtp: smtp,
+            api: EmailAPISender(outbound: outbound, logger: services.plugin.logger), logger: services.plugin.logger)
         await OutboxWorker(
             channel: EmailCodeController.channel, store: services.plugin.outbox, doorbell: doorbell, settings: workerSettings,
             logger: services.plugin.logger, deliver: delivery.deliver, describe: EmailDelivery.row
@@ -119,11 +126,13 @@ public struct EmailCodePlugin: CredentialPlugin {
         smtp.closeAll()
     }
 
-    /// The SMTP sender's `password`.
+    /// The sender's secrets: SMTP's `password`, SES's `secret_access_key`, the `http` sender's `secret`.
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue {
         try options.mappingStrings(at: ["sender", "password"], transform)
+            .mappingStrings(at: ["sender", "secret_access_key"], transform)
+            .mappingStrings(at: ["sender", "secret"], transform)
     }
 }
 

@@ -8,12 +8,14 @@ import Logging
 
 /// Delivers one queued email code, from the outbox: finds the app's sender
 /// as its options say now (``EmailCodeOptions/Sender``), opens the sealed
-/// message, and hands it over: to the app's SMTP server
-/// (``SMTPClient``), or, for a development app, to the log.
+/// message, and hands it over: to the app's SMTP server (``SMTPClient``),
+/// to SES or the app's own endpoint (``EmailAPISender``), or, for a
+/// development app, to the log.
 struct EmailDelivery: Sendable {
     let tenants: any TenantLookup
     let outboxKey: SymmetricKey
     let smtp: SMTPClient
+    let api: EmailAPISender
     let logger: Logger
 
     func deliver(_ message: ClaimedMessage) async -> DeliveryResult {
@@ -53,6 +55,10 @@ struct EmailDelivery: Sendable {
                     metadata: ["app_id": "\(message.appID)", "message_id": "\(message.id)", "reason": "\(failure.description)"])
                 return failure.isTransient ? .transient(reply: failure.description) : .permanent(reply: failure.description)
             }
+        case .ses(let settings):
+            return await api.send(payload, messageID: message.id, appID: message.appID, via: settings)
+        case .http(let url, let secret, let timeout):
+            return await api.send(payload, messageID: message.id, appID: message.appID, to: url, secret: secret, timeout: timeout)
         }
     }
 
