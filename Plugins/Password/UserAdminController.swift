@@ -66,10 +66,13 @@ struct UserAdminController: Sendable {
         let requestID = context.requestID
         let origin = UserChangeOrigin(requestID: requestID, actor: admin.id)
         let outcome = try await users.upsert([record], in: appID, by: origin) { outcome in
-            AuditEvent(
-                appID: appID, event: outcome[0].isCreated ? "admin.user.created" : "admin.user.replaced", outcome: .success,
-                userID: userID, requestID: requestID, actor: admin.id)
+            outcome[0] == .addressTaken
+                ? nil
+                : AuditEvent(
+                    appID: appID, event: outcome[0].isCreated ? "admin.user.created" : "admin.user.replaced", outcome: .success,
+                    userID: userID, requestID: requestID, actor: admin.id)
         }[0]
+        if outcome == .addressTaken { throw PasswordUpsert.addressTakenError }
         for change in outcome.userChanges { try await lifecycle.apply(change) }
         return try AdminResponses.json(
             UserResponse.of(try await existing(userID, in: appID)), status: outcome.isCreated ? .created : .ok)

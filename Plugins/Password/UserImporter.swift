@@ -164,6 +164,7 @@ struct UserImporter {
         defer { batch.removeAll(keepingCapacity: true) }
         let hashed = try await hashPasswords(batch)
         var records: [PasswordUserRecord] = []
+        var lines: [Int] = []
         for (pending, hash) in zip(batch, hashed) {
             switch hash {
             case .success(let hash):
@@ -171,6 +172,7 @@ struct UserImporter {
                     PasswordUserRecord(
                         userID: pending.userID, hash: hash, profile: pending.input.profile,
                         disabled: pending.input.disabled ?? false))
+                lines.append(pending.line)
             case .failure(let error):
                 summary.fail(line: pending.line, userID: pending.userID, error)
             }
@@ -183,15 +185,19 @@ struct UserImporter {
         let origin = UserChangeOrigin(requestID: requestID, actor: actor)
         let outcomes = try await users.upsert(written, in: appID, by: origin) { outcomes in
             let count = outcomes.filter(\.isCreated).count
+            let taken = outcomes.filter { $0 == .addressTaken }.count
             return AuditEvent(
                 appID: appID, event: "admin.users.imported", outcome: .success, requestID: requestID, actor: actor,
                 detail: [
-                    "lines": "\(firstLine)-\(lastLine)", "created": "\(count)", "replaced": "\(outcomes.count - count)",
+                    "lines": "\(firstLine)-\(lastLine)", "created": "\(count)", "replaced": "\(outcomes.count - count - taken)",
                 ])
+        }
+        for (index, outcome) in outcomes.enumerated() where outcome == .addressTaken {
+            summary.fail(line: lines[index], userID: written[index].userID, PasswordUpsert.addressTakenError)
         }
         let count = outcomes.filter(\.isCreated).count
         summary.created += count
-        summary.replaced += outcomes.count - count
+        summary.replaced += outcomes.count - count - outcomes.filter { $0 == .addressTaken }.count
         for change in outcomes.flatMap(\.userChanges) { try await lifecycle.apply(change) }
     }
 

@@ -19,6 +19,4 @@ extension GatewayError.Code {
     public static let secondFactorRequired = GatewayError.Code(rawValue: "mfa_required")
     /// 409: the user is not a self-service account waiting for its address to be verified.
     public static let notAwaitingVerification = GatewayError.Code(rawValue: "not_awaiting_verification")
-    /// 409: another account has the address.
-    public static let emailTaken = GatewayError.Code(rawValue: "email_taken")
 }

@@ -65,10 +65,12 @@ struct MemoryPasswordUsers: PasswordUserStore {
 
     func upsert(
         _ records: [PasswordUserRecord], in appID: AppID, by origin: UserChangeOrigin,
-        recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent
+        recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent?
     ) async throws -> [PasswordUpsert] {
         let outcomes = try table.change({ rows in
-            records.map { record in
+            let taken = Self.taken(records, in: appID, rows)
+            return records.map { record in
+                if taken.contains(record.userID) { return PasswordUpsert.addressTaken }
                 let old = rows.users[appID]?[record.userID]
                 Self.put(record, in: appID, into: &rows)
                 return old.map {
@@ -86,7 +88,9 @@ struct MemoryPasswordUsers: PasswordUserStore {
     ) async throws -> Bool {
         let found = try table.change({ rows in
             guard let user = rows.users[appID]?[userID] else { return false }
-            Self.put(change(user), in: appID, into: &rows)
+            let changed = change(user)
+            guard Self.taken([changed], in: appID, rows).isEmpty else { throw PasswordUpsert.addressTakenError }
+            Self.put(changed, in: appID, into: &rows)
             return true
         }, recording: { $0 ? event : nil })
         if found { try await journal.record(userChanges) }
@@ -151,6 +155,20 @@ struct MemoryPasswordUsers: PasswordUserStore {
         }, recording: { (outcome: AccountEmailChange) in outcome == .changed ? event : nil })
         if outcome == .changed { try await journal.record(userChanges) }
         return outcome
+    }
+
+    /// The ids of `records` whose address is taken (``AddressClaims``).
+    private static func taken(_ records: [PasswordUserRecord], in appID: AppID, _ rows: Rows) -> Set<String> {
+        let users = rows.users[appID] ?? [:]
+        let stored = users.compactMapValues { $0.profile[.email]?.lowercased() }
+        let claimed = Set(AddressClaims.new(in: records, stored: stored))
+        var holders: [String: Set<String>] = [:]
+        for user in users.values {
+            if let address = user.profile[.email]?.lowercased(), claimed.contains(address) {
+                holders[address, default: []].insert(user.userID)
+            }
+        }
+        return AddressClaims.taken(records, stored: stored, holders: holders)
     }
 
     /// Stores the record, keeping a replaced user's creation and last login,

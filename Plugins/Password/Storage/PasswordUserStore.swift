@@ -31,16 +31,20 @@ protocol PasswordUserStore: Sendable {
     func whileImporting<Result: Sendable>(into appID: AppID, _ body: () async throws -> Result) async throws -> Result?
 
     /// Creates or replaces users, with the audit row `describe` makes of
-    /// what happened to each, and journals the user changes a replacement
-    /// makes (made by `origin`); for each record, what happened to its user.
+    /// what happened to each (none where it makes none), and journals the
+    /// user changes a replacement makes (made by `origin`); for each record,
+    /// what happened to its user. A record that would give its user an
+    /// address another user of the app has is not written
+    /// (``PasswordUpsert/addressTaken``): an address belongs to one user.
     func upsert(
         _ records: [PasswordUserRecord], in appID: AppID, by origin: UserChangeOrigin,
-        recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent
+        recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent?
     ) async throws -> [PasswordUpsert]
 
     /// Replaces the user with what `change` makes of them, with `event` and
     /// `userChanges` journaled, the user locked meanwhile; `false` (and no
-    /// row) when there is none.
+    /// row) when there is none. Throws 409 `email_taken` (and changes
+    /// nothing) where the change gives them an address another user has.
     func update(
         _ userID: String, in appID: AppID, recording event: AuditEvent, journaling userChanges: [UserChange],
         _ change: @escaping @Sendable (PasswordUser) -> PasswordUserRecord
@@ -84,8 +88,16 @@ enum PasswordUpsert: Sendable, Equatable {
     /// another (both, in that order, when both), none when neither (a sync
     /// that sends the same user again).
     case replaced(changes: [UserChange])
+    /// Not written: the record gives its user an address another user of
+    /// the app has (compared case-insensitively), or an earlier record of
+    /// the same write does. A user who shares an address from before keeps
+    /// it while it is sent unchanged (and signs in by it with neither).
+    case addressTaken
 
     var isCreated: Bool { self == .created }
+
+    /// The 409 of a write that would give a user another user's address.
+    static let addressTakenError = GatewayError(.emailTaken, .conflict, "Another user of this app has this email address.")
 
     /// The change a replacement of `old` by `record` makes.
     static func replacing(
@@ -112,5 +124,37 @@ extension PluginServices {
         case .memory(let memory):
             MemoryPasswordUsers(table: memory.table(of: MemoryPasswordUsers.Rows.self, empty: .init()), journal: userChanges)
         }
+    }
+}
+
+/// Which records of a write may take their address: none whose address
+/// (lower-cased) is new to its user and belongs to another user, or is
+/// claimed by an earlier record of the write. Both stores decide by it.
+enum AddressClaims {
+    /// The user ids of `records` whose address is taken. `stored` is each
+    /// written user's address as stored (lower-cased), `holders` who holds
+    /// each claimed address now.
+    static func taken(
+        _ records: [PasswordUserRecord], stored: [String: String], holders: [String: Set<String>]
+    ) -> Set<String> {
+        var claimedBy: [String: String] = [:]
+        var taken: Set<String> = []
+        for record in records {
+            guard let address = record.profile[.email]?.lowercased(), stored[record.userID] != address else { continue }
+            if let claimer = claimedBy[address], claimer != record.userID {
+                taken.insert(record.userID)
+                continue
+            }
+            claimedBy[address] = record.userID
+            if !(holders[address] ?? []).subtracting([record.userID]).isEmpty { taken.insert(record.userID) }
+        }
+        return taken
+    }
+
+    /// The addresses `records` would give their users anew, lower-cased and sorted (the order their locks are taken in).
+    static func new(in records: [PasswordUserRecord], stored: [String: String]) -> [String] {
+        Set(records.compactMap { record in
+            record.profile[.email].map { $0.lowercased() }.flatMap { stored[record.userID] == $0 ? nil : $0 }
+        }).sorted()
     }
 }

@@ -105,7 +105,9 @@ struct PostgresPasswordUsers: PasswordUserStore {
             var found: PasswordUser?
             for row in rows { found = try Self.user(row) }
             guard let found else { return false }
-            _ = try await write([change(found)], in: appID, on: connection)
+            guard try await write([change(found)], in: appID, on: connection).taken.isEmpty else {
+                throw PasswordUpsert.addressTakenError
+            }
             return true
         }
     }
@@ -126,12 +128,13 @@ struct PostgresPasswordUsers: PasswordUserStore {
 
     func upsert(
         _ records: [PasswordUserRecord], in appID: AppID, by origin: UserChangeOrigin,
-        recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent
+        recording describe: @escaping @Sendable ([PasswordUpsert]) -> AuditEvent?
     ) async throws -> [PasswordUpsert] {
         try await transactions.run(
             { connection in
-                let old = try await write(records, in: appID, on: connection)
+                let (old, taken) = try await write(records, in: appID, on: connection)
                 return records.map { record in
+                    if taken.contains(record.userID) { return .addressTaken }
                     guard let replaced = old[record.userID] else { return .created }
                     return PasswordUpsert.replacing(
                         disabled: replaced.disabled, hash: replaced.hash, by: record, in: appID, origin: origin)
@@ -156,21 +159,43 @@ struct PostgresPasswordUsers: PasswordUserStore {
                                   WHEN lower(u.email) = lower(excluded.email) THEN u.email_verified END
         """
 
-    /// Creates or replaces `records`; the hash and `disabled` of each user it replaced, as they were.
+    /// Creates or replaces `records` but those whose address is taken
+    /// (``AddressClaims``); the hash and `disabled` of each user it
+    /// replaced, as they were, and the ids of those it did not write.
     private func write(
         _ records: [PasswordUserRecord], in appID: AppID, on connection: PostgresConnection
-    ) async throws -> [String: (hash: String, disabled: Bool)] {
+    ) async throws -> (old: [String: (hash: String, disabled: Bool)], taken: Set<String>) {
         // The users it replaces, as they are, locked until the transaction ends: what the change is measured
         // against (PasswordUpsert). (One statement cannot do both: a row the upsert changes is one its own
         // FOR UPDATE no longer returns.)
-        let userIDs = records.map(\.userID)
         let existing = try await connection.tracedQuery(
             """
-            SELECT user_id, password_hash, disabled FROM password_users
-            WHERE app_id = \(appID.uuid) AND user_id = ANY(\(userIDs)) FOR UPDATE
+            SELECT user_id, password_hash, disabled, lower(email) FROM password_users
+            WHERE app_id = \(appID.uuid) AND user_id = ANY(\(records.map(\.userID))) FOR UPDATE
             """, logger: logger)
         var old: [String: (hash: String, disabled: Bool)] = [:]
-        for (userID, hash, disabled) in try existing.decode((String, String, Bool).self) { old[userID] = (hash, disabled) }
+        var stored: [String: String] = [:]
+        for (userID, hash, disabled, email) in try existing.decode((String, String, Bool, String?).self) {
+            old[userID] = (hash, disabled)
+            stored[userID] = email
+        }
+        // An address new to its user: taken unless nobody else has it, decided under the lock sign-ups and
+        // address changes of that address take, so two writes cannot both give it away.
+        let claimed = AddressClaims.new(in: records, stored: stored)
+        var holders: [String: Set<String>] = [:]
+        if !claimed.isEmpty {
+            for address in claimed { try await lockAddress(address, in: appID, on: connection) }
+            let found = try await connection.tracedQuery(
+                """
+                SELECT user_id, lower(email) FROM password_users
+                WHERE app_id = \(appID.uuid) AND lower(email) = ANY(\(claimed))
+                """, logger: logger)
+            for (userID, email) in try found.decode((String, String).self) { holders[email, default: []].insert(userID) }
+        }
+        let taken = AddressClaims.taken(records, stored: stored, holders: holders)
+        let records = records.filter { !taken.contains($0.userID) }
+        guard !records.isEmpty else { return (old, taken) }
+        let userIDs = records.map(\.userID)
         var bindings = PostgresBindings()
         bindings.append(appID.uuid)
         bindings.append(userIDs)
@@ -179,7 +204,7 @@ struct PostgresPasswordUsers: PasswordUserStore {
         bindings.append(records.map(\.disabled))
         bindings.append(records.map { record in record.profile.emailVerified.map { $0 ? "true" : "false" } ?? "" })
         try await connection.tracedQuery(PostgresQuery(unsafeSQL: Self.upsertSQL, binds: bindings), logger: logger)
-        return old
+        return (old, taken)
     }
 
     func insertIfAbsent(_ record: PasswordUserRecord, in appID: AppID, recording event: AuditEvent) async throws -> Bool {

@@ -34,6 +34,7 @@ import Testing
     enum Upserted: Equatable {
         case created
         case replaced([UserChange.Kind])
+        case addressTaken
     }
 
     static func sequence(on gateway: some GatewayUnderTest) async throws {
@@ -50,6 +51,7 @@ import Testing
                 switch outcome {
                 case .created: .created
                 case .replaced(let changes): .replaced(changes.map(\.kind))
+                case .addressTaken: .addressTaken
                 }
             }
         }
@@ -85,6 +87,29 @@ import Testing
         for field in ProfileField.allCases { everyField[field] = "the \(field.name) of p" }
         _ = try await upserted([PasswordUserRecord(userID: "p", hash: oldHash, profile: everyField, disabled: false)], in: other)
         #expect(try await users.find("p", in: other)?.profile == everyField)
+
+        // An address belongs to one user: a write that gives it to another, or to two at once, is not made;
+        // the holder sends it again unchanged, in any case.
+        @Sendable func withEmail(_ userID: String, _ email: String?) -> PasswordUserRecord {
+            PasswordUserRecord(userID: userID, hash: oldHash, profile: UserProfile([.email: email]), disabled: false)
+        }
+        #expect(try await upserted([withEmail("m1", "mail@example.com")], in: other) == [.created])
+        #expect(try await upserted([withEmail("m2", "MAIL@example.com"), withEmail("m3", "m3@example.com")], in: other)
+            == [.addressTaken, .created])
+        #expect(try await users.find("m2", in: other) == nil)
+        #expect(try await upserted([withEmail("m4", "both@example.com"), withEmail("m5", "Both@example.com")], in: other)
+            == [.created, .addressTaken], "two records of one write")
+        #expect(try await upserted([withEmail("m1", "Mail@Example.com")], in: other) == [.replaced([])], "its own address again")
+        // (PostgreSQL's store throws the 409 inside its transaction's error; the admin API answers it 409.)
+        await #expect(throws: (any Error).self, "an update that takes another's address") {
+            try await users.update("m3", in: other, recording: event("m3 takes mail", other), journaling: []) { user in
+                withEmail(user.userID, "mail@example.com")
+            }
+        }
+        #expect(try await users.find("m3", in: other)?.profile[.email] == "m3@example.com")
+        // Given up, the address is free for the next.
+        #expect(try await upserted([withEmail("m1", nil)], in: other) == [.replaced([])])
+        #expect(try await upserted([withEmail("m3", "mail@example.com")], in: other) == [.replaced([])])
 
         // Byte order ("ä" is 0xC3 0xA4, after every ASCII id), prefixes, cursors and limits.
         #expect(try await ids() == ["a", "ab", "b", "c", "ä"])
@@ -161,7 +186,7 @@ import Testing
         #expect(journaled.sorted { $0.id.uuidString < $1.id.uuidString } == made.sorted { $0.id.uuidString < $1.id.uuidString })
 
         let rows = try await gateway.auditRows().map(\.event)
-        #expect(rows.count == 10 && rows.filter { $0.hasPrefix("upserted ") }.count == 7, "\(rows)")
+        #expect(rows.count == 16 && rows.filter { $0.hasPrefix("upserted ") }.count == 13, "\(rows)")
         #expect(rows.suffix(3) == ["updated", "added d", "deleted d"], "\(rows)")
     }
 }

@@ -155,3 +155,8 @@ extension PasswordDirectoryProvider {
         }
     }
 }
+
+extension GatewayError.Code {
+    /// 409: another user of the app has the address (an address belongs to one user).
+    public static let emailTaken = GatewayError.Code(rawValue: "email_taken")
+}
