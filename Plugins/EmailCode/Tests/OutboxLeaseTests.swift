@@ -39,8 +39,9 @@ import Testing
             let second = try #require(try await outbox.claim(channel: "lease-test", limit: 10, lease: .seconds(60)).first)
             #expect(second.attempt == 2)
             let event = AuditEvent(appID: app.appID, event: "email_code.delivered", outcome: .success, requestID: "r-1")
-            #expect(try await outbox.finish(try #require(first.first), .delivered(reply: "250 late"), recording: event) == false)
-            #expect(try await outbox.finish(second, .delivered(reply: "250 ok"), recording: event))
+            // The late finish of the first lease and the second's, in one batch: only the second lands.
+            let late = OutboxAttemptEnd(try #require(first.first), .delivered(reply: "250 late"), row: event)
+            #expect(try await outbox.finish([late, OutboxAttemptEnd(second, .delivered(reply: "250 ok"), row: event)]) == [false, true])
             let rows = try await gateway.client.query(
                 "SELECT state, last_reply, payload IS NULL FROM outbox", logger: TestDatabase.logger)
             var states: [(String, String, Bool)] = []

@@ -71,7 +71,13 @@ public struct MemoryOutbox: OutboxStore {
         }, recording: { $0 > 0 ? event : nil })
     }
 
-    public func finish(_ message: ClaimedMessage, _ finish: OutboxFinish, recording event: AuditEvent) async throws -> Bool {
+    public func finish(_ ends: [OutboxAttemptEnd]) async throws -> [Bool] {
+        var finished: [Bool] = []
+        for end in ends { finished.append(try finish(end.message, end.finish, recording: end.row)) }
+        return finished
+    }
+
+    private func finish(_ message: ClaimedMessage, _ finish: OutboxFinish, recording event: AuditEvent) throws -> Bool {
         try table.change({ rows in
             guard
                 let index = rows.rows.firstIndex(where: {

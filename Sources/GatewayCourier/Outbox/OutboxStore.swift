@@ -12,12 +12,26 @@ public protocol OutboxStore: Sendable {
     /// leased to one worker at a time across replicas.
     func claim(channel: String, limit: Int, lease: Duration) async throws -> [ClaimedMessage]
 
-    /// Finishes `message`'s attempt, with `event` in the same transaction;
-    /// `false` (and no row) when the lease ran out and another worker took it.
-    func finish(_ message: ClaimedMessage, _ finish: OutboxFinish, recording event: AuditEvent) async throws -> Bool
+    /// Finishes attempts (a worker's batch), each with its audit row, in
+    /// one transaction; for each, `false` (and no row) when its lease ran
+    /// out and another worker took the message.
+    func finish(_ ends: [OutboxAttemptEnd]) async throws -> [Bool]
 
     /// Gives up every message still queued for `userID` (they were deleted
     /// or disabled), payloads dropped, with `event` once when any was; how many.
     /// A message already leased may still go out: its delivery has begun.
     func cancel(for userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Int
+}
+
+/// How one attempt at a message ended, and the audit row that says so.
+public struct OutboxAttemptEnd: Sendable {
+    public let message: ClaimedMessage
+    public let finish: OutboxFinish
+    public let row: AuditEvent
+
+    public init(_ message: ClaimedMessage, _ finish: OutboxFinish, row: AuditEvent) {
+        self.message = message
+        self.finish = finish
+        self.row = row
+    }
 }

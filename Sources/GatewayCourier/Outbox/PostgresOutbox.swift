@@ -54,32 +54,48 @@ public struct PostgresOutbox: OutboxStore {
         return claimed
     }
 
-    public func finish(_ message: ClaimedMessage, _ finish: OutboxFinish, recording event: AuditEvent) async throws -> Bool {
-        let (appID, id, attempt, logger) = (message.appID.uuid, message.id, message.attempt, logger)
-        return try await AuditedTransaction(client: client, logger: logger).run(recording: event, when: { $0 }) { connection in
-            let rows: [PostgresRow]
-            switch finish {
-            case .delivered(let reply), .failed(let reply):
-                let state = finish == .delivered(reply: reply) ? "delivered" : "failed"
-                rows = try await connection.tracedQuery(
-                    """
-                    UPDATE outbox SET state = \(state), payload = NULL, leased_until = NULL, finished_at = now(),
-                        last_reply = \(Self.cut(reply))
-                    WHERE app_id = \(appID) AND message_id = \(id) AND attempts = \(attempt) AND state = 'queued'
-                    RETURNING 1
-                    """, logger: logger)
-            case .retry(let pause, let reply):
-                let seconds = Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18
-                rows = try await connection.tracedQuery(
-                    """
-                    UPDATE outbox SET leased_until = NULL, next_attempt_at = now() + make_interval(secs => \(seconds)),
-                        last_reply = \(Self.cut(reply))
-                    WHERE app_id = \(appID) AND message_id = \(id) AND attempts = \(attempt) AND state = 'queued'
-                    RETURNING 1
-                    """, logger: logger)
+    /// One transaction, one commit, for the whole batch: a commit each was
+    /// most of a delivery's database cost.
+    public func finish(_ ends: [OutboxAttemptEnd]) async throws -> [Bool] {
+        guard !ends.isEmpty else { return [] }
+        let (logger, auditLog) = (logger, PostgresAuditLog(client: client, logger: logger))
+        return try await client.transaction(logger: logger) { connection in
+            var finished: [Bool] = []
+            for end in ends {
+                let done = try await Self.finish(end.message, end.finish, on: connection, logger: logger)
+                if done { try await auditLog.record(end.row, on: connection) }
+                finished.append(done)
             }
-            return !rows.isEmpty
+            return finished
         }
+    }
+
+    private static func finish(
+        _ message: ClaimedMessage, _ finish: OutboxFinish, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Bool {
+        let (appID, id, attempt) = (message.appID.uuid, message.id, message.attempt)
+        let rows: [PostgresRow]
+        switch finish {
+        case .delivered(let reply), .failed(let reply):
+            let state = finish == .delivered(reply: reply) ? "delivered" : "failed"
+            rows = try await connection.tracedQuery(
+                """
+                UPDATE outbox SET state = \(state), payload = NULL, leased_until = NULL, finished_at = now(),
+                    last_reply = \(Self.cut(reply))
+                WHERE app_id = \(appID) AND message_id = \(id) AND attempts = \(attempt) AND state = 'queued'
+                RETURNING 1
+                """, logger: logger)
+        case .retry(let pause, let reply):
+            let seconds = Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18
+            rows = try await connection.tracedQuery(
+                """
+                UPDATE outbox SET leased_until = NULL, next_attempt_at = now() + make_interval(secs => \(seconds)),
+                    last_reply = \(Self.cut(reply))
+                WHERE app_id = \(appID) AND message_id = \(id) AND attempts = \(attempt) AND state = 'queued'
+                RETURNING 1
+                """, logger: logger)
+        }
+        return !rows.isEmpty
     }
 
     public func cancel(for userID: String, in appID: AppID, recording event: AuditEvent) async throws -> Int {
