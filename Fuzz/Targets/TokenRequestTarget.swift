@@ -35,6 +35,15 @@ enum TokenRequestTarget {
             try invariant(error.kind == .invalidRequest && error.code == .invalidRequest, "decoding threw \(error)")
             return
         }
+        if let mismatch = fields.typeMismatch {
+            // A member of the wrong type is kept for validation to refuse, once the app it names is known (so the
+            // denial's row lands in that app's trail); the writers below have no way to write it.
+            switch Result(catching: { () throws(GatewayError) in try fields.validated() }) {
+            case .success: try invariant(false, "\(mismatch) validated")
+            case .failure(let error): try invariant(error.code == .invalidRequest, "\(mismatch): validation threw \(error)")
+            }
+            return
+        }
         try invariant(fields == (try? TokenRequestFields(body: json(fields), contentType: "application/json")),
             "JSON round trip of \(fields)")
         // A form has no way to send an empty credentials object: it reads as none.
