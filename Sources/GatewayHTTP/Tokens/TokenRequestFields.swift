@@ -94,8 +94,13 @@ public struct TokenRequestFields: Equatable {
             let name = try FormDecoding.decode(parts[0])
             let value = try FormDecoding.decode(parts.count > 1 ? parts[1] : [])
             let isNew: Bool
-            if name.hasPrefix("credentials["), name.hasSuffix("]") {
-                isNew = credentialFields.updateValue(value, forKey: String(name.dropFirst("credentials[".count).dropLast())) == nil
+            // By bytes, not characters: a name whose first letter is a combining mark makes one character of it
+            // and the bracket, and was read as no credential at all (the token-request fuzz target found it).
+            let bytes = Array(name.utf8)
+            let prefix = Array("credentials[".utf8)
+            if bytes.count > prefix.count, bytes.starts(with: prefix), bytes.last == UInt8(ascii: "]") {
+                let key = String(decoding: bytes[prefix.count..<(bytes.count - 1)], as: UTF8.self)
+                isNew = credentialFields.updateValue(value, forKey: key) == nil
             } else {
                 isNew = fields.updateValue(value, forKey: name) == nil
             }
