@@ -94,4 +94,9 @@ extension Duration {
     public var nanoseconds: Int64 {
         components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
+
+    /// The whole duration in seconds, for SQL's `make_interval(secs => ...)`.
+    public var inSeconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
 }

@@ -29,7 +29,7 @@ public struct PostgresOutbox: OutboxStore {
     /// same commit, so that neither lock nor connection is held while the
     /// message travels.
     public func claim(channel: String, limit: Int, lease: Duration) async throws -> [ClaimedMessage] {
-        let leaseSeconds = Double(lease.components.seconds) + Double(lease.components.attoseconds) / 1e18
+        let leaseSeconds = lease.inSeconds
         let rows = try await client.committedQuery(
             """
             UPDATE outbox o SET leased_until = now() + make_interval(secs => \(leaseSeconds)), attempts = o.attempts + 1
@@ -86,7 +86,7 @@ public struct PostgresOutbox: OutboxStore {
                 RETURNING 1
                 """, logger: logger)
         case .retry(let pause, let reply):
-            let seconds = Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18
+            let seconds = pause.inSeconds
             rows = try await connection.tracedQuery(
                 """
                 UPDATE outbox SET leased_until = NULL, next_attempt_at = now() + make_interval(secs => \(seconds)),

@@ -27,7 +27,7 @@ public struct ConsoleSessionRepository: ConsoleSessionStore {
         let rows = try await client.tracedQuery(
             """
             UPDATE console_sessions
-            SET expires_at = least(now() + \(Self.seconds(idle)) * interval '1 second', ends_at)
+            SET expires_at = least(now() + \(idle.inSeconds) * interval '1 second', ends_at)
             WHERE session_hash = \(ByteBuffer(bytes: digest)) AND expires_at > now()
             RETURNING sealed_token
             """, logger: logger)
@@ -39,9 +39,5 @@ public struct ConsoleSessionRepository: ConsoleSessionStore {
         // Committed before the operator is told they signed out.
         try await client.committedQuery(
             "DELETE FROM console_sessions WHERE session_hash = \(ByteBuffer(bytes: digest))", logger: logger)
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -29,10 +29,10 @@ public struct PostgresUserChanges: UserChangeJournal {
     public func claimUnfinished(olderThan age: Duration, limit: Int, lease: Duration) async throws -> [UserChange] {
         let rows = try await client.committedQuery(
             """
-            UPDATE user_changes SET leased_until = now() + make_interval(secs => \(Self.seconds(lease)))
+            UPDATE user_changes SET leased_until = now() + make_interval(secs => \(lease.inSeconds))
             WHERE change_id IN (
                 SELECT change_id FROM user_changes
-                WHERE recorded_at <= now() - make_interval(secs => \(Self.seconds(age)))
+                WHERE recorded_at <= now() - make_interval(secs => \(age.inSeconds))
                   AND (leased_until IS NULL OR leased_until <= now())
                 ORDER BY recorded_at LIMIT \(Int32(limit)) FOR UPDATE SKIP LOCKED)
             RETURNING change_id, app_id, user_id, kind, request_id, actor, keeping_session
@@ -61,9 +61,5 @@ public struct PostgresUserChanges: UserChangeJournal {
                 ON CONFLICT (change_id) DO NOTHING
                 """, logger: logger)
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
