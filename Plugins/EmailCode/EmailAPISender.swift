@@ -15,7 +15,9 @@ import NIOCore
 ///
 /// What an answer comes to: 2xx delivered; 408, 429, 5xx or no answer
 /// worth another attempt; any other status (a rejected message, a wrong
-/// key or signature) given up, its reply kept for the audit row.
+/// key or signature) given up, its reply kept for the audit row: the
+/// status, and for SES AWS's error type and message, never a body that
+/// could echo the message.
 struct EmailAPISender: Sendable {
     static let maximumAnswerBytes = 64 * 1024
     static let sesPath = "/v2/email/outbound-emails"
@@ -35,7 +37,7 @@ struct EmailAPISender: Sendable {
         let signature = AWSSignatureV4(
             accessKeyID: settings.accessKeyID, secretAccessKey: settings.secretAccessKey, region: settings.region, service: "ses")
         let headers = signature.headers(method: "POST", url: url, contentType: "application/json", body: body, now: now)
-        return await post(body, headers: headers, to: url, for: appID, timeout: settings.timeout) { answer in
+        return await post(body, headers: headers, to: url, for: appID, timeout: settings.timeout, refused: Self.reply) { answer in
             (try? JSONDecoder().decode(SESAnswer.self, from: Data(answer.body.readableBytesView))).map { "SES message \($0.MessageId)" }
                 ?? "SES \(answer.status)"
         }
@@ -52,12 +54,15 @@ struct EmailAPISender: Sendable {
             to: payload.recipient, text: payload.text, mime: Data(payload.message).base64EncodedString())
         let body = Array((try? JSONEncoder().encode(message)) ?? Data())
         let headers = WebhookSignature.headers(for: body, secret: secret, now: now)
-        return await post(body, headers: headers, to: url, for: appID, timeout: timeout) { "HTTP \($0.status)" }
+        // The status alone, as for SMS webhooks: an endpoint that echoes what it got would put the code in the trail.
+        return await post(body, headers: headers, to: url, for: appID, timeout: timeout, refused: { "HTTP \($0.status)" }) {
+            "HTTP \($0.status)"
+        }
     }
 
     private func post(
         _ body: [UInt8], headers: [(name: String, value: String)], to url: URL, for appID: AppID, timeout: Duration,
-        delivered: (OutboundResponse) -> String
+        refused: (OutboundResponse) -> String, delivered: (OutboundResponse) -> String
     ) async -> DeliveryResult {
         let answer: OutboundResponse
         do {
@@ -72,21 +77,22 @@ struct EmailAPISender: Sendable {
             }
         }
         if (200..<300).contains(answer.status) { return .delivered(reply: delivered(answer)) }
-        let reply = Self.reply(answer)
+        let reply = refused(answer)
         return answer.status == 408 || answer.status == 429 || answer.status >= 500
             ? .transient(reply: reply) : .permanent(reply: reply)
     }
 
-    /// The status and what the answer says of its error, in one short line:
-    /// AWS's error type (the `x-amzn-ErrorType` header, or the `<Code>` of
-    /// an XML error) and message; any other body's first 200 bytes.
+    /// The status and what AWS says of its error, in one short line: its
+    /// error type (the `x-amzn-ErrorType` header, or the `<Code>` of an XML
+    /// error) and message; never the rest of the body, which might echo
+    /// what was sent (the code).
     static func reply(_ answer: OutboundResponse) -> String {
         let body = String(decoding: answer.body.readableBytesView.prefix(4096), as: UTF8.self)
         let type = answer.headers["x-amzn-errortype"].map { String($0.prefix { $0 != ":" }) } ?? Self.element("Code", in: body)
         let kind = type.map { " " + $0 } ?? ""
         let said =
             (try? JSONDecoder().decode(ErrorAnswer.self, from: Data(answer.body.readableBytesView))).flatMap { $0.message ?? $0.Message }
-            ?? Self.element("Message", in: body) ?? String(body.prefix(200))
+            ?? Self.element("Message", in: body) ?? "no message"
         let line = "HTTP \(answer.status)\(kind): \(said)".map { $0.isNewline || $0.asciiValue.map { $0 < 32 } == true ? " " : $0 }
         return String(String(line).prefix(300))
     }
