@@ -21,6 +21,7 @@ enum Products {
     static let nioPosix: Target.Dependency = .product(name: "NIOPosix", package: "swift-nio")
     static let postgresNIO: Target.Dependency = .product(name: "PostgresNIO", package: "postgres-nio")
     static let cryptoExtras: Target.Dependency = .product(name: "_CryptoExtras", package: "swift-crypto")
+    static let gatewayClient: Target.Dependency = .product(name: "IdentityGatewayClient", package: "IdentityGatewayClient")
     static let tracing: Target.Dependency = .product(name: "Tracing", package: "swift-distributed-tracing")
 }
 
@@ -142,6 +143,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // The apps' client library: a package of its own, so an app resolves nothing of the server.
+        .package(path: "Clients/IdentityGatewayClient"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -543,6 +546,25 @@ let package = Package(
         .testTarget(
             name: "GatewayApplicationTests",
             dependencies: ["GatewayApplication", "GatewayCore"],
+            swiftSettings: upcomingFeatures
+        ),
+        // The client library's command-line example: sign in, then answer three challenges.
+        .executableTarget(
+            name: "gateway-client-example",
+            dependencies: [Products.gatewayClient],
+            path: "Examples/gateway-client-example",
+            swiftSettings: upcomingFeatures
+        ),
+        // The client library's parts that need no gateway: its stores and how it reads answers.
+        .testTarget(
+            name: "IdentityGatewayClientTests",
+            dependencies: [Products.gatewayClient],
+            swiftSettings: upcomingFeatures
+        ),
+        // The client library against the gateway binary over PostgreSQL, through a network with faults on demand.
+        .testTarget(
+            name: "IdentityGatewayClientIntegrationTests",
+            dependencies: [Products.gatewayClient, "GatewayCore", "GatewayTestSupport", Products.postgresNIO],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

@@ -1,0 +1,105 @@
+public import Foundation
+
+/// A token the gateway minted for one nonce.
+public struct IdentityToken: Hashable, Sendable {
+    /// The compact JWS to hand to the SDK (`LYRClient.authenticate(withIdentityToken:)`, ...).
+    public let token: String
+    /// The profile it is of (`layer` unless the gateway named another).
+    public let profile: TokenProfile
+    /// The nonce it answers.
+    public let nonce: String
+}
+
+/// What a sign-in's first step answered.
+public enum SignInResult: Sendable {
+    /// The user is signed in; where the app keeps sessions, the session is stored.
+    case signedIn(IdentityToken)
+    /// The credential was right and the app asks for a second factor:
+    /// complete with ``GatewayClient/completeSignIn(_:with:)``.
+    case secondFactorRequired(SecondFactorChallenge)
+}
+
+/// A sign-in waiting for its second step, from the gateway's 403
+/// `mfa_required` (or `mfa_enrollment_required`).
+public struct SecondFactorChallenge: Hashable, Sendable {
+    /// The single-use ticket the second step sends (`mt1.`...).
+    public let ticket: String
+    /// How long the ticket lives from when it was answered.
+    public let expiresIn: Duration
+    /// What completes it: `totp`, `recovery_code`.
+    public let methods: [String]
+    /// True when the user has no factor yet and the app requires one: enrol
+    /// with ``GatewayClient/enrollTOTP(for:)``, then complete with the
+    /// new factor's first code.
+    public let needsEnrollment: Bool
+    /// The sign-in's nonce and user, which the second step must repeat.
+    public let nonce: String
+    public let userID: String?
+    let tokenProfile: TokenProfile?
+}
+
+/// A second factor's answer.
+public enum SecondFactorProof: Hashable, Sendable {
+    /// The six digits an authenticator app shows.
+    case totp(String)
+    /// One of the user's recovery codes (`xxxxx-xxxxx`).
+    case recoveryCode(String)
+
+    var fields: (type: String, code: String) {
+        switch self {
+        case .totp(let code): ("totp", code)
+        case .recoveryCode(let code): ("recovery_code", code)
+        }
+    }
+}
+
+/// A new TOTP factor, shown once: put ``otpauthURI`` in a QR code, keep the
+/// recovery codes, and confirm with the first code.
+public struct TOTPEnrollment: Hashable, Sendable {
+    public let secret: String
+    public let otpauthURI: String
+    public let recoveryCodes: [String]
+}
+
+/// A code's 202: how long it lives and when another may be asked for.
+public struct CodeSent: Hashable, Sendable {
+    public let expiresIn: Duration
+    public let resendAfter: Duration
+}
+
+/// The session the client holds, as the app may show it.
+public struct SessionSummary: Hashable, Sendable {
+    public let sessionID: String
+    /// The user the app named at sign-in, or the one the token names.
+    public let userID: String?
+    public let refreshTokenExpiresAt: Date
+}
+
+/// A passkey sign-in's options (WebAuthn's request options): what
+/// `ASAuthorizationPlatformPublicKeyCredentialProvider` or Credential
+/// Manager needs to ask the authenticator for an assertion.
+public struct PasskeyRequestOptions: Hashable, Sendable {
+    /// The challenge's bytes (the gateway sends them base64url).
+    public let challenge: Data
+    public let relyingPartyID: String
+    public let timeout: Duration
+    /// `required` or `preferred`.
+    public let userVerification: String
+}
+
+/// An authenticator's assertion, as the passkey credential sends it.
+public struct PasskeyAssertion: Hashable, Sendable {
+    public var credentialID: Data
+    public var clientDataJSON: Data
+    public var authenticatorData: Data
+    public var signature: Data
+    public var userHandle: Data?
+
+    public init(credentialID: Data, clientDataJSON: Data, authenticatorData: Data, signature: Data, userHandle: Data?) {
+        self.credentialID = credentialID
+        self.clientDataJSON = clientDataJSON
+        self.authenticatorData = authenticatorData
+        self.signature = signature
+        self.userHandle = userHandle
+    }
+}
