@@ -57,7 +57,7 @@ let credentialPlugins: [(name: String, parts: Set<PluginPart>, uses: [Target.Dep
     // Email codes: the courier's codes and outbox, the SMTP client (GatewayOutbound); its tests install the
     // password plugin, whose users' emails the codes sign in.
     ("EmailCode", [.migrations, .tests], ["GatewayCourier", "GatewayOutbound", Products.crypto, Products.httpTypes], ["GatewayCourier", "GatewayOutbound", "PasswordPlugin", Products.crypto]),
-    ("Passkey", [.console, .migrations, .tests], [Products.crypto, Products.cryptoExtras], [Products.crypto, "PasswordPlugin", "PhoneCodePlugin"]),
+    ("Passkey", [.console, .migrations, .tests], [Products.crypto, Products.cryptoExtras], [Products.crypto, "PasswordPlugin", "PhoneCodePlugin", "PasskeyTestSupport"]),
 ]
 
 /// What every plugin builds on: the seam and the libraries its types speak. Calling out
@@ -413,6 +413,13 @@ let package = Package(
             path: "Tests/GatewayHTTPTestSupport",
             swiftSettings: upcomingFeatures
         ),
+        // A passkey provider in software, the client of the passkey plugin's tests and the client library's.
+        .target(
+            name: "PasskeyTestSupport",
+            dependencies: ["GatewayCore", "PasskeyPlugin", Products.crypto],
+            path: "Tests/PasskeyTestSupport",
+            swiftSettings: upcomingFeatures
+        ),
         // The reference argon2 implementation, as an independent oracle for the
         // Argon2 wrapper's tests only: nothing shipped links it.
         .systemLibrary(
@@ -564,7 +571,7 @@ let package = Package(
         // The client library against the gateway binary over PostgreSQL, through a network with faults on demand.
         .testTarget(
             name: "IdentityGatewayClientIntegrationTests",
-            dependencies: [Products.gatewayClient, "GatewayCore", "GatewayTestSupport", Products.postgresNIO],
+            dependencies: [Products.gatewayClient, "GatewayCore", "GatewayTestSupport", "PasskeyTestSupport", Products.postgresNIO],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

@@ -12,7 +12,9 @@ import Testing
     /// What a test file writes when it starts a program or reads a tool's path from the suite's environment.
     static let processMarks = ["GatewayProcess.", "Process()", "SpawnedChild", "SuiteEnvironment.value("]
     /// What a test file writes when it needs PostgreSQL.
-    static let databaseMarks = ["TestDatabase", "TestGateway.with", "withTwoInstances", "withConsoleGateway", "PostgresClient"]
+    static let databaseMarks = [
+        "TestDatabase", "TestGateway.with", "withTwoInstances", "withConsoleGateway", "ClientGateway.with", "PostgresClient",
+    ]
 
     /// A unit target's files that reach out, by target: `"Target/File.swift: mark"`.
     static func reachingOut(in targets: [String: [String: String]]) -> [String] {

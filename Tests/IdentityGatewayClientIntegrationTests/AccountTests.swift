@@ -8,7 +8,7 @@ import Testing
 /// sign up, verify, recover, delete the account; enrol TOTP and complete a
 /// sign-in that asks for it. The codes come from a real SMTP server's mailbox.
 @Suite struct AccountTests {
-    @Test func signUpVerifySignInRecoverAndDeleteTheAccount() async throws {
+    @Test func signUpVerifySignInByCodeRecoverAndDeleteTheAccount() async throws {
         try await SMTPSink.with { sink in
             let app: [String: any Sendable] = [
                 "credential_types": ["password", "email_code"],
@@ -38,6 +38,15 @@ import Testing
                 else { throw Failure(description: "a second factor was asked for") }
                 #expect(try await client.session()?.userID == userID)
 
+                // An email code signs the same user in; the session learns who from the token.
+                _ = try await client.requestEmailCode(to: email)
+                let emailCode = try await code(in: sink, number: 2)
+                try await client.signOut()
+                guard case .signedIn(let token) = try await client.signIn(userID: nil, credential: .emailCode(email: email, code: emailCode), nonce: "by-code")
+                else { throw Failure(description: "a second factor was asked for") }
+                #expect(try claims(of: token)["prn"] as? String == userID)
+                #expect(try await client.session()?.userID == userID)
+
                 await #expect(throws: IdentityGatewayError.invalidCredentials) {
                     try await client.changePassword(current: "wrong horse", new: "a new long password")
                 }
@@ -46,7 +55,7 @@ import Testing
 
                 _ = try await client.requestPasswordReset(for: email)
                 let ended = try await client.confirmPasswordReset(
-                    email: email, code: try await code(in: sink, number: 2), newPassword: "a new long password")
+                    email: email, code: try await code(in: sink, number: 3), newPassword: "a new long password")
                 #expect(ended == 1)
                 await #expect(throws: IdentityGatewayError.signedOut) { try await client.identityToken(forNonce: "n2") }
                 #expect(await store.load() == nil)

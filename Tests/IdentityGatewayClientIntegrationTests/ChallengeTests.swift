@@ -38,6 +38,26 @@ import Testing
         }
     }
 
+    /// Another SDK's token is the same call with its profile, and the
+    /// session refreshes into whichever profile each call asks for.
+    @Test func aChallengeIsAnsweredInTheProfileItAsksFor() async throws {
+        let profiles: [any Sendable] = [
+            ["type": "layer"] as [String: any Sendable],
+            ["type": "stream", "api_key": "client-tests", "api_secret": "a-stream-api-secret-of-32-bytes!"] as [String: any Sendable],
+        ]
+        try await ClientGateway.with(["token_profiles": profiles]) { gateway in
+            let client = gateway.client()
+            let signedIn = try await gateway.signIn(client)
+            #expect(signedIn.profile == .layer)
+            let stream = try await client.identityToken(forNonce: "for-stream", profile: .stream)
+            #expect(stream.profile == .stream)
+            #expect(try claims(of: stream)["user_id"] as? String == "alice")
+            let layer = try await client.identityToken(forNonce: "for-layer")
+            #expect(layer.profile == .layer)
+            #expect(try claims(of: layer)["prn"] as? String == "alice")
+        }
+    }
+
     /// Auth0.swift #490: an answer lost after the gateway rotated the
     /// session. The client sends the same token again; the gateway answers
     /// the same successor, and nothing counts as reuse.

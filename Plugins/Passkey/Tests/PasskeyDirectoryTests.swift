@@ -8,6 +8,7 @@ import HummingbirdTesting
 import PasskeyPlugin
 import PasswordPlugin
 import StaticUsersPlugin
+import PasskeyTestSupport
 import Testing
 
 /// Passkeys of an app whose users the password plugin keeps: a user it

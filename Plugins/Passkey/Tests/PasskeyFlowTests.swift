@@ -8,6 +8,7 @@ import HummingbirdTesting
 import PasskeyPlugin
 import PasswordPlugin
 import StaticUsersPlugin
+import PasskeyTestSupport
 import Testing
 
 /// Passkeys end to end against PostgreSQL: registered with the user's

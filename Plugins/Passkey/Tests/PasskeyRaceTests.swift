@@ -4,6 +4,7 @@ import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
 import PasskeyPlugin
+import PasskeyTestSupport
 import Testing
 
 /// Single use on every replica at once: a passkey response sent many times

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import HTTPTypes
 import GatewayRuntime
 import GatewayTestSupport
+import PasskeyTestSupport
 import Testing
 
 /// Issue 76.1: a passkey added with a session is bound at that session's

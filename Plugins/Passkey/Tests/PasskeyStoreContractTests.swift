@@ -2,6 +2,7 @@ import Foundation
 import GatewayCore
 import GatewayHTTPTestSupport
 @testable import PasskeyPlugin
+import PasskeyTestSupport
 import Testing
 
 /// The passkey tables in PostgreSQL and in memory agree: a challenge is

@@ -9,6 +9,7 @@ import HummingbirdTesting
 import NIOCore
 import PasskeyPlugin
 import StaticUsersPlugin
+import PasskeyTestSupport
 import Testing
 
 let passkeyPlugins = PluginRegistry([StaticUsersPlugin(), PasskeyPlugin()])

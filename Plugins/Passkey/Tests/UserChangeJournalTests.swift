@@ -8,6 +8,7 @@ import GatewayTestSupport
 import HTTPTypes
 import HummingbirdTesting
 import PostgresNIO
+import PasskeyTestSupport
 import Testing
 
 @testable import PasskeyPlugin

@@ -13,6 +13,7 @@ import PasswordPlugin
 import PhoneCodePlugin
 import PostgresNIO
 import StaticUsersPlugin
+import PasskeyTestSupport
 import Testing
 
 /// Issue 76, "one lifecycle for a user": every route that changes a user

@@ -32,8 +32,9 @@ public struct SecondFactorChallenge: Hashable, Sendable {
     /// with ``GatewayClient/enrollTOTP(for:)``, then complete with the
     /// new factor's first code.
     public let needsEnrollment: Bool
-    /// The sign-in's nonce and user, which the second step must repeat.
+    /// The sign-in's nonce, which the second step answers too.
     public let nonce: String
+    /// The user the sign-in named, if it named one.
     public let userID: String?
     let tokenProfile: TokenProfile?
 }
@@ -56,22 +57,29 @@ public enum SecondFactorProof: Hashable, Sendable {
 /// A new TOTP factor, shown once: put ``otpauthURI`` in a QR code, keep the
 /// recovery codes, and confirm with the first code.
 public struct TOTPEnrollment: Hashable, Sendable {
+    /// The secret in base32, for typing into an authenticator app.
     public let secret: String
+    /// `otpauth://totp/...`, for a QR code.
     public let otpauthURI: String
+    /// Ten single-use codes for when the authenticator is lost.
     public let recoveryCodes: [String]
 }
 
 /// A code's 202: how long it lives and when another may be asked for.
 public struct CodeSent: Hashable, Sendable {
+    /// How long the code lives.
     public let expiresIn: Duration
+    /// How long before another code may be asked for (zero where the route keeps no delay).
     public let resendAfter: Duration
 }
 
 /// The session the client holds, as the app may show it.
 public struct SessionSummary: Hashable, Sendable {
+    /// The session's id, as the app's admins see it listed.
     public let sessionID: String
     /// The user the app named at sign-in, or the one the token names.
     public let userID: String?
+    /// When the refresh token stops working unless used (each refresh moves it on).
     public let refreshTokenExpiresAt: Date
 }
 
@@ -81,7 +89,9 @@ public struct SessionSummary: Hashable, Sendable {
 public struct PasskeyRequestOptions: Hashable, Sendable {
     /// The challenge's bytes (the gateway sends them base64url).
     public let challenge: Data
+    /// The relying party (the app's domain) the passkey belongs to.
     public let relyingPartyID: String
+    /// How long the authenticator may take.
     public let timeout: Duration
     /// `required` or `preferred`.
     public let userVerification: String
@@ -89,12 +99,18 @@ public struct PasskeyRequestOptions: Hashable, Sendable {
 
 /// An authenticator's assertion, as the passkey credential sends it.
 public struct PasskeyAssertion: Hashable, Sendable {
+    /// The credential's id (`rawId`).
     public var credentialID: Data
+    /// The client data the authenticator signed over, as serialised.
     public var clientDataJSON: Data
+    /// The authenticator's data: the relying party's hash, flags, counter.
     public var authenticatorData: Data
+    /// The signature over the authenticator data and the client data's hash.
     public var signature: Data
+    /// The user handle the registration gave (discoverable passkeys return it).
     public var userHandle: Data?
 
+    /// An assertion from its parts, as the platform's API answers them.
     public init(credentialID: Data, clientDataJSON: Data, authenticatorData: Data, signature: Data, userHandle: Data?) {
         self.credentialID = credentialID
         self.clientDataJSON = clientDataJSON

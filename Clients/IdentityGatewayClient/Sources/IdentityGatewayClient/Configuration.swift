@@ -22,6 +22,7 @@ public struct GatewayClientConfiguration: Sendable {
     /// so keep this below it; past it, a retry would count as reuse.
     public var refreshRetryWindow: Duration
 
+    /// A configuration with the defaults: a 15 s request timeout and an 8 s refresh retry window.
     public init(
         gatewayURL: URL, appID: String, deviceLabel: String? = nil, tokenProfile: TokenProfile? = nil,
         requestTimeout: Duration = .seconds(15), refreshRetryWindow: Duration = .seconds(8)
@@ -38,7 +39,9 @@ public struct GatewayClientConfiguration: Sendable {
 /// Which token the gateway answers: Layer's identity token, or the one
 /// another SDK takes. The app must list the profile (`token_profiles`).
 public struct TokenProfile: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The profile's name, as the app's `token_profiles` lists it.
     public let rawValue: String
+    /// A profile by name, for one this list does not have yet.
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// Layer's identity token (EIT v1).
@@ -52,5 +55,6 @@ public struct TokenProfile: RawRepresentable, Hashable, Sendable, CustomStringCo
     /// A Twilio access token.
     public static let twilio = TokenProfile(rawValue: "twilio")
 
+    /// The profile's name.
     public var description: String { rawValue }
 }

@@ -12,6 +12,7 @@ import Foundation
 /// for an earlier epoch is discarded (its caller gets
 /// ``IdentityGatewayError/signedOut``), never stored over the new session.
 public actor GatewayClient {
+    /// Where the gateway is and which app this client signs in to.
     public nonisolated let configuration: GatewayClientConfiguration
     let store: any SessionStore
     let api: GatewayAPI

@@ -12,6 +12,7 @@ public protocol HTTPTransport: Sendable {
 
 /// The transport over `URLSession` (FoundationNetworking on Linux).
 public struct URLSessionTransport: HTTPTransport {
+    /// The session requests go through.
     public let session: URLSession
 
     /// An ephemeral session: no cookies, no cache, no credentials on disk.
@@ -19,6 +20,7 @@ public struct URLSessionTransport: HTTPTransport {
         self.session = session
     }
 
+    /// Sends `request` and returns its answer; throws `URLError` when none came.
     public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }

@@ -13,8 +13,11 @@ import Security
 /// refresh works; never synchronised to other devices (a refresh token
 /// spent on one device would be reuse on the other).
 public actor KeychainSessionStore: SessionStore {
+    /// The item's service (`kSecAttrService`).
     public let service: String
+    /// The app whose session the item holds (its account, `kSecAttrAccount`).
     public let appID: String
+    /// The keychain access group an app and its extensions share, if any.
     public let accessGroup: String?
     private let refreshLock: ProcessLock?
 
@@ -85,7 +88,9 @@ public actor KeychainSessionStore: SessionStore {
 
     /// A keychain call that failed, with its `OSStatus`.
     public struct KeychainFailure: Error, CustomStringConvertible {
+        /// The keychain's status code.
         public let status: OSStatus
+        /// The status and the keychain's message for it.
         public var description: String {
             let message = SecCopyErrorMessageString(status, nil) as String? ?? "unknown"
             return "keychain error \(status): \(message)"

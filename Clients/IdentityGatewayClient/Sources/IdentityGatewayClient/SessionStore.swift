@@ -4,14 +4,18 @@ public import Foundation
 /// is a secret: a store keeps it where only this app (and the extensions
 /// it shares it with) can read it.
 public struct StoredSession: Codable, Hashable, Sendable {
+    /// The app the session is of.
     public var appID: String
+    /// The session's id.
     public var sessionID: String
     /// The user the app named at sign-in, or the one the token names.
     public var userID: String?
     /// The live refresh token (`rt1.`...): spent by the next refresh.
     public var refreshToken: String
+    /// When the refresh token stops working unless used.
     public var refreshTokenExpiresAt: Date
 
+    /// A session from its parts (a store reads it back with `Codable`).
     public init(appID: String, sessionID: String, userID: String?, refreshToken: String, refreshTokenExpiresAt: Date) {
         self.appID = appID
         self.sessionID = sessionID
@@ -58,6 +62,7 @@ extension SessionStore {
 public actor MemorySessionStore: SessionStore {
     private var session: StoredSession?
 
+    /// A store holding `session`, or nothing.
     public init(_ session: StoredSession? = nil) {
         self.session = session
     }
@@ -83,9 +88,11 @@ public actor MemorySessionStore: SessionStore {
 /// beside it, so processes sharing the file take turns. For Linux and
 /// command-line tools; on Apple platforms use ``KeychainSessionStore``.
 public actor FileSessionStore: SessionStore {
+    /// The session's file.
     public let url: URL
     private let refreshLock: ProcessLock
 
+    /// A store in the file `url` (created with its folder on the first save).
     public init(url: URL) {
         self.url = url
         self.refreshLock = ProcessLock(url: url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).refresh"))

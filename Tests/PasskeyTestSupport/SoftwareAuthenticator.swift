@@ -1,48 +1,49 @@
 import Crypto
 import Foundation
 import GatewayCore
-import PasskeyPlugin
+public import PasskeyPlugin
 
 /// A passkey provider in software, as the tests' client: it makes
 /// registrations and assertions the way WebAuthn Level 3 says platforms
 /// do, and each part can be bent for an attack (``Flags``, the client
 /// data's members, the counter, the attestation statement).
-struct SoftwareAuthenticator: Sendable {
-    enum Algorithm: Sendable { case es256, edDSA }
+public struct SoftwareAuthenticator: Sendable {
+    public enum Algorithm: Sendable { case es256, edDSA }
 
-    struct Flags: OptionSet, Sendable {
-        let rawValue: UInt8
-        static let userPresent = Flags(rawValue: 0x01)
-        static let userVerified = Flags(rawValue: 0x04)
-        static let backupEligible = Flags(rawValue: 0x08)
-        static let backedUp = Flags(rawValue: 0x10)
-        static let attested = Flags(rawValue: 0x40)
+    public struct Flags: OptionSet, Sendable {
+        public let rawValue: UInt8
+        public init(rawValue: UInt8) { self.rawValue = rawValue }
+        public static let userPresent = Flags(rawValue: 0x01)
+        public static let userVerified = Flags(rawValue: 0x04)
+        public static let backupEligible = Flags(rawValue: 0x08)
+        public static let backedUp = Flags(rawValue: 0x10)
+        public static let attested = Flags(rawValue: 0x40)
         /// A synced passkey after a verified unlock, as iCloud Keychain and Google Password Manager send.
-        static let synced: Flags = [.userPresent, .userVerified, .backupEligible, .backedUp]
+        public static let synced: Flags = [.userPresent, .userVerified, .backupEligible, .backedUp]
     }
 
     /// What a registration sends (`PublicKeyCredential.toJSON()`, flattened).
-    struct Registration: Sendable {
-        var clientDataJSON: [UInt8]
-        var attestationObject: [UInt8]
-        var credentialID: [UInt8]
+    public struct Registration: Sendable {
+        public var clientDataJSON: [UInt8]
+        public var attestationObject: [UInt8]
+        public var credentialID: [UInt8]
     }
 
     /// What an assertion sends.
-    struct Assertion: Sendable {
-        var clientDataJSON: [UInt8]
-        var authenticatorData: [UInt8]
-        var signature: [UInt8]
-        var userHandle: [UInt8]
-        var credentialID: [UInt8]
+    public struct Assertion: Sendable {
+        public var clientDataJSON: [UInt8]
+        public var authenticatorData: [UInt8]
+        public var signature: [UInt8]
+        public var userHandle: [UInt8]
+        public var credentialID: [UInt8]
     }
 
-    let algorithm: Algorithm
-    let credentialID: [UInt8]
+    public let algorithm: Algorithm
+    public let credentialID: [UInt8]
     private let p256: P256.Signing.PrivateKey
     private let ed25519: Curve25519.Signing.PrivateKey
 
-    init(_ algorithm: Algorithm = .es256, credentialID: [UInt8] = (0..<16).map { _ in .random(in: 0...255) }) {
+    public init(_ algorithm: Algorithm = .es256, credentialID: [UInt8] = (0..<16).map { _ in .random(in: 0...255) }) {
         self.algorithm = algorithm
         self.credentialID = credentialID
         p256 = P256.Signing.PrivateKey()
@@ -50,7 +51,7 @@ struct SoftwareAuthenticator: Sendable {
     }
 
     /// The credential's public key as a COSE key (canonical CBOR).
-    var coseKey: [UInt8] {
+    public var coseKey: [UInt8] {
         switch algorithm {
         case .es256:
             let point = Array(p256.publicKey.x963Representation)
@@ -68,7 +69,7 @@ struct SoftwareAuthenticator: Sendable {
     }
 
     /// Client data as a browser serializes it; `extra` members are appended as given (raw JSON).
-    static func clientData(
+    public static func clientData(
         type: String, challenge: [UInt8], origin: String, crossOrigin: Bool = false, extra: String = ""
     ) -> [UInt8] {
         Array(
@@ -77,7 +78,7 @@ struct SoftwareAuthenticator: Sendable {
     }
 
     /// Authenticator data for `rpID` (the hash of the RP ID, then flags and counter, then the attested credential).
-    func authenticatorData(rpID: String, flags: Flags, signCount: UInt32, attested: Bool) -> [UInt8] {
+    public func authenticatorData(rpID: String, flags: Flags, signCount: UInt32, attested: Bool) -> [UInt8] {
         var data = Array(SHA256.hash(data: Array(rpID.utf8)))
         data.append(flags.union(attested ? .attested : []).rawValue)
         data += withUnsafeBytes(of: signCount.bigEndian) { Array($0) }
@@ -89,7 +90,7 @@ struct SoftwareAuthenticator: Sendable {
         return data
     }
 
-    func sign(_ data: [UInt8]) -> [UInt8] {
+    public func sign(_ data: [UInt8]) -> [UInt8] {
         switch algorithm {
         case .es256: Array(try! p256.signature(for: data).derRepresentation)
         case .edDSA: Array(try! ed25519.signature(for: data))
@@ -97,7 +98,7 @@ struct SoftwareAuthenticator: Sendable {
     }
 
     /// A registration for `challenge` at `origin`, attestation `none` unless `format`/`statement` say otherwise.
-    func register(
+    public func register(
         challenge: [UInt8], rpID: String, origin: String, flags: Flags = .synced, type: String = "webauthn.create",
         format: String = "none", statement: [CBORMapEntry] = [], clientData: [UInt8]? = nil, attested: Bool = true
     ) -> Registration {
@@ -112,7 +113,7 @@ struct SoftwareAuthenticator: Sendable {
     }
 
     /// An assertion for `challenge` at `origin`, signed over authenticator data ‖ SHA-256(client data).
-    func assert(
+    public func assert(
         challenge: [UInt8], rpID: String, origin: String, userHandle: [UInt8], signCount: UInt32 = 0,
         flags: Flags = .synced, type: String = "webauthn.get", crossOrigin: Bool = false, attested: Bool = false
     ) -> Assertion {
