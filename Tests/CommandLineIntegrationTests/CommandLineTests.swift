@@ -2,6 +2,7 @@ import Foundation
 import GatewayCore
 import GatewayPostgres
 import GatewayTestSupport
+import PostgresNIO
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -135,6 +136,48 @@ import FoundationNetworking
             let second = try await GatewayProcess.run(["migrate"], environment: environment)
             #expect(second.status == 0)
             #expect(second.output.contains("schema is current"))
+        }
+    }
+
+    /// `migrate --check` and `serve` against a database behind this binary,
+    /// current, ahead by a newer release's expansion (a rolling upgrade: this
+    /// binary serves it), and ahead by a contraction (it refuses, saying so).
+    @Test func migrateCheckSaysWhetherThisBinaryCanServeTheDatabase() async throws {
+        try await TestDatabase.with(migrations: []) { client, url in
+            let bootstrap = AdminTokenSecret.generate().text
+            let environment = serveEnvironment(url, bootstrap: bootstrap).merging(["GATEWAY_MIGRATE_ON_START": "false"]) { $1 }
+            let behind = try await GatewayProcess.run(["migrate", "--check"], environment: environment)
+            #expect(behind.status == 1, "\(behind.output)")
+            #expect(behind.messages.contains("database schema: behind by"), "\(behind.output)")
+            #expect(behind.messages.contains("would apply: core/0001_initial.sql (expands)"), "\(behind.output)")
+            #expect(behind.messages.contains("this binary can serve it once migrated"), "\(behind.output)")
+            #expect(try await GatewayProcess.run(["migrate"], environment: environment).status == 0)
+            let current = try await GatewayProcess.run(["migrate", "--check"], environment: environment)
+            #expect(current.status == 0, "\(current.output)")
+            #expect(current.messages.contains("database schema: current"), "\(current.output)")
+
+            // A newer release added a table: this binary serves on, and says so.
+            @Sendable func recordANewerRelease(_ name: String, expandsOnly: Bool) async throws {
+                try await client.query(
+                    "INSERT INTO schema_migrations (source, name, checksum, expands_only) VALUES ('core', \(name), 'x', \(expandsOnly))",
+                    logger: TestDatabase.logger)
+            }
+            try await recordANewerRelease("9999_a_newer_table.sql", expandsOnly: true)
+            let ahead = try await GatewayProcess.run(["migrate", "--check"], environment: environment)
+            #expect(ahead.status == 0, "\(ahead.output)")
+            #expect(ahead.messages.contains("applied by a newer release: core/9999_a_newer_table.sql (expands)"), "\(ahead.output)")
+            let server = try await GatewayProcess.start(["serve"], environment: environment)
+            #expect(server.printed.contains("ahead by 1 migration(s) a newer release applied"))
+            #expect(await server.stop() == 0)
+
+            // ...and then dropped a column this release reads: it refuses to start.
+            try await recordANewerRelease("9999_b_dropped_a_column.sql", expandsOnly: false)
+            let tooNew = try await GatewayProcess.run(["migrate", "--check"], environment: environment)
+            #expect(tooNew.status == 2, "\(tooNew.output)")
+            #expect(tooNew.messages.contains("this binary cannot serve it"), "\(tooNew.output)")
+            let refused = try await GatewayProcess.run(["serve"], environment: environment)
+            #expect(refused.status != 0)
+            #expect(refused.messages.contains("too new for this binary: core/9999_b_dropped_a_column.sql"), "\(refused.output)")
         }
     }
 

@@ -1,4 +1,4 @@
-public import GatewayCore
+import GatewayCore
 
 /// The environment of `identity-gateway serve` on a test database: a fresh
 /// master key, any free port, migrations on start, `bootstrap` as the first

@@ -97,6 +97,7 @@ public func buildApplication(
         logger: logger)
     let startup = StartupSteps(
         client: client, plugins: plugins, migrateOnStart: configuration.database.migrateOnStart,
+        migrationLockTimeout: .milliseconds(configuration.database.migrationLockTimeoutMilliseconds),
         isProduction: configuration.mode == .production, bootstrapAdminToken: configuration.secrets.bootstrapAdminToken,
         logger: logger)
     let tlsEnabled = configuration.http.tls != nil

@@ -1,4 +1,5 @@
 import GatewayCore
+import PostgresNIO
 
 /// Why the migration runner refused to go on.
 public struct MigrationError: Error, CustomStringConvertible {
@@ -10,14 +11,25 @@ public struct MigrationError: Error, CustomStringConvertible {
             + "(checksum differs); add a new migration instead of changing an applied one")
     }
 
-    static func unknown(source: String, name: String) -> MigrationError {
+    /// Whether it failed waiting for a lock past `lock_timeout` (SQLSTATE 55P03): worth another try.
+    public var waitedForALock = false
+
+    static func tooNew(_ name: String) -> MigrationError {
         MigrationError(description:
-            "the database has migration \(source)/\(name) applied, which this binary does not know; "
-            + "it was migrated by a newer version")
+            "the database has migration \(name) applied, which this binary does not know and which removes or changes "
+            + "what this release reads: it was migrated by a newer release; run that release (or a newer one)")
     }
 
-    static func failed(_ migration: Migration, statement: String, error: any Error) -> MigrationError {
-        MigrationError(description:
+    static func failed(_ migration: Migration, statement: String, error: any Error, lockTimeout: Duration) -> MigrationError {
+        if let error = error as? PSQLError, error.serverInfo?[.sqlState] == "55P03" {
+            var failure = MigrationError(description:
+                "migration \(migration.source)/\(migration.name) waited more than its lock timeout "
+                + "(\(lockTimeout.milliseconds) ms) for a lock and was rolled back: a long transaction holds a table it "
+                + "changes; find it in pg_stat_activity, then migrate again\nstatement: \(statement)")
+            failure.waitedForALock = true
+            return failure
+        }
+        return MigrationError(description:
             "migration \(migration.source)/\(migration.name) failed and was rolled back: "
             + "\(PostgresErrorText.describe(error))\nstatement: \(statement)")
     }

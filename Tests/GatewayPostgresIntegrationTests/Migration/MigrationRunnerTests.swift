@@ -17,7 +17,7 @@ import Testing
             let runner = MigrationRunner(client: client, logger: logger)
             let firstRun = try await runner.run([first, second])
             let secondRun = try await runner.run([first, second])
-            let pending = try await runner.pending([first, second])
+            let pending = try await runner.status([first, second]).pending
             #expect(firstRun == ["test/0001_first.sql", "test/0002_second.sql"])
             #expect(secondRun.isEmpty)
             #expect(pending.isEmpty)
@@ -30,7 +30,7 @@ import Testing
         try await TestDatabase.with(migrations: []) { client, _ in
             let runner = MigrationRunner(client: client, logger: logger)
             let applied = try await runner.run(Migration.core)
-            let pending = try await runner.pending(Migration.core)
+            let pending = try await runner.status(Migration.core).pending
             #expect(applied.count == Migration.core.count)
             #expect(pending.isEmpty)
         }
@@ -61,7 +61,7 @@ import Testing
             var recorded: [String] = []
             for try await row in rows.decode(String.self) { recorded.append(row) }
             #expect(Array(recorded.prefix(Self.recordedCoreMigrations.count)) == Self.recordedCoreMigrations)
-            #expect(try await runner.pending(Migration.core).isEmpty)
+            #expect(try await runner.status(Migration.core).pending.isEmpty)
         }
     }
 
@@ -96,20 +96,87 @@ import Testing
                 "\(error)".contains("test/0001_first.sql was edited after it was applied")
             }
             // Nothing after the refused file ran.
-            let pending = try await runner.pending([first, second])
+            let pending = try await runner.status([first, second]).pending
             #expect(pending == [second])
         }
     }
 
-    @Test func refusesADatabaseMigratedByANewerBinary() async throws {
+    /// A rolling upgrade: the new release migrated, the old one's replicas
+    /// still serve, since what they do not know only added.
+    @Test func servesADatabaseANewerReleaseOnlyExpanded() async throws {
         try await TestDatabase.with(migrations: []) { client, _ in
             let runner = MigrationRunner(client: client, logger: logger)
             try await runner.run([first, second])
+            let status = try await runner.status([first])
+            #expect(status.pending.isEmpty)
+            #expect(status.newer.map(\.name) == ["test/0002_second.sql"])
+            #expect(status.newer.map(\.expandsOnly) == [true])
+            #expect(status.canServe)
+            #expect(status.summary.contains("ahead by 1 migration(s)"))
+            #expect(try await runner.run([first]).isEmpty)
+        }
+    }
+
+    @Test func refusesADatabaseANewerReleaseContracted() async throws {
+        try await TestDatabase.with(migrations: []) { client, _ in
+            let runner = MigrationRunner(client: client, logger: logger)
+            let contraction = Migration(
+                source: "test", name: "0003_contract.sql",
+                sql: "\(MigrationReview.contractionMarker) second, unread since 0002\nDROP TABLE second;")
+            try await runner.run([first, second, contraction])
+            let status = try await runner.status([first, second])
+            #expect(!status.canServe)
+            #expect(status.summary.contains("too new for this binary: test/0003_contract.sql"))
             await #expect {
-                try await runner.run([first])
+                try await runner.run([first, second])
             } throws: { error in
-                "\(error)".contains("test/0002_second.sql applied, which this binary does not know")
+                "\(error)".contains("test/0003_contract.sql applied, which this binary does not know and which removes")
             }
+        }
+    }
+
+    /// A migration queued behind a long transaction would make every token
+    /// request that writes the table queue behind it: it gives up after its
+    /// lock timeout, rolls back and tries again, and says what to look for.
+    @Test func aMigrationWaitsForALockNoLongerThanItsTimeout() async throws {
+        try await TestDatabase.with(migrations: []) { client, url in
+            try await MigrationRunner(client: client, logger: logger).run([first])
+            let alter = Migration(source: "test", name: "0002_alter.sql", sql: "ALTER TABLE first ADD COLUMN note text;")
+            try await TestDatabase.withClient(url) { holder in
+                try await holder.withConnection { connection in
+                    _ = try await connection.query("BEGIN", logger: logger)
+                    _ = try await connection.query("LOCK TABLE first IN ACCESS SHARE MODE", logger: logger)
+                    let runner = MigrationRunner(client: client, logger: logger, lockTimeout: .milliseconds(50), lockAttempts: 2)
+                    await #expect {
+                        try await runner.run([first, alter])
+                    } throws: { error in
+                        (error as? MigrationError)?.waitedForALock == true && "\(error)".contains("waited more than its lock timeout (50 ms)")
+                    }
+                    // While it waited, readers of the table were not stopped for longer than the timeout; after, not at all.
+                    let rows = try await client.query("SELECT count(*)::int FROM first", logger: logger)
+                    for try await count in rows.decode(Int.self) { #expect(count == 0) }
+                    #expect(try await runner.status([first, alter]).pending == [alter])
+                    _ = try await connection.query("COMMIT", logger: logger)
+                }
+            }
+            #expect(try await MigrationRunner(client: client, logger: logger).run([first, alter]) == ["test/0002_alter.sql"])
+        }
+    }
+
+    /// `CREATE INDEX CONCURRENTLY` cannot run in a transaction: a migration
+    /// marked so runs statement by statement, and is recorded once done.
+    @Test func anIndexBuiltConcurrentlyRunsOutsideATransaction() async throws {
+        try await TestDatabase.with(migrations: []) { client, _ in
+            let runner = MigrationRunner(client: client, logger: logger)
+            let index = Migration(
+                source: "test", name: "0002_index.sql",
+                sql: "\(MigrationReview.outsideATransactionMarker)\nCREATE INDEX CONCURRENTLY IF NOT EXISTS first_by_id ON first (id);")
+            #expect(try await runner.run([first, index]) == ["test/0001_first.sql", "test/0002_index.sql"])
+            let rows = try await client.query("SELECT to_regclass('first_by_id') IS NOT NULL", logger: logger)
+            for try await present in rows.decode(Bool.self) { #expect(present) }
+            let recorded = try await client.query(
+                "SELECT expands_only FROM schema_migrations WHERE name = '0002_index.sql'", logger: logger)
+            for try await expands in recorded.decode(Bool.self) { #expect(expands) }
         }
     }
 
@@ -125,7 +192,7 @@ import Testing
             }
             let rows = try await client.query("SELECT to_regclass('half') IS NULL", logger: logger)
             for try await absent in rows.decode(Bool.self) { #expect(absent) }
-            let pending = try await runner.pending([broken])
+            let pending = try await runner.status([broken]).pending
             #expect(pending == [broken])
         }
     }

@@ -15,6 +15,10 @@ public struct DatabaseSettings: Sendable {
     /// The least time from one group commit's start to the next one's; 0 none.
     public internal(set) var commitIntervalMilliseconds = 0
     public internal(set) var migrateOnStart = false
+    /// How long a migration waits for a lock before it rolls back and tries
+    /// again (PostgreSQL's `lock_timeout`): how long token requests may
+    /// queue behind it at worst.
+    public internal(set) var migrationLockTimeoutMilliseconds = 2000
 
     init(_ settings: SettingsReader) {
         let url = settings.secret("database.url")
@@ -41,5 +45,7 @@ public struct DatabaseSettings: Sendable {
         commitIntervalMilliseconds = settings.integer(
             "database.commit_interval_ms", in: 0...100, default: commitIntervalMilliseconds)
         migrateOnStart = settings.boolean("migrate_on_start", default: migrateOnStart)
+        migrationLockTimeoutMilliseconds = settings.integer(
+            "database.migration_lock_timeout_ms", in: 50...60_000, default: migrationLockTimeoutMilliseconds)
     }
 }
