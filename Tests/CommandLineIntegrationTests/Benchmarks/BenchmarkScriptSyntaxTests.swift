@@ -7,20 +7,27 @@ import Testing
 /// breaks one fails here instead of at its next measurement.
 @Suite struct BenchmarkScriptSyntaxTests {
 
-    @Test(arguments: ["Benchmarks/load/run", "Benchmarks/load/instructions.sh", "Benchmarks/load/password-memory", "Benchmarks/ha/run"])
+    @Test(arguments: [
+        "Benchmarks/load/run", "Benchmarks/load/instructions.sh", "Benchmarks/load/password-memory", "Benchmarks/ha/run",
+        "Benchmarks/ha/upgrade",
+    ])
     func parses(script: String) async throws {
         let run = try await GatewayProcess.runProgram(
             "/bin/bash", ["-n", Repository.path(script)], environment: ProcessInfo.processInfo.environment)
         #expect(run.status == 0, "\(script): \(run.output)")
     }
 
-    /// The load benchmark's Python drivers and servers compile (the email scenario's among them).
+    /// The load benchmark's and the drills' Python drivers and servers compile (the email scenario's and
+    /// the upgrade drill's among them).
     @Test func theLoadDriversCompile() async throws {
-        let folder = Repository.path("Benchmarks/load")
-        let scripts = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".py") }.sorted()
-        #expect(scripts.contains("email_logins.py") && scripts.contains("email_sink.py"))
+        var scripts: [String] = []
+        for folder in ["Benchmarks/load", "Benchmarks/ha"] {
+            scripts += try FileManager.default.contentsOfDirectory(atPath: Repository.path(folder)).filter { $0.hasSuffix(".py") }
+                .sorted().map { "\(folder)/\($0)" }
+        }
+        #expect(scripts.contains("Benchmarks/load/email_sink.py") && scripts.contains("Benchmarks/ha/upgrade.py"))
         let run = try await GatewayProcess.runProgram(
-            "/usr/bin/python3", ["-c", "import ast, sys; [ast.parse(open(p).read(), p) for p in sys.argv[1:]]"] + scripts.map { "\(folder)/\($0)" },
+            "/usr/bin/python3", ["-c", "import ast, sys; [ast.parse(open(p).read(), p) for p in sys.argv[1:]]"] + scripts.map(Repository.path),
             environment: ProcessInfo.processInfo.environment)
         #expect(run.status == 0, "\(run.output)")
     }
