@@ -449,6 +449,38 @@ def recovery(load, fault_at, baseline, until):
     return first_failure, last_failure, first_200, steady, statuses
 
 
+def audit_and_sessions(load, results):
+    """The checks after the load, on the database the cluster ended with: the
+    tokens answered 200, those without a token.issued row, the refresh tokens
+    answered with two successors (a forked family), each refreshing client's
+    refreshes, and its session's problems (ended, or at another generation
+    than the tokens its client spent)."""
+    issued = set(psql(
+        "SELECT request_id FROM audit_events WHERE event = 'token.issued'", database="gateway").split())
+    answered = [r for r in results if r[1] == 200]
+    missing = [r[2] for r in answered if r[2] not in issued]
+    forks = [key for key, answered_successors in load.successors.items() if len(answered_successors) > 1]
+    session_rows = psql(
+        "SELECT session_id, generation, coalesce(revoked_reason, 'live') FROM sessions WHERE session_id IN ("
+        + ",".join(f"'{session}'" for session in load.sessions.values()) + ")", database="gateway").split()
+    sessions_seen = {}
+    for row in session_rows:
+        session, generation, state = row.split("|")
+        sessions_seen[session] = (int(generation), state)
+    refreshes = {number: sum(1 for (n, _) in load.successors if n == number) for number in load.sessions}
+    session_problems = []
+    for number, session in load.sessions.items():
+        generation, state = sessions_seen.get(session, (None, "missing"))
+        if state != "live":
+            session_problems.append(f"client {number}: session {state}")
+        elif generation != refreshes[number]:
+            session_problems.append(f"client {number}: session at generation {generation}, the client spent {refreshes[number]} tokens")
+    for number, (status, request_id) in load.ended.items():
+        reason = psql(f"SELECT reason FROM audit_events WHERE request_id = '{request_id}'", database="gateway").strip()
+        session_problems.append(f"client {number}: the session ended ({status}, {reason or 'no audit row'})")
+    return answered, missing, forks, refreshes, session_problems
+
+
 # --- the drill -------------------------------------------------------------
 
 def kill_leader_postgres():
@@ -613,30 +645,7 @@ def main():
 
     # The audit check, on the leader the cluster ended with.
     wait_for("a leader", lambda: leader() is not None)
-    issued = set(psql(
-        "SELECT request_id FROM audit_events WHERE event = 'token.issued'", database="gateway").split())
-    answered = [r for r in results if r[1] == 200]
-    missing = [r[2] for r in answered if r[2] not in issued]
-    # The refreshing clients' sessions: none forked, none ended, each at the generation its client saw.
-    forks = [key for key, answered_successors in load.successors.items() if len(answered_successors) > 1]
-    session_rows = psql(
-        "SELECT session_id, generation, coalesce(revoked_reason, 'live') FROM sessions WHERE session_id IN ("
-        + ",".join(f"'{session}'" for session in load.sessions.values()) + ")", database="gateway").split()
-    sessions_seen = {}
-    for row in session_rows:
-        session, generation, state = row.split("|")
-        sessions_seen[session] = (int(generation), state)
-    refreshes = {number: sum(1 for (n, _) in load.successors if n == number) for number in load.sessions}
-    session_problems = []
-    for number, session in load.sessions.items():
-        generation, state = sessions_seen.get(session, (None, "missing"))
-        if state != "live":
-            session_problems.append(f"client {number}: session {state}")
-        elif generation != refreshes[number]:
-            session_problems.append(f"client {number}: session at generation {generation}, the client spent {refreshes[number]} tokens")
-    for number, (status, request_id) in load.ended.items():
-        reason = psql(f"SELECT reason FROM audit_events WHERE request_id = '{request_id}'", database="gateway").strip()
-        session_problems.append(f"client {number}: the session ended ({status}, {reason or 'no audit row'})")
+    answered, missing, forks, refreshes, session_problems = audit_and_sessions(load, results)
 
     # Which policy refused, and whose requests (the probe's address spends its `ip` budget on purpose).
     refusals = psql(

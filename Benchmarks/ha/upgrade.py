@@ -160,24 +160,7 @@ def main():
     load.stop()
     results = load.snapshot()
 
-    issued = set(psql("SELECT request_id FROM audit_events WHERE event = 'token.issued'", database="gateway").split())
-    answered = [r for r in results if r[1] == 200]
-    missing = [r[2] for r in answered if r[2] not in issued]
-    forks = [key for key, successors in load.successors.items() if len(successors) > 1]
-    rows = psql(
-        "SELECT session_id, generation, coalesce(revoked_reason, 'live') FROM sessions WHERE session_id IN ("
-        + ",".join(f"'{session}'" for session in load.sessions.values()) + ")", database="gateway").split()
-    seen = {row.split("|")[0]: (int(row.split("|")[1]), row.split("|")[2]) for row in rows}
-    refreshes = {number: sum(1 for (n, _) in load.successors if n == number) for number in load.sessions}
-    problems = []
-    for number, session in load.sessions.items():
-        generation, state = seen.get(session, (None, "missing"))
-        if state != "live":
-            problems.append(f"client {number}: session {state}")
-        elif generation != refreshes[number]:
-            problems.append(f"client {number}: generation {generation}, the client spent {refreshes[number]} tokens")
-    for number, (status, request_id) in load.ended.items():
-        problems.append(f"client {number}: the session ended ({status}, request {request_id})")
+    answered, missing, forks, refreshes, problems = drill.audit_and_sessions(load, results)
 
     print()
     print(f"Upgrade drill, {time.strftime('%Y-%m-%d')}: {drill.LOAD_THREADS} connections and {drill.REFRESH_THREADS}"
