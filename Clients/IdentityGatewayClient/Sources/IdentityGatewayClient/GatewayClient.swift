@@ -146,7 +146,7 @@ public actor GatewayClient {
         guard epoch == started else { throw .signedOut }
         let deadline = ContinuousClock.now + configuration.refreshRetryWindow
         var pause = Duration.milliseconds(200)
-        var adoptedAnotherProcesssToken = false
+        var adoptedAnotherProcessToken = false
         while true {
             let body = RequestBody.Token(
                 app_id: configuration.appID, user_id: nil, nonce: nonce,
@@ -195,11 +195,11 @@ public actor GatewayClient {
             case .invalidCredentials:
                 // Another process over the same store (a widget) may have refreshed first: its successor
                 // is the live token now. Otherwise the session is over.
-                if !adoptedAnotherProcesssToken, let current = try await loadSession(), epoch == started,
+                if !adoptedAnotherProcessToken, let current = try await loadSession(), epoch == started,
                     current.sessionID == session.sessionID, current.refreshToken != session.refreshToken
                 {
                     session = current
-                    adoptedAnotherProcesssToken = true
+                    adoptedAnotherProcessToken = true
                     continue
                 }
                 try? await store.remove(ifHolding: session.refreshToken)
