@@ -104,6 +104,21 @@ struct ClientGateway: Sendable {
         return token
     }
 
+    /// Returns once the gateway answers the app's sign-ins as `enabled` says
+    /// (403 `app_disabled` or not): a change through the admin API reaches
+    /// the tenant cache by notification, a moment after its answer. Asked
+    /// directly, not through a client, so no session moves; within 10 s.
+    func appEnabledHasArrived(_ enabled: Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        let request: [String: any Sendable] = [
+            "app_id": appID, "user_id": "bob", "nonce": "probe", "credentials": ["type": "static", "password": "builder"],
+        ]
+        while try await (HTTPCall.send("POST", "\(gatewayURL)/v1/identity_tokens", json: request).status == 403) == enabled {
+            guard ContinuousClock.now < deadline else { throw Failure(description: "the app's enabled \(enabled) did not arrive in 10 s") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     // MARK: The proxy
 
     /// Sets the proxy's faults (`drop_refresh_answers`, `hold_refresh_answers`, `delay_ms`, `refuse`: Tests/Vendors/fault_proxy.py).

@@ -117,11 +117,13 @@ import Testing
             let disabled = try await HTTPCall.send(
                 "PATCH", "\(gateway.gatewayURL)/admin/v1/apps/\(gateway.appID)", token: gateway.bootstrap, json: ["enabled": false])
             try #require(disabled.status == 200, "\(disabled.text)")
+            try await gateway.appEnabledHasArrived(false)
             await #expect(throws: IdentityGatewayError.appDisabled) { try await client.identityToken(forNonce: "disabled") }
             #expect(await store.load() == session)
             let enabled = try await HTTPCall.send(
                 "PATCH", "\(gateway.gatewayURL)/admin/v1/apps/\(gateway.appID)", token: gateway.bootstrap, json: ["enabled": true])
             try #require(enabled.status == 200, "\(enabled.text)")
+            try await gateway.appEnabledHasArrived(true)
 
             // An admin ends the user's sessions: the next challenge signs the client out, and the store is empty.
             let ended = try await HTTPCall.send(
