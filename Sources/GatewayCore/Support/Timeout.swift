@@ -95,6 +95,11 @@ extension Duration {
         components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 
+    /// The whole duration in milliseconds, rounded down, for PostgreSQL's `lock_timeout` and messages.
+    public var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+
     /// The whole duration in seconds, for SQL's `make_interval(secs => ...)`.
     public var inSeconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18

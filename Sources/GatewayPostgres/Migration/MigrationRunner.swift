@@ -223,11 +223,3 @@ public struct SchemaStatus: Sendable, Equatable {
         return "current"
     }
 }
-
-extension Duration {
-    /// Whole milliseconds.
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}
