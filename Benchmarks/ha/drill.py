@@ -502,7 +502,10 @@ def switchover():
     return old
 
 
-def main():
+def start_cluster():
+    """etcd, three PostgreSQL nodes under Patroni with a synchronous
+    standby, HAProxy in front of the leader (and of the gateways to come),
+    and the gateway's role and database: what both drills stand on."""
     start_etcd()
     for index in range(len(PG_PORTS)):
         patroni_config(index)
@@ -523,11 +526,11 @@ def main():
     psql(f"CREATE ROLE gateway LOGIN PASSWORD '{GATEWAY_DB_PASSWORD}'")
     psql("CREATE DATABASE gateway OWNER gateway")
 
-    for index in range(len(GATEWAY_PORTS)):
-        start_gateway(index)
-        wait_for(f"gateway {index + 1}", lambda: gateway_ready(index))
-    wait_for("the balancer", lambda: http("GET", f"http://127.0.0.1:{BALANCER}/readyz")[0] == 200)
 
+def create_app(name):
+    """The drill's app through the balancer: static users for the load and
+    the refreshing clients, password users, a key, sessions with a grace
+    longer than a failover. Returns (app id, static, password, refresh users)."""
     base = f"http://127.0.0.1:{BALANCER}"
     app_id = str(uuid.uuid4())
     static_users = [(f"static-{n}", secrets.token_hex(8)) for n in range(200)]
@@ -536,7 +539,7 @@ def main():
     refresh_users = [(f"refresher-{n}", secrets.token_hex(8)) for n in range(REFRESH_THREADS)]
     password_users = [(f"password-{n}", secrets.token_hex(8)) for n in range(20)]
     status, body = http("POST", f"{base}/admin/v1/apps", token=ADMIN_TOKEN, body={
-        "app_id": app_id, "name": "failover drill", "environment": "development",
+        "app_id": app_id, "name": name, "environment": "development",
         "provider_id": str(uuid.uuid4()), "credential_types": ["static", "password"],
         "plugins": {"static": {"users": [{"user_id": u, "password": p} for u, p in static_users + refresh_users]}},
         # The whole load is one app: its own budget must not be what the drill measures.
@@ -550,6 +553,19 @@ def main():
         status, body = http("PUT", f"{base}/admin/v1/apps/{app_id}/users/{user}", token=ADMIN_TOKEN,
                             body={"password": password})
         assert status in (200, 201), body
+    return app_id, static_users, password_users, refresh_users
+
+
+def main():
+    start_cluster()
+
+    for index in range(len(GATEWAY_PORTS)):
+        start_gateway(index)
+        wait_for(f"gateway {index + 1}", lambda: gateway_ready(index))
+    wait_for("the balancer", lambda: http("GET", f"http://127.0.0.1:{BALANCER}/readyz")[0] == 200)
+
+    base = f"http://127.0.0.1:{BALANCER}"
+    app_id, static_users, password_users, refresh_users = create_app("failover drill")
 
     load = Load(app_id, static_users, password_users, refresh_users)
     load.start()

@@ -19,11 +19,9 @@ import statistics
 import subprocess
 import sys
 import time
-import uuid
-import secrets
 
 import drill
-from drill import GATEWAY_PORTS, BALANCER, ADMIN_TOKEN, http, log, psql, wait_for
+from drill import GATEWAY_PORTS, BALANCER, http, log, wait_for
 
 PREVIOUS = os.environ["UPGRADE_PREVIOUS_BINARY"]
 NEW = os.environ["GATEWAY_BINARY"]
@@ -87,42 +85,13 @@ def check(binary):
 
 
 def main():
-    drill.start_etcd()
-    for index in range(len(drill.PG_PORTS)):
-        drill.patroni_config(index)
-    drill.start_patroni(0)
-    wait_for("the first Patroni leader", lambda: drill.leader() == "pg1", timeout=90)
-    for index in range(1, len(drill.PG_PORTS)):
-        drill.start_patroni(index)
-    wait_for("a synchronous standby", drill.has_sync_standby, timeout=120)
-    drill.write_haproxy()
-    drill.start("haproxy", ["haproxy", "-db", "-f", f"{drill.WORK}/haproxy.cfg"])
-    wait_for("HAProxy to the leader alone", lambda: all(psql("SELECT NOT pg_is_in_recovery()").strip() == "t" for _ in range(10)))
-    psql(f"CREATE ROLE gateway LOGIN PASSWORD '{drill.GATEWAY_DB_PASSWORD}'")
-    psql("CREATE DATABASE gateway OWNER gateway")
+    drill.start_cluster()
 
     # The previous release migrates the empty database and serves it.
     for index in range(len(GATEWAY_PORTS)):
         start_replica(index, PREVIOUS, "previous")
     wait_for("the balancer", lambda: http("GET", f"http://127.0.0.1:{BALANCER}/readyz")[0] == 200)
-    base = f"http://127.0.0.1:{BALANCER}"
-    app_id = str(uuid.uuid4())
-    static_users = [(f"static-{n}", secrets.token_hex(8)) for n in range(200)]
-    refresh_users = [(f"refresher-{n}", secrets.token_hex(8)) for n in range(drill.REFRESH_THREADS)]
-    password_users = [(f"password-{n}", secrets.token_hex(8)) for n in range(20)]
-    status, body = http("POST", f"{base}/admin/v1/apps", token=ADMIN_TOKEN, body={
-        "app_id": app_id, "name": "upgrade drill", "environment": "development",
-        "provider_id": str(uuid.uuid4()), "credential_types": ["static", "password"],
-        "plugins": {"static": {"users": [{"user_id": u, "password": p} for u, p in static_users + refresh_users]}},
-        "rate_limits": {"app": {"limit": 1000000, "period_seconds": 60}},
-        "sessions": {"reuse_grace_seconds": drill.REUSE_GRACE_SECONDS},
-    })
-    assert status == 201, body
-    status, body = http("POST", f"{base}/admin/v1/apps/{app_id}/keys", token=ADMIN_TOKEN, body={"generate": {}})
-    assert status == 201, body
-    for user, password in password_users:
-        status, body = http("PUT", f"{base}/admin/v1/apps/{app_id}/users/{user}", token=ADMIN_TOKEN, body={"password": password})
-        assert status in (200, 201), body
+    app_id, static_users, password_users, refresh_users = drill.create_app("upgrade drill")
 
     checks = {"before": check(NEW)}
     load = drill.Load(app_id, static_users, password_users, refresh_users)
