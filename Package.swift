@@ -233,8 +233,8 @@ let package = Package(
         .target(
             name: "GatewayCourier",
             dependencies: [
-                "GatewayCore", "GatewayPluginKit", "GatewayPluginPostgres", "GatewayPostgres", Products.postgresNIO,
-                Products.crypto, Products.logging, Products.nioCore, Products.coreMetrics,
+                "GatewayCore", "GatewayPluginKit", "GatewayPluginPostgres", "GatewayPostgres", "GatewayOutbound",
+                Products.postgresNIO, Products.crypto, Products.logging, Products.nioCore, Products.coreMetrics,
             ],
             swiftSettings: upcomingFeatures
         ),
@@ -458,10 +458,10 @@ let package = Package(
             ],
             swiftSettings: upcomingFeatures
         ),
-        // The courier's logic without I/O: the outbox's bell and its pauses.
+        // The courier's logic without I/O: the outbox's bell and its pauses, send protection's settings and verdicts.
         .testTarget(
             name: "GatewayCourierTests",
-            dependencies: ["GatewayCourier", "GatewayCore"],
+            dependencies: ["GatewayCourier", "GatewayCore", "GatewayPluginKit"],
             swiftSettings: upcomingFeatures
         ),
         .testTarget(

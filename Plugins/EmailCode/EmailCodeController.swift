@@ -8,7 +8,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// `POST /v1/email_codes` `{app_id, email, locale?}` → 202 `{expires_in, resend_after}`.
+/// `POST /v1/email_codes` `{app_id, email, locale?, captcha_token?}` → 202 `{expires_in, resend_after}`.
 ///
 /// The answer is the same, in status, body, headers and time, whether or
 /// not the address belongs to a user: the message is never sent inside the
@@ -18,17 +18,20 @@ import Logging
 /// that signs in nobody gets the same statement with no message: an unsent
 /// code, the same resend delay and the same limits. Sends are limited per
 /// address, per client IP and per app (`email_sends_address`,
-/// `email_sends_ip`, `email_sends_app`), and every request leaves one
+/// `email_sends_ip`, `email_sends_app`, `email_daily_budget`), the app's
+/// human check follows them (``SendGuard``), and every request leaves one
 /// `email_code.sent` audit row.
 struct EmailCodeController: Sendable {
     static let path = "/v1/email_codes"
-    static let maximumBodyBytes = 4 * 1024
+    /// Room for a human check's token (``SendGuard/maximumTokenBytes``) beside the rest.
+    static let maximumBodyBytes = 8 * 1024
     static let channel = "email"
 
     let services: RouteServices
     let codes: OneTimeCodes
     let outboxKey: SymmetricKey
     let doorbell: OutboxDoorbell
+    let guarding: SendGuard
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
         router.post(RouterPath(stringLiteral: Self.path)) { request, context in try await respond(request, context) }
@@ -50,10 +53,11 @@ struct EmailCodeController: Sendable {
     private func send(
         _ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest
     ) async throws(GatewayError) -> CodeSent {
-        let (tenant, address, locale, verifier): (Tenant, EmailAddress, String?, EmailCodeVerifier)
+        let (tenant, address, locale, verifier, captchaToken): (Tenant, EmailAddress, String?, EmailCodeVerifier, String?)
         do {
             let input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
-            try input.rejectUnknown(allowed: ["app_id", "email", "locale"])
+            try input.rejectUnknown(allowed: ["app_id", "email", "locale", SendGuard.tokenField])
+            captchaToken = try input.string(SendGuard.tokenField)
             guard let appID = try input.string("app_id").flatMap(AppID.init) else {
                 throw GatewayError.invalidRequest("app_id must be layer:///apps/{staging|production}/<uuid> or a UUID.")
             }
@@ -78,8 +82,9 @@ struct EmailCodeController: Sendable {
         let answer = CodeSent(lifetimeSeconds: options.lifetimeSeconds, resendAfterSeconds: options.resendAfterSeconds)
         try await passage.limits([
             RateLimitPolicy.emailSendsPerAddress.name: address.text, RateLimitPolicy.emailSendsPerIP.name: passage.clientIP,
-            RateLimitPolicy.emailSendsPerApp.name: "*",
+            RateLimitPolicy.emailSendsPerApp.name: "*", RateLimitPolicy.emailDailyBudget.name: "*",
         ])
+        try await guarding.checkHuman(options.protection, token: captchaToken, prefix: nil, &passage)
 
         let retry = services.plugin.databaseRetry
         do {

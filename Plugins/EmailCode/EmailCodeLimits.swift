@@ -15,4 +15,8 @@ extension RateLimitPolicy {
     /// Code sends per app, whatever the address: what one app's mail may cost.
     public static let emailSendsPerApp = RateLimitPolicy(
         name: "email_sends_app", limit: 2000, periodSeconds: 3600, counting: .sends)
+    /// Mails of the whole app in a day (codes, sign-ups, recoveries): past
+    /// it, 429 `send_budget_exhausted`.
+    public static let emailDailyBudget = RateLimitPolicy(
+        name: "email_daily_budget", limit: 50_000, periodSeconds: 86_400, counting: .sends, budgetChannel: "email")
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayOutbound
 import GatewayPluginKit
 
@@ -49,6 +50,8 @@ struct EmailCodeOptions: Sendable {
     var fromName: String?
     var templates: EmailTemplates
     var sender: Sender
+    /// The human check before a code is mailed (no breaker: a mail costs nothing per country).
+    var protection = SendProtection()
 
     static let codeLengths = 6...10
     static let lifetimes = 60...3600
@@ -62,7 +65,7 @@ struct EmailCodeOptions: Sendable {
         let reader = try JSONInput(options, path: "plugins.email_code")
         try reader.rejectUnknown(allowed: [
             "code_length", "code_ttl_seconds", "max_attempts", "resend_after_seconds", "allow_unknown_addresses", "from",
-            "from_name", "default_locale", "templates", "sender",
+            "from_name", "default_locale", "templates", "sender", "send_protection",
         ])
         codeLength = try reader.integer("code_length", in: Self.codeLengths) ?? codeLength
         lifetimeSeconds = try reader.integer("code_ttl_seconds", in: Self.lifetimes) ?? lifetimeSeconds
@@ -78,6 +81,7 @@ struct EmailCodeOptions: Sendable {
         }
         templates = try EmailTemplates(
             reader.object("templates"), defaultLocale: try reader.string("default_locale"), path: "plugins.email_code")
+        protection = try SendProtection(try reader.object("send_protection"), path: "plugins.email_code", sms: false)
         sender = try Self.sender(
             try reader.object("sender"), environment: environment, allowsLog: allowsLogSender,
             allowsPrivateAddresses: allowsPrivateAddresses, greetingName: String(from.mailbox.split(separator: "@").last ?? "localhost"))

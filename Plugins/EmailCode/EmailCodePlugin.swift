@@ -79,7 +79,7 @@ public struct EmailCodePlugin: CredentialPlugin {
     }
 
     public static let rateLimitPolicies: [RateLimitPolicy] = [
-        .emailFailures, .emailSendsPerAddress, .emailSendsPerIP, .emailSendsPerApp,
+        .emailFailures, .emailSendsPerAddress, .emailSendsPerIP, .emailSendsPerApp, .emailDailyBudget,
         .accountCodeFailures, .signUpsPerIP, .signUpsPerApp,
     ]
 
@@ -107,8 +107,12 @@ public struct EmailCodePlugin: CredentialPlugin {
     }
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {
-        EmailCodeController(services: services, codes: codes, outboxKey: outboxKey, doorbell: doorbell).addRoutes(to: router)
-        AccountController(services: services, sender: accountCodeSender(services.plugin), doorbell: doorbell).addRoutes(to: router)
+        let guarding = SendGuard(
+            channel: "email", services: services, addresses: OutboundAddressPolicy(allowsPrivateAddresses: allowsPrivateAddresses))
+        EmailCodeController(services: services, codes: codes, outboxKey: outboxKey, doorbell: doorbell, guarding: guarding)
+            .addRoutes(to: router)
+        AccountController(services: services, sender: accountCodeSender(services.plugin), doorbell: doorbell, guarding: guarding)
+            .addRoutes(to: router)
     }
 
     /// Delivers the outbox's email messages until the gateway stops.
@@ -133,6 +137,16 @@ public struct EmailCodePlugin: CredentialPlugin {
         try options.mappingStrings(at: ["sender", "password"], transform)
             .mappingStrings(at: ["sender", "secret_access_key"], transform)
             .mappingStrings(at: ["sender", "secret"], transform)
+            .mappingStrings(at: ["send_protection", "human_check", "secret"], transform)
+    }
+
+    /// An app admin may tighten `send_protection`; loosening it is an operator's.
+    public func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String? {
+        let read = { (options: JSONValue) in
+            try? EmailCodeOptions(options, environment: app.environment, allowsPrivateAddresses: true).protection
+        }
+        guard let now = read(options), let was = read(stored) else { return nil }
+        return now.loosening(of: was).map { "plugins.email_code.send_protection.\($0)" }
     }
 }
 

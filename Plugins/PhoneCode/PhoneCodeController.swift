@@ -7,7 +7,7 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// `POST /v1/phone_codes` `{app_id, phone_number}` → 202 `{expires_in, resend_after}`.
+/// `POST /v1/phone_codes` `{app_id, phone_number, captcha_token?}` → 202 `{expires_in, resend_after}`.
 ///
 /// The answer is the same whether or not the number is bound to a user. A
 /// number outside the app's allowlist is refused before anything is sent;
@@ -18,18 +18,24 @@ import NIOCore
 /// number that cannot sign in) and otherwise the same: its code is stored
 /// unsent, the same delay and limits apply, and the answer waits as long as
 /// a delivery takes (``DeliveryTimes``). Every request is
+/// The app's ``SendProtection`` applies: its country policy with the
+/// allowlist, its human check after the limits (`sms_daily_budget` among
+/// them), and its pumping breaker before a message that costs. Every request is
 /// counted under the deployment's `ip` policy, before the app is looked up
 /// when it is not in memory, and leaves one `phone_code.sent` audit row (but
 /// for repeated `ip` refusals, see ``LimitOutcome/repeatsRefusal``).
 struct PhoneCodeController: Sendable {
     static let path = "/v1/phone_codes"
-    static let maximumBodyBytes = 4 * 1024
+    /// Room for a human check's token (``SendGuard/maximumTokenBytes``) beside the rest.
+    static let maximumBodyBytes = 8 * 1024
 
     let services: RouteServices
     let codes: OneTimeCodes
     let store: any PhoneCodeStore
     let sender: SMSSender
     let deliveryTimes: DeliveryTimes
+    /// The app's send protection: the human check and the pumping breaker.
+    let guarding: SendGuard
 
     func addRoutes(to router: Router<GatewayRequestContext>) {
         router.post(RouterPath(stringLiteral: Self.path)) { request, context in try await respond(request, context) }
@@ -53,10 +59,11 @@ struct PhoneCodeController: Sendable {
     private func send(
         _ request: Request, _ context: GatewayRequestContext, _ passage: inout PublicRequest
     ) async throws(GatewayError) -> CodeSent {
-        let (appID, number, options): (AppID, PhoneNumber, PhoneCodeOptions)
+        let (appID, number, options, captchaToken): (AppID, PhoneNumber, PhoneCodeOptions, String?)
         do {
             let input = try await JSONInput.read(request, maximumBytes: Self.maximumBodyBytes)
-            try input.rejectUnknown(allowed: ["app_id", "phone_number"])
+            try input.rejectUnknown(allowed: ["app_id", "phone_number", SendGuard.tokenField])
+            captchaToken = try input.string(SendGuard.tokenField)
             guard let id = try input.string("app_id").flatMap(AppID.init) else {
                 throw GatewayError.invalidRequest("app_id must be layer:///apps/{staging|production}/<uuid> or a UUID.")
             }
@@ -73,6 +80,7 @@ struct PhoneCodeController: Sendable {
                 throw GatewayError.internalError
             }
             guard verifier.options.allows(number) else {
+                passage.row.detail["country"] = CallingCodes.country(of: number.text)
                 throw GatewayError(
                     .phoneNumberNotAllowed, .forbidden, "This app does not send codes to numbers in that country.")
             }
@@ -82,8 +90,12 @@ struct PhoneCodeController: Sendable {
         }
         let answer = CodeSent(lifetimeSeconds: options.lifetimeSeconds, resendAfterSeconds: options.resendAfterSeconds)
 
-        try await passage.limits(
-            [RateLimitPolicy.codeSendsPerNumber.name: number.text, RateLimitPolicy.codeSendsPerIP.name: passage.clientIP])
+        try await passage.limits([
+            RateLimitPolicy.codeSendsPerNumber.name: number.text, RateLimitPolicy.codeSendsPerIP.name: passage.clientIP,
+            RateLimitPolicy.smsDailyBudget.name: "*",
+        ])
+        let prefix = (options.protection.breaker ?? SendProtection.Breaker()).prefix(of: number.text)
+        try await guarding.checkHuman(options.protection, token: captchaToken, prefix: prefix, &passage)
         if options.testCode(for: number) != nil {
             passage.row.detail["test_number"] = "true"
             return answer
@@ -98,6 +110,8 @@ struct PhoneCodeController: Sendable {
             // A number that cannot sign in gets all a delivered code gets but the SMS: a stored code
             // (that nobody learns), the resend delay, the send limits and a delivery's time.
             let delivers = binding != nil || options.allowUnboundNumbers
+            // Only a message that costs counts against the pumping breaker.
+            if delivers { try await guarding.admitDelivery(to: number.text, options.protection, &passage) }
             let code = codes.generate(length: options.codeLength)
             let mac = codes.mac(code, for: number, in: appID)
             if let wait = try await withDatabaseTimeout(retry.attemptTimeout, {

@@ -12,6 +12,10 @@ extension RateLimitPolicy {
     /// Code sends per client IP.
     public static let codeSendsPerIP = RateLimitPolicy(
         name: "code_sends_ip", limit: 20, periodSeconds: 3600, counting: .sends, countsClientAddress: true)
+    /// Code sends of the whole app in a day: what a bad night can cost. Past
+    /// it, 429 `send_budget_exhausted`.
+    public static let smsDailyBudget = RateLimitPolicy(
+        name: "sms_daily_budget", limit: 10_000, periodSeconds: 86_400, counting: .sends, budgetChannel: "sms")
 }
 
 extension GatewayError.Code {

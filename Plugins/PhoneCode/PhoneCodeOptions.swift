@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayPluginKit
 import GatewayOutbound
 
@@ -37,6 +38,8 @@ struct PhoneCodeOptions: Sendable {
     var allowUnboundNumbers = false
     var testNumbers: [PhoneNumber: TestNumber] = [:]
     var sender: Sender = .log
+    /// The human check, the countries codes may go to and the pumping breaker.
+    var protection = SendProtection(breaker: SendProtection.Breaker())
 
     static let codeLengths = 4...10
     static let lifetimes = 60...900
@@ -47,7 +50,7 @@ struct PhoneCodeOptions: Sendable {
         let reader = try JSONInput(options, path: "plugins.phone_code")
         try reader.rejectUnknown(allowed: [
             "code_length", "code_ttl_seconds", "max_attempts", "resend_after_seconds", "allowed_prefixes",
-            "allow_unbound_numbers", "test_numbers", "sender",
+            "allow_unbound_numbers", "test_numbers", "sender", "send_protection",
         ])
         codeLength = try reader.integer("code_length", in: Self.codeLengths) ?? codeLength
         lifetimeSeconds = try reader.integer("code_ttl_seconds", in: Self.lifetimes) ?? lifetimeSeconds
@@ -74,6 +77,7 @@ struct PhoneCodeOptions: Sendable {
             testNumbers[number] = TestNumber(code: code, expiresAt: expiresAt)
         }
         sender = try Self.sender(try reader.object("sender"), environment: environment, allowsLog: allowsLogSender)
+        protection = try SendProtection(try reader.object("send_protection"), path: "plugins.phone_code", sms: true)
     }
 
     private static func sender(
@@ -121,9 +125,10 @@ struct PhoneCodeOptions: Sendable {
         }
     }
 
-    /// Whether `number` may receive a code under the allowlist.
+    /// Whether `number` may receive a code under the allowlist and the country policy.
     func allows(_ number: PhoneNumber) -> Bool {
-        allowedPrefixes.isEmpty || allowedPrefixes.contains { number.text.hasPrefix($0) }
+        (allowedPrefixes.isEmpty || allowedPrefixes.contains { number.text.hasPrefix($0) })
+            && (protection.countries?.allows(CallingCodes.country(of: number.text)) ?? true)
     }
 
     /// The fixed code of a test number that has not expired.

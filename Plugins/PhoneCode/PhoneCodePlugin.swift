@@ -60,7 +60,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
             passwords: setup.plugin(offering: (any PasswordDirectoryProvider).self))
     }
 
-    public static let rateLimitPolicies: [RateLimitPolicy] = [.phoneFailures, .codeSendsPerNumber, .codeSendsPerIP]
+    public static let rateLimitPolicies: [RateLimitPolicy] = [.phoneFailures, .codeSendsPerNumber, .codeSendsPerIP, .smsDailyBudget]
 
     public var migrations: [Migration] {
         embeddedMigrations.map { Migration(source: "phone_code", name: $0.name, sql: $0.text) }
@@ -85,6 +85,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
             store: services.plugin.phoneCodes,
             sessions: services.plugin.sessions
         ).addRoutes(to: admin)
+        SendBreakerAdminController(services: services.plugin).addRoutes(to: admin)
     }
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {
@@ -94,7 +95,8 @@ public struct PhoneCodePlugin: CredentialPlugin {
             sender: SMSSender(
                 addresses: senderAddresses, breaker: senderBreaker, attemptTimeout: deliveryAttemptTimeout,
                 logger: services.plugin.logger),
-            deliveryTimes: DeliveryTimes()
+            deliveryTimes: DeliveryTimes(),
+            guarding: SendGuard(channel: "sms", services: services, addresses: senderAddresses)
         ).addRoutes(to: router)
     }
 
@@ -103,6 +105,15 @@ public struct PhoneCodePlugin: CredentialPlugin {
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue {
         try options.mappingStrings(at: ["sender", "secret"], transform).mappingStrings(at: ["sender", "auth_token"], transform)
+            .mappingStrings(at: ["send_protection", "human_check", "secret"], transform)
+    }
+
+    /// An app admin may tighten `send_protection`; loosening it is an operator's.
+    public func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String? {
+        guard let now = try? PhoneCodeOptions(options, environment: app.environment),
+            let was = try? PhoneCodeOptions(stored, environment: app.environment)
+        else { return nil }
+        return now.protection.loosening(of: was.protection).map { "plugins.phone_code.send_protection.\($0)" }
     }
 }
 

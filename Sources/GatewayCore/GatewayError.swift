@@ -27,6 +27,8 @@ public struct GatewayError: Error, Sendable, Equatable, CustomStringConvertible 
         public static let conflict = Code(rawValue: "conflict")
         public static let keyActive = Code(rawValue: "key_active")
         public static let rateLimited = Code(rawValue: "rate_limited")
+        /// 429: the app's budget of sends on a channel is spent (``RateLimitPolicy/budgetChannel``).
+        public static let sendBudgetExhausted = Code(rawValue: "send_budget_exhausted")
         public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
         public static let unavailable = Code(rawValue: "unavailable")
         public static let busy = Code(rawValue: "busy")

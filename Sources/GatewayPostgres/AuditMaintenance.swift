@@ -62,6 +62,8 @@ public struct AuditMaintenance: Service {
             WHERE least(coalesce(revoked_at, expires_at), expires_at)
                 < now() - make_interval(days => \(Self.endedSessionDays)::int)
             """, logger: logger)
+        // Human-check tokens once no provider would take them again.
+        try await client.tracedQuery("DELETE FROM human_check_tokens WHERE expires_at < now()", logger: logger)
         // Second-step tickets a day after they expired (spent or not): kept that long for an incident's questions.
         try await client.tracedQuery("DELETE FROM mfa_tickets WHERE expires_at < now() - interval '1 day'", logger: logger)
         return dropped

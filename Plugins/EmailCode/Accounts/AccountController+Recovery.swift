@@ -9,10 +9,10 @@ extension AccountController {
 
     /// `{app_id, email}` → 202: a recovery code, if the address is an enabled account's.
     func sendRecovery(_ request: Request, _ input: JSONInput, _ passage: inout PublicRequest) async throws -> Response {
-        try input.rejectUnknown(allowed: ["app_id", "email"])
+        try input.rejectUnknown(allowed: ["app_id", "email", SendGuard.tokenField])
         let address = try EmailAddress.parse(try input.string("email"), field: "email")
         let app = try await open(input, &passage, address: address) { $0.passwordReset }
-        try await passage.limits(sendLimits(address, passage))
+        try await limitSend(to: address, input, app, &passage)
         let account = try await app.directory.account(ofEmail: address.text, in: app.id)
         let answer: CodeSent
         if let account, !account.disabled {

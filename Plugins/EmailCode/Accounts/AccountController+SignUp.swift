@@ -9,15 +9,17 @@ extension AccountController {
 
     /// `{app_id, email, password, first_name?, last_name?, display_name?}` → 202 `{expires_in, resend_after}`.
     func signUp(_ request: Request, _ input: JSONInput, _ passage: inout PublicRequest) async throws -> Response {
-        try input.rejectUnknown(allowed: Set(["app_id", "email", "password"] + Self.profileFields))
+        try input.rejectUnknown(allowed: Set(["app_id", "email", "password", SendGuard.tokenField] + Self.profileFields))
         let address = try EmailAddress.parse(try input.string("email"), field: "email")
         let password = try input.requiredString("password")
         let profile = try UserProfile.read(input)
         let app = try await open(input, &passage, address: address) { $0.signUp != .closed }
-        try await passage.limits([
-            RateLimitPolicy.emailSendsPerAddress.name: address.text, RateLimitPolicy.signUpsPerIP.name: passage.clientIP,
-            RateLimitPolicy.signUpsPerApp.name: "*",
-        ])
+        try await limitSend(
+            to: address, input, app, &passage,
+            limits: [
+                RateLimitPolicy.emailSendsPerAddress.name: address.text, RateLimitPolicy.signUpsPerIP.name: passage.clientIP,
+                RateLimitPolicy.signUpsPerApp.name: "*", RateLimitPolicy.emailDailyBudget.name: "*",
+            ])
         // Hashed whoever the address belongs to: the answer costs the same.
         let hashed = try await app.directory.newPassword(password, field: "password", in: app.id)
         let newUserID = app.selfService.userIDs == .email ? address.text : UUID().uuidString.lowercased()
@@ -59,10 +61,10 @@ extension AccountController {
 
     /// `{app_id, email}` → 202: a new verification code for an account not yet verified.
     func sendVerification(_ request: Request, _ input: JSONInput, _ passage: inout PublicRequest) async throws -> Response {
-        try input.rejectUnknown(allowed: ["app_id", "email"])
+        try input.rejectUnknown(allowed: ["app_id", "email", SendGuard.tokenField])
         let address = try EmailAddress.parse(try input.string("email"), field: "email")
         let app = try await open(input, &passage, address: address) { $0.signUp != .closed }
-        try await passage.limits(sendLimits(address, passage))
+        try await limitSend(to: address, input, app, &passage)
         let account = try await app.directory.account(ofEmail: address.text, in: app.id)
         let answer: CodeSent
         if let account, account.awaitsVerification {

@@ -28,11 +28,11 @@ extension AccountController {
     /// `{app_id, refresh_token, new_email}` → 202: a code to the new
     /// address, a notice to the old one. The session's sign-in must be recent.
     func sendEmailChange(_ request: Request, _ input: JSONInput, _ passage: inout PublicRequest) async throws -> Response {
-        try input.rejectUnknown(allowed: ["app_id", "refresh_token", "new_email"])
+        try input.rejectUnknown(allowed: ["app_id", "refresh_token", "new_email", SendGuard.tokenField])
         let address = try EmailAddress.parse(try input.string("new_email"), field: "new_email")
         let app = try await open(input, &passage, address: address) { $0.emailChange }
         let holder = try await recentHolder(input, app, &passage)
-        try await passage.limits(sendLimits(address, passage))
+        try await limitSend(to: address, input, app, &passage)
         guard let account = try await app.directory.account(of: holder.userID, in: app.id) else {
             throw refused("user_deleted", &passage)
         }

@@ -25,6 +25,7 @@ struct AccountController: Sendable {
     let services: RouteServices
     let sender: AccountCodeSender
     let doorbell: OutboxDoorbell
+    let guarding: SendGuard
     var codes: OneTimeCodes { sender.codes }
     var mailer: AccountMailer { sender.mailer }
 
@@ -82,8 +83,18 @@ struct AccountController: Sendable {
     func sendLimits(_ address: EmailAddress, _ passage: PublicRequest) -> [String: String] {
         [
             RateLimitPolicy.emailSendsPerAddress.name: address.text, RateLimitPolicy.emailSendsPerIP.name: passage.clientIP,
-            RateLimitPolicy.emailSendsPerApp.name: "*",
+            RateLimitPolicy.emailSendsPerApp.name: "*", RateLimitPolicy.emailDailyBudget.name: "*",
         ]
+    }
+
+    /// A sending route's limits (``sendLimits(_:_:)`` unless it names its
+    /// own), then the app's human check on the body's `captcha_token`.
+    func limitSend(
+        to address: EmailAddress, _ input: JSONInput, _ app: AccountApp, _ passage: inout PublicRequest,
+        limits: [String: String]? = nil
+    ) async throws {
+        try await passage.limits(limits ?? sendLimits(address, passage))
+        try await guarding.checkHuman(app.options.protection, token: try input.string(SendGuard.tokenField), prefix: nil, &passage)
     }
 
     /// Stores a new code under `key` (bound to `binding` where given) and,

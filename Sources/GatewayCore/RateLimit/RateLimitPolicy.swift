@@ -30,13 +30,21 @@ public struct RateLimitPolicy: Sendable, Hashable {
     /// windows count as if the whole limit had been spent at that moment
     /// (``SlidingWindow``).
     public var periodChangedAt: Int64?
+    /// The channel (`sms`, `email`) whose spend this policy caps for the
+    /// whole app: a refusal is 429 `send_budget_exhausted`, and counts
+    /// `gateway_send_budget_exhausted_total`, the metric to alert on.
+    public let budgetChannel: String?
 
-    public init(name: String, limit: Int, periodSeconds: Int, counting: Counting, countsClientAddress: Bool = false) {
+    public init(
+        name: String, limit: Int, periodSeconds: Int, counting: Counting, countsClientAddress: Bool = false,
+        budgetChannel: String? = nil
+    ) {
         self.name = name
         self.limit = limit
         self.periodSeconds = periodSeconds
         self.counting = counting
         self.countsClientAddress = countsClientAddress
+        self.budgetChannel = budgetChannel
     }
 
     /// The same policy with another limit and period.

@@ -129,6 +129,10 @@ struct AppSettingsInput {
         if let next = updated.selfService, let loosened = next.loosening(of: current.selfService ?? SelfServiceSettings()) {
             throw operatorOnly("Loosening self_service.\(loosened)")
         }
+        // A plugin's protections (a channel's send protection) are the operator's to loosen.
+        if let loosened = plugins.loosening(of: updated, from: current) {
+            throw operatorOnly("Loosening \(loosened)")
+        }
     }
 
     private static func isLooser(_ override: RateLimitOverride, than limit: Int, per periodSeconds: Int) -> Bool {

@@ -48,6 +48,12 @@ public protocol CredentialPlugin: Sendable {
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue
 
+    /// The first of `options`' settings that is looser than in `stored` (the
+    /// app's current options), by its path, where only an operator may
+    /// loosen it (a send protection); nil when nothing is loosened. An app
+    /// admin's change that loosens one is refused 403.
+    func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String?
+
     /// Work the plugin does beside the requests for as long as the gateway
     /// serves (delivering its outbox's messages), on every replica; the task
     /// is cancelled at shutdown once the HTTP server has answered its last
@@ -79,6 +85,8 @@ extension CredentialPlugin {
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue { options }
+
+    public func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String? { nil }
 
     public func runInBackground(_ services: BackgroundServices) async {}
 

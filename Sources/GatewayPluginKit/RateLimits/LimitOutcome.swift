@@ -137,6 +137,13 @@ public struct LimitOutcome: Sendable {
         Counter(label: "gateway_rate_limit_refusals_total", dimensions: [("policy", refusal?.policy.name ?? "none")])
             .increment()
         let seconds = refusal?.verdict.retryAfterSeconds ?? 1
+        if let channel = refusal?.policy.budgetChannel {
+            event.reason = "send_budget_exhausted"
+            Counter(label: "gateway_send_budget_exhausted_total", dimensions: [("channel", channel)]).increment()
+            return GatewayError(
+                .sendBudgetExhausted, .tooManyRequests,
+                "This app's \(channel) budget is spent; retry after \(seconds) seconds.", retryAfterSeconds: seconds)
+        }
         return GatewayError(
             .rateLimited, .tooManyRequests, "Too many requests; retry after \(seconds) seconds.", retryAfterSeconds: seconds)
     }

@@ -42,6 +42,12 @@ public protocol RequestLimits: Sendable {
 
     /// Gives back the outcome's reservations.
     func release(_ outcome: LimitOutcome) async throws
+
+    /// Touches counters no policy names, with limits the caller works out
+    /// per request (send protection's prefix windows), in one statement on
+    /// the counters every replica shares. With rate limiting off for the
+    /// deployment, nothing is counted and every touch is allowed.
+    func tally(_ touches: [CounterTouch]) async throws -> [CounterReading]
 }
 
 /// What a statement that writes a request's row found: the limits' verdicts,

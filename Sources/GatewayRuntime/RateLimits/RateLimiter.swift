@@ -136,6 +136,13 @@ public struct RateLimiter: RequestLimits {
         return touches(for: [RateLimitPolicy.userFailures.name: user], app: app, phase: phase, clientCounted: true)
     }
 
+    /// Touches counters no policy names (``RequestLimits/tally(_:)``); with
+    /// rate limiting off, touches nothing and allows all.
+    public func tally(_ touches: [CounterTouch]) async throws -> [CounterReading] {
+        guard settings.isEnabled else { return touches.map { _ in CounterReading(current: 0, previous: 0, allowed: true) } }
+        return touches.isEmpty ? [] : try await ledger.count(touches)
+    }
+
     /// Gives back the outcome's reservations.
     public func release(_ outcome: LimitOutcome) async throws {
         _ = try await ledger.count(outcome.reservations.map(\.release))

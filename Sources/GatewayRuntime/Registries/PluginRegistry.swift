@@ -43,6 +43,23 @@ public struct PluginRegistry: Sendable {
         mapSecrets(options) { _, _, _ in RedactedSecret.marker }
     }
 
+    /// The first plugin setting `updated` loosens from `current` that only an
+    /// operator may loosen (``CredentialPlugin/loosening(_:from:in:)``), by
+    /// its path; secrets are left out of the comparison (either side may hold
+    /// them sealed or redacted).
+    public func loosening(of updated: AppSettings, from current: AppSettings) -> String? {
+        for type in order {
+            guard let plugin = plugins[type], let stored = current.plugins[type], let next = updated.plugins[type] else { continue }
+            let placeholder: (String, String) -> String = { _, _ in "secret-left-out-of-the-comparison" }
+            if let path = plugin.loosening(
+                plugin.mapSecrets(next, placeholder), from: plugin.mapSecrets(stored, placeholder), in: updated)
+            {
+                return path
+            }
+        }
+        return nil
+    }
+
     /// An app's token profiles with every profile's secrets replaced by
     /// ``RedactedSecret/marker``, for answers.
     public func redacted(_ entries: [TokenProfileEntry]) -> [TokenProfileEntry] {
