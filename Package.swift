@@ -39,7 +39,7 @@ let credentialPlugins: [(name: String, parts: Set<PluginPart>, uses: [Target.Dep
     (
         "Password", [.migrations, .tests, .console],
         [
-            "Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            "Argon2", "GatewayCourier", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             Products.nioPosix, Products.crypto,
         ],
         ["Argon2", .product(name: "HummingbirdBcrypt", package: "hummingbird-auth")]
@@ -516,8 +516,8 @@ let package = Package(
         .testTarget(
             name: "GatewayConsoleTests",
             dependencies: [
-                "GatewayConsole", "GatewayConsoleKit", "GatewayCore", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayTestSupport",
-                "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
+                "GatewayConsole", "GatewayConsoleKit", "GatewayCore", "GatewayCourier", "GatewayHTTP", "GatewayHTTPTestSupport",
+                "GatewayTestSupport", "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
                 Products.httpTypes, Products.nioCore,
             ],
             swiftSettings: upcomingFeatures
@@ -526,8 +526,8 @@ let package = Package(
         .testTarget(
             name: "GatewayConsoleIntegrationTests",
             dependencies: [
-                "GatewayConsole", "GatewayConsoleKit", "GatewayCore", "GatewayHTTP", "GatewayHTTPTestSupport", "GatewayTestSupport",
-                "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
+                "GatewayConsole", "GatewayConsoleKit", "GatewayCore", "GatewayCourier", "GatewayHTTP", "GatewayHTTPTestSupport",
+                "GatewayTestSupport", "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
                 Products.httpTypes, Products.nioCore, Products.postgresNIO,
             ],
             swiftSettings: upcomingFeatures

@@ -107,8 +107,7 @@ public struct EmailCodePlugin: CredentialPlugin {
     }
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {
-        let guarding = SendGuard(
-            channel: "email", services: services, addresses: OutboundAddressPolicy(allowsPrivateAddresses: allowsPrivateAddresses))
+        let guarding = SendGuard(channel: "email", services: services.plugin)
         EmailCodeController(services: services, codes: codes, outboxKey: outboxKey, doorbell: doorbell, guarding: guarding)
             .addRoutes(to: router)
         AccountController(services: services, sender: accountCodeSender(services.plugin), doorbell: doorbell, guarding: guarding)

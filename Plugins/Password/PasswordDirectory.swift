@@ -1,4 +1,5 @@
 public import GatewayCore
+import GatewayCourier
 public import GatewayPluginKit
 
 /// One app's password users as another plugin may use them
@@ -140,7 +141,8 @@ extension PasswordPlugin: PasswordDirectoryProvider {
                 appID: app.appID, users: users, pending: pendingLastLogins, delay: lastLoginDelay,
                 databaseTimeout: services.databaseTimeout, logger: services.logger),
             databaseRetry: services.databaseRetry, logger: services.logger,
-            requiresVerifiedEmail: app.selfService?.signUp == .verifiedEmail)
+            requiresVerifiedEmail: app.selfService?.signUp == .verifiedEmail,
+            guarding: SendGuard(channel: PasswordPlugin.type, services: services))
         return PasswordUserDirectory(verifier: verifier)
     }
 }

@@ -1,5 +1,6 @@
 import Argon2
 import GatewayCore
+import GatewayCourier
 import GatewayPluginKit
 
 /// An app's options for the password plugin (`plugins.password`), read
@@ -8,6 +9,9 @@ import GatewayPluginKit
 /// ```json
 /// {"argon2": {"memory_kib": 19456, "iterations": 2}, "min_length": 8}
 /// ```
+///
+/// `human_check` asks a CAPTCHA on every password sign-in (or only risky
+/// ones), as send protection's does before a code is sent (``SendProtection``).
 struct PasswordOptions: Sendable, Equatable {
     /// The shortest password anyone may set; apps may only raise it.
     static let minimumLengthFloor = 8
@@ -19,6 +23,8 @@ struct PasswordOptions: Sendable, Equatable {
     let minimumLength: Int
     /// The operator's ceiling on argon2 cost, which imported hashes must fit too.
     let hashLimits: PasswordHasher.Limits
+    /// The human check a sign-in passes before its password is checked; nil, none.
+    var humanCheck: SendProtection.HumanCheck?
 
     init(
         argon2: Argon2Parameters = .owasp, minimumLength: Int = minimumLengthFloor,
@@ -32,7 +38,7 @@ struct PasswordOptions: Sendable, Equatable {
     /// Reads the options; an argon2 cost above the operator's ceiling (`hashLimits`) is a 400 naming it.
     init(_ options: JSONValue, hashLimits: PasswordHasher.Limits) throws(GatewayError) {
         let reader = try JSONInput(options, path: "plugins.password")
-        try reader.rejectUnknown(allowed: ["argon2", "min_length"])
+        try reader.rejectUnknown(allowed: ["argon2", "min_length", "human_check"])
         let minimumLength =
             try reader.integer("min_length", in: Self.minimumLengthFloor...Self.minimumLengthCeiling)
             ?? Self.minimumLengthFloor
@@ -47,5 +53,8 @@ struct PasswordOptions: Sendable, Equatable {
         }
         try hashLimits.check(argon2, "plugins.password.argon2")
         self.init(argon2: argon2, minimumLength: minimumLength, hashLimits: hashLimits)
+        humanCheck = try reader.object("human_check").map { check throws(GatewayError) in
+            try SendProtection.readHumanCheck(check, path: "plugins.password.human_check")
+        }
     }
 }

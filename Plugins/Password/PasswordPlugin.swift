@@ -1,4 +1,5 @@
 public import GatewayCore
+import GatewayCourier
 public import GatewayPluginKit
 public import Hummingbird
 
@@ -10,8 +11,10 @@ public import Hummingbird
 ///   19456 KiB and 2 passes; bounds 8192..262144 and 1..10). Stored hashes
 ///   with other parameters are rehashed at the user's next login.
 /// - `min_length`: the shortest password (characters) a write may set, 8..128.
+/// - `human_check`: a CAPTCHA asked before the password is checked (docs/plugins.md).
 public struct PasswordPlugin: CredentialPlugin {
-    public let credentialType = "password"
+    static let type = "password"
+    public let credentialType = type
     /// Where hashing runs; shared by logins and admin writes.
     public let hasher: PasswordHasher
     /// How long a login's `last_login_at` waits in memory to share one write
@@ -46,6 +49,21 @@ public struct PasswordPlugin: CredentialPlugin {
 
     public var migrations: [Migration] {
         embeddedMigrations.map { Migration(source: "password", name: $0.name, sql: $0.text) }
+    }
+
+    /// The human check's `secret`.
+    public func mapSecrets(
+        _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
+    ) rethrows -> JSONValue {
+        try options.mappingStrings(at: ["human_check", "secret"], transform)
+    }
+
+    /// An app admin may tighten `human_check`; loosening it is an operator's.
+    public func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String? {
+        let read = { (options: JSONValue) in try? PasswordOptions(options, hashLimits: hasher.limits) }
+        guard let now = read(options), let was = read(stored) else { return nil }
+        return SendProtection(humanCheck: now.humanCheck).loosening(of: SendProtection(humanCheck: was.humanCheck))
+            .map { "plugins.password.\($0)" }
     }
 
     public func makeVerifier(

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayCourier
 import GatewayPluginKit
 import Logging
 
@@ -25,6 +26,8 @@ struct PasswordVerifier: CredentialVerifier {
     /// whose address is known to be unverified (a self-service one not yet
     /// confirmed) is refused once its password is right.
     var requiresVerifiedEmail = false
+    /// Asks the app's human check (`human_check`) on the token route.
+    let guarding: SendGuard
 
     func verify(_ attempt: CredentialAttempt) async throws -> VerificationResult {
         guard let userID = attempt.userID else {
@@ -86,5 +89,14 @@ struct PasswordVerifier: CredentialVerifier {
             lastLogins.note(userID)
         }
         return .verified(identity)
+    }
+}
+
+extension PasswordVerifier: HumanCheckedVerifier {
+    /// The app's `human_check` on the sign-in's `credentials.captcha_token`, before the password is hashed.
+    func checkHuman(_ credentials: Credentials, _ passage: inout PublicRequest) async throws(GatewayError) {
+        guard let check = options.humanCheck else { return }
+        try await guarding.checkHuman(
+            SendProtection(humanCheck: check), token: credentials.fields[SendGuard.tokenField], prefix: nil, &passage)
     }
 }

@@ -96,7 +96,7 @@ public struct PhoneCodePlugin: CredentialPlugin {
                 addresses: senderAddresses, breaker: senderBreaker, attemptTimeout: deliveryAttemptTimeout,
                 logger: services.plugin.logger),
             deliveryTimes: DeliveryTimes(),
-            guarding: SendGuard(channel: "sms", services: services, addresses: senderAddresses)
+            guarding: SendGuard(channel: "sms", services: services.plugin)
         ).addRoutes(to: router)
     }
 

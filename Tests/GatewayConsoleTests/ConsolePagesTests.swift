@@ -1,6 +1,7 @@
 import Foundation
 import GatewayConsole
 import GatewayCore
+import GatewayCourier
 import GatewayHTTPTestSupport
 import GatewayTestSupport
 import HTTPTypes
@@ -154,6 +155,18 @@ import Testing
                 let unbound = try await browser.post("\(numbersPath)/%2B14155550123/unbind", [])
                 #expect(unbound.location == "\(numbersPath)?notice=unbound")
                 #expect(!text(try await browser.get(numbersPath)).contains("<code>+14155550123</code>"))
+
+                // An open pumping breaker is a banner with its release; released, it is gone.
+                let trip = AuditEvent(appID: app.appID, event: "send_breaker.tripped", outcome: .failure, requestID: "console-trip")
+                let now = Date()
+                _ = try await gateway.pluginServices.sendProtection.trip(
+                    "+491555", channel: "sms", in: app.appID, threshold: 50, until: now.addingTimeInterval(3600), grace: 3600, now: now,
+                    recording: trip)
+                let banner = text(try await browser.get(numbersPath))
+                #expect(banner.contains("Codes to numbers starting +491555 are refused"), "\(banner)")
+                let released = try await browser.post("\(numbersPath)/breakers/%2B491555/release", [])
+                #expect(released.location == "\(numbersPath)?notice=released", "\(text(released))")
+                #expect(!text(try await browser.get(numbersPath)).contains("are refused"))
             }
         }
     }

@@ -4,14 +4,15 @@ import HTTPTypes
 public import GatewayConsoleKit
 import Hummingbird
 
-/// An app's phone numbers: bindings (bind, unbind) and the test numbers its
+/// An app's phone numbers: bindings (bind, unbind), the test numbers its
 /// phone-code options set (edited with the other plugin options, on the
-/// settings page).
+/// settings page), and a banner for each open pumping breaker, which an
+/// operator may release here.
 struct PhoneNumberPages: Sendable {
     let pages: PageRenderer
 
     static let pageSize = 25
-    static let notices = ["bound": "Number bound.", "unbound": "Number unbound."]
+    static let notices = ["bound": "Number bound.", "unbound": "Number unbound.", "released": "Breaker released."]
 
     func addRoutes(_ routes: ConsoleRoutes) {
         routes.get("apps/{app_id}/phone-numbers") { visit in try await list(visit, form: nil, errors: [:]) }
@@ -21,6 +22,13 @@ struct PhoneNumberPages: Sendable {
             let answer = await visit.call(.delete, Self.apiPath(appID, visit.parameter("number")))
             guard answer.succeeded else { return try await list(visit, form: nil, errors: ["error": answer.errorMessage], status: answer.status) }
             return PageRenderer.redirect("\(ConsolePaths.app(appID))/phone-numbers?notice=unbound")
+        }
+        routes.post("apps/{app_id}/phone-numbers/breakers/{prefix}/release") { visit, _ in
+            let appID = visit.parameter("app_id")
+            let path = "\(ConsolePaths.adminApp(appID))/send_breakers/sms/\(ConsolePaths.segment(visit.parameter("prefix")))"
+            let answer = await visit.call(.delete, path)
+            guard answer.succeeded else { return try await list(visit, form: nil, errors: ["error": answer.errorMessage], status: answer.status) }
+            return PageRenderer.redirect("\(ConsolePaths.app(appID))/phone-numbers?notice=released")
         }
     }
 
@@ -68,6 +76,14 @@ struct PhoneNumberPages: Sendable {
         let options = header.app.plugins[PhoneCodePlugin.type]?.decoded(TestNumbersAnswer.self)
         let tests = options?.testNumbers ?? []
         data["test_numbers"] = tests.map(\.templateValues)
+        let breakers = try await visit.call(.get, "\(ConsolePaths.adminApp(appID))/send_breakers")
+            .read(SendBreakersAnswer.self, visit, pages).sendBreakers
+        data["breakers"] = breakers.filter { $0.open && $0.channel == "sms" }.map { breaker -> [String: Any] in
+            [
+                "prefix": breaker.prefix, "open_until": breaker.openUntil, "threshold": breaker.threshold,
+                "release_action": "\(base)/breakers/\(ConsolePaths.segment(breaker.prefix))/release",
+            ]
+        }
         data["no_test_numbers"] = tests.isEmpty
         var new: [String: Any] = ["phone_number": form?["phone_number"] ?? "", "user_id": form?["user_id"] ?? ""]
         for field in UserProfile.fieldNames { new[field] = form?[field] ?? "" }

@@ -191,6 +191,31 @@ import Testing
         }
     }
 
+    /// One solved check sent with 120 requests at once over two instances
+    /// (a replay at the rate a script can make): one code goes out, every
+    /// other request is refused, and the provider is asked at most once,
+    /// since the token is taken here before the provider is asked.
+    @Test func aTokenSendsOneCodeWhateverTheConcurrencyAndTheReplicas() async throws {
+        let turnstile = TurnstileStandIn()
+        try await FakeHTTPServer.with(answering: { turnstile.answer($0) }) { verifier, _ in
+            try await FakeHTTPServer.with { base, sms in
+                try await withTwoInstances(plugins: .phoneCodeTests) { gateways in
+                    let app = try await gateways[0].createPhoneApp(
+                        webhook: base, rateLimits: ["code_sends_ip": RateLimitOverride(limit: 1000, periodSeconds: 3600)],
+                        members(["allow_unbound_numbers": true, "send_protection": ["human_check": turnstile.settings(verifier)]]))
+                    let token = turnstile.issue()
+                    let statuses = try await statuses(on: gateways, paths: ["/v1/phone_codes"]) { index in
+                        ["app_id": app.appID.description, "phone_number": "+4915900" + String(format: "%06d", index), "captcha_token": token]
+                    }
+                    #expect(count(statuses, 202) == 1, "\(statuses)")
+                    #expect(count(statuses, 403) == Self.attempts - 1)
+                    #expect(sms.requests.count == 1)
+                    #expect(turnstile.asked == 1)
+                }
+            }
+        }
+    }
+
     /// A provider that cannot be asked: 503 `human_check_unavailable` and no
     /// send, unless the operator let the app fail open, when the code goes
     /// out and the row says the check was not made.

@@ -9,10 +9,11 @@ public struct Credentials: Sendable, Equatable {
     /// Except the fields that carry a signed proof, which may hold this
     /// many: a provider's `id_token` (Apple's and Google's are 1–2 KB), a
     /// passkey assertion's base64url parts (an RSA-4096 signature is 683
-    /// characters, a credential id up to 1 364).
+    /// characters, a credential id up to 1 364), a solved human check's
+    /// `captcha_token` (Turnstile's are up to 2 048).
     public static let maximumSignedProofBytes = 4096
     static let signedProofFields: Set<String> = [
-        "id_token", "credential_id", "client_data_json", "authenticator_data", "signature", "user_handle",
+        "id_token", "credential_id", "client_data_json", "authenticator_data", "signature", "user_handle", "captcha_token",
     ]
 
     /// The most bytes the field `name` may hold.

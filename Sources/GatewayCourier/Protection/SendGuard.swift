@@ -2,41 +2,48 @@ import CoreMetrics
 import Crypto
 public import Foundation
 public import GatewayCore
-public import GatewayOutbound
+import GatewayOutbound
 public import GatewayPluginKit
 import Logging
 import NIOCore
+import Synchronization
 
 /// What every code-sending route runs before a code goes out, under the
 /// app's ``SendProtection``: the human check (``checkHuman(_:token:prefix:_:)``,
-/// after the route's limits, before its code is stored) and the pumping
-/// breaker (``admitDelivery(to:_:_:)``, just before a message that costs is
-/// handed to its provider). A refusal is thrown as the client's answer and
-/// noted in the request's row; the route's reserved sends are then given
-/// back by its ``PublicRequest``.
+/// after the route's limits, before its code is stored; the password
+/// plugin's token route asks it too) and the pumping breaker
+/// (``admitDelivery(to:_:_:)``, just before a message that costs is handed
+/// to its provider). A refusal is thrown as the client's answer and noted in
+/// the request's row; the route's reserved sends are then given back by its
+/// ``PublicRequest``.
+///
+/// The verifier is called under an address policy that allows private
+/// addresses: its URL is the provider's unless an operator set another
+/// (`verify_url` is an operator's to set), such as a verifier in their own network.
 public struct SendGuard: Sendable {
-    /// The channel whose sends this guards: `sms` or `email`.
+    /// The channel whose sends this guards: `sms` or `email` (`password` for sign-ins).
     public let channel: String
-    let services: RouteServices
     let store: any SendProtectionStore
+    let databaseRetry: DatabaseRetry
     let outbound: OutboundHTTP
     let logger: Logger
     let now: @Sendable () -> Date
+    /// Each prefix's baseline as this replica last read it (``BaselineCache``).
+    let baselines: BaselineCache
 
     /// The longest token a client may send: both providers' are far shorter.
     public static let maximumTokenBytes = 4096
     /// The name of the member a client sends the token in.
     public static let tokenField = "captcha_token"
 
-    public init(
-        channel: String, services: RouteServices, addresses: OutboundAddressPolicy, now: @escaping @Sendable () -> Date = { Date() }
-    ) {
+    public init(channel: String, services: PluginServices, now: @escaping @Sendable () -> Date = { Date() }) {
         self.channel = channel
-        self.services = services
-        self.store = services.plugin.sendProtection
-        self.outbound = OutboundHTTP(addresses: addresses)
-        self.logger = services.plugin.logger
+        self.store = services.sendProtection
+        self.databaseRetry = services.databaseRetry
+        self.outbound = OutboundHTTP(addresses: OutboundAddressPolicy(allowsPrivateAddresses: true))
+        self.logger = services.logger
         self.now = now
+        self.baselines = BaselineCache()
     }
 
     // MARK: The human check
@@ -53,7 +60,7 @@ public struct SendGuard: Sendable {
     ) async throws(GatewayError) {
         guard let check = protection.humanCheck, let appID = passage.row.appID else { return }
         if check.mode == .whenRisky {
-            guard try await isRisky(check, appID: appID, prefix: prefix, clientIP: passage.clientIP) else {
+            guard try await isRisky(check, appID: appID, prefix: prefix, passage) else {
                 passage.row.detail["human_check"] = "not_asked"
                 return
             }
@@ -71,7 +78,7 @@ public struct SendGuard: Sendable {
         let expiry = now().addingTimeInterval(Double(SendProtection.HumanCheck.tokenLifetimeSeconds))
         let claimed: Bool
         do {
-            claimed = try await services.plugin.databaseRetry.run { [store] in try await store.claimToken(hash, in: appID, until: expiry) }
+            claimed = try await databaseRetry.run { [store] in try await store.claimToken(hash, in: appID, until: expiry) }
         } catch {
             throw ErrorResponder.translate(error, logger: logger)
         }
@@ -98,18 +105,14 @@ public struct SendGuard: Sendable {
     /// Whether a send from `clientIP`, to `prefix`, in the app is past the
     /// check's risky count: each counts this request (one statement).
     private func isRisky(
-        _ check: SendProtection.HumanCheck, appID: AppID, prefix: String?, clientIP: String
+        _ check: SendProtection.HumanCheck, appID: AppID, prefix: String?, _ passage: PublicRequest
     ) async throws(GatewayError) -> Bool {
         let policy = RateLimitPolicy(
             name: "\(channel)_risk", limit: check.riskySends, periodSeconds: check.riskyWindowSeconds, counting: .everyRequest)
         let window = SlidingWindow(policy: policy, now: now().timeIntervalSince1970)
-        let subjects = ["ip:" + clientIP, "app"] + (prefix.map { ["prefix:" + $0] } ?? [])
+        let subjects = ["ip:" + passage.clientIP, "app"] + (prefix.map { ["prefix:" + $0] } ?? [])
         let touches = subjects.map { CounterTouch(appID: appID, window: window, subject: $0, mode: .count) }
-        do {
-            return try await services.tally(touches).contains { !$0.allowed }
-        } catch {
-            throw ErrorResponder.translate(error, logger: logger)
-        }
+        return try await passage.tally(touches).contains { !$0.allowed }
     }
 
     /// What a provider said about one token.
@@ -169,15 +172,10 @@ public struct SendGuard: Sendable {
         return .passed
     }
 
-    /// An ISO 8601 time as the providers write it, with or without fractions and zone.
+    /// An ISO 8601 time as the providers write it, with or without fractions.
     static func timestamp(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withFullDate, .withTime, .withColonSeparatorInTime, .withDashSeparatorInDate]
-        return formatter.date(from: text)
+        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+            ?? (try? Date.ISO8601FormatStyle().parse(text))
     }
 
     // MARK: The pumping breaker
@@ -186,47 +184,65 @@ public struct SendGuard: Sendable {
     /// it is handed to the provider: 429 `rate_limited` while the prefix's
     /// breaker is open, and for the send that trips it. The trip is written
     /// once with its own `send_breaker.tripped` row, whichever replica made it.
+    ///
+    /// One statement counts the send in the surge's window (held to the
+    /// threshold: the count and its test are one, under the counter row's
+    /// lock) and in the baseline's. The baseline is read from this replica's
+    /// ``BaselineCache`` (at most a minute old; it moves over 24 windows), so
+    /// a send costs the breaker one read of its trip and one count.
     public func admitDelivery(to number: String, _ protection: SendProtection, _ passage: inout PublicRequest) async throws(GatewayError) {
         guard let breaker = protection.breaker, let appID = passage.row.appID else { return }
         let prefix = breaker.prefix(of: number)
         let now = now()
+        let trip: BreakerTrip?
         do {
-            if let trip = try await store.openTrip(of: prefix, channel: channel, in: appID, now: now) {
-                throw refusal(trip.openUntil, prefix: prefix, now: now, &passage)
-            }
-            let (surge, baseline) = Self.windows(breaker, channel: channel, now: now)
-            let base = try await services.tally([CounterTouch(appID: appID, window: baseline, subject: prefix, mode: .read)])
-            let threshold = breaker.threshold(baselineCount: base.first.map { Double($0.previous) * baseline.previousWeight + Double($0.current) } ?? 0)
-            let surgeWindow = SlidingWindow(policy: surge.policy.with(limit: threshold, periodSeconds: breaker.windowSeconds), now: now.timeIntervalSince1970)
-            let counted = try await services.tally([CounterTouch(appID: appID, window: surgeWindow, subject: prefix, mode: .count)])
-            if counted.first?.allowed == false {
-                let until = now.addingTimeInterval(Double(breaker.openSeconds))
-                var event = AuditEvent(
-                    appID: appID, event: "send_breaker.tripped", outcome: .failure, reason: "surge",
-                    credentialType: passage.row.credentialType, requestID: passage.row.requestID,
-                    detail: ["channel": channel, "prefix": prefix, "threshold": String(threshold),
-                             "open_until": ISO8601DateFormatter().string(from: until)])
-                event.clientIP = passage.row.clientIP
-                switch try await store.trip(
-                    prefix, channel: channel, in: appID, threshold: threshold, until: until, grace: breaker.windowSeconds, now: now,
-                    recording: event)
-                {
-                case .tripped:
-                    Counter(label: "gateway_send_breaker_trips_total", dimensions: [("channel", channel)]).increment()
-                    logger.warning(
-                        "send breaker tripped", metadata: ["app_id": "\(appID)", "channel": "\(channel)", "prefix": "\(prefix)"])
-                    throw refusal(until, prefix: prefix, now: now, &passage)
-                case .alreadyOpen:
-                    throw refusal(until, prefix: prefix, now: now, &passage)
-                case .released:
-                    passage.row.detail["send_breaker"] = "released"
-                }
-            }
-            _ = try await services.tally([CounterTouch(appID: appID, window: baseline, subject: prefix, mode: .count)])
-        } catch let error as GatewayError {
-            throw error
+            trip = try await store.openTrip(of: prefix, channel: channel, in: appID, now: now)
         } catch {
             throw ErrorResponder.translate(error, logger: logger)
+        }
+        if let trip { throw refusal(trip.openUntil, prefix: prefix, now: now, &passage) }
+        let (surge, baseline) = Self.windows(breaker, channel: channel, now: now)
+        let key = BaselineCache.Key(appID: appID, channel: channel, prefix: prefix)
+        let baselineCount: Double
+        if let cached = baselines.count(of: key, at: now) {
+            baselineCount = cached
+        } else {
+            let read = try await passage.tally([CounterTouch(appID: appID, window: baseline, subject: prefix, mode: .read)])
+            baselineCount = read.first.map { Double($0.previous) * baseline.previousWeight + Double($0.current) } ?? 0
+            baselines.keep(baselineCount, for: key, at: now)
+        }
+        let threshold = breaker.threshold(baselineCount: baselineCount)
+        let surgeWindow = SlidingWindow(
+            policy: surge.policy.with(limit: threshold, periodSeconds: breaker.windowSeconds), now: now.timeIntervalSince1970)
+        let counted = try await passage.tally([
+            CounterTouch(appID: appID, window: surgeWindow, subject: prefix, mode: .count),
+            CounterTouch(appID: appID, window: baseline, subject: prefix, mode: .count),
+        ])
+        guard counted.first?.allowed == false else { return }
+        let until = now.addingTimeInterval(Double(breaker.openSeconds))
+        var event = AuditEvent(
+            appID: appID, event: "send_breaker.tripped", outcome: .failure, reason: "surge",
+            credentialType: passage.row.credentialType, requestID: passage.row.requestID,
+            detail: ["channel": channel, "prefix": prefix, "threshold": String(threshold),
+                     "open_until": ISO8601DateFormatter().string(from: until)])
+        event.clientIP = passage.row.clientIP
+        let outcome: TripOutcome
+        do {
+            outcome = try await store.trip(
+                prefix, channel: channel, in: appID, threshold: threshold, until: until, grace: breaker.windowSeconds, now: now,
+                recording: event)
+        } catch {
+            throw ErrorResponder.translate(error, logger: logger)
+        }
+        switch outcome {
+        case .tripped:
+            Counter(label: "gateway_send_breaker_trips_total", dimensions: [("channel", channel)]).increment()
+            logger.warning("send breaker tripped", metadata: ["app_id": "\(appID)", "channel": "\(channel)", "prefix": "\(prefix)"])
+            throw refusal(until, prefix: prefix, now: now, &passage)
+        case .alreadyOpen:
+            throw refusal(until, prefix: prefix, now: now, &passage)
+        case .released:
+            passage.row.detail["send_breaker"] = "released"
         }
     }
 
@@ -249,6 +265,36 @@ public struct SendGuard: Sendable {
         let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
         return GatewayError(
             .rateLimited, .tooManyRequests, "Too many requests; retry after \(seconds) seconds.", retryAfterSeconds: seconds)
+    }
+}
+
+/// Each prefix's baseline count as this replica last read it, for a minute:
+/// the baseline spans 24 windows, so a minute-old reading changes a
+/// threshold by little, and a busy prefix costs one read a minute instead
+/// of one a send. Bounded: past its size it starts again empty.
+final class BaselineCache: Sendable {
+    struct Key: Hashable, Sendable {
+        let appID: AppID
+        let channel: String
+        let prefix: String
+    }
+
+    static let lifetime: TimeInterval = 60
+    static let maximumEntries = 10_000
+    private let entries = Mutex<[Key: (count: Double, readAt: Date)]>([:])
+
+    func count(of key: Key, at now: Date) -> Double? {
+        entries.withLock { entries in
+            guard let entry = entries[key], now.timeIntervalSince(entry.readAt) < Self.lifetime else { return nil }
+            return entry.count
+        }
+    }
+
+    func keep(_ count: Double, for key: Key, at now: Date) {
+        entries.withLock { entries in
+            if entries.count >= Self.maximumEntries { entries.removeAll(keepingCapacity: true) }
+            entries[key] = (count, now)
+        }
     }
 }
 

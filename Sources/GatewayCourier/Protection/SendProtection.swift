@@ -137,12 +137,13 @@ public struct SendProtection: Sendable, Equatable {
         let check = try input.object("human_check")
         let countries = try input.object("countries")
         self.init(
-            humanCheck: try check.map { check throws(GatewayError) in try Self.humanCheck(check, path: "\(path).human_check") },
+            humanCheck: try check.map { check throws(GatewayError) in try Self.readHumanCheck(check, path: "\(path).human_check") },
             countries: try countries.map { countries throws(GatewayError) in try Self.countries(countries, path: "\(path).countries") },
             breaker: sms ? try Self.breaker(input, path: "\(path).breaker") : nil)
     }
 
-    private static func humanCheck(_ input: JSONInput, path: String) throws(GatewayError) -> HumanCheck {
+    /// Reads a `human_check` object at `path` (a channel's, or the password plugin's for sign-ins).
+    public static func readHumanCheck(_ input: JSONInput, path: String) throws(GatewayError) -> HumanCheck {
         try input.rejectUnknown(allowed: [
             "provider", "secret", "site_key", "hostnames", "action", "mode", "risky_after_sends", "risky_window_seconds",
             "fail_open", "timeout_ms", "verify_url",

@@ -19,6 +19,9 @@ extension TokenIssuer {
     /// only named them (wrong passwords) never refuse their passkey. With the app's sessions on, the row's
     /// statement also starts the user's session.
     ///
+    /// Where the app asks a human check (``HumanCheckedVerifier``), it is
+    /// made once the limits allowed, before the credential is checked.
+    ///
     /// A user who owes a second factor (the app's `mfa`) gets a ticket for
     /// it instead of a token: the row (`token.denied`, `mfa_required`) is
     /// written as a success's would be, under the same limits. The ticket
@@ -33,6 +36,15 @@ extension TokenIssuer {
         let app = asked.tenant.settings
         try await attempt.passage.limits(
             subjects, claim: .init(namedUser: tokenRequest.userID, provesItsUser: verifier.provesItsUser))
+        if let checked = verifier as? any HumanCheckedVerifier {
+            do {
+                try await checked.checkHuman(credentials, &attempt.passage)
+            } catch {
+                // Not the credential's failure: nothing counts against the user.
+                await attempt.passage.noFault()
+                throw error
+            }
+        }
 
         let attemptToVerify = CredentialAttempt(
             app: app, userID: tokenRequest.userID, credentials: credentials, requestID: asked.requestID,

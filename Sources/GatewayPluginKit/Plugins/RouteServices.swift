@@ -1,5 +1,3 @@
-public import GatewayCore
-
 /// What a plugin's routes may use besides the database: the gate every
 /// public request against an app passes (``PublicRequestGate``), so public
 /// routes (`POST /v1/phone_codes`, say) behave like the token endpoint, and
@@ -34,9 +32,4 @@ public struct RouteServices: Sendable {
 
     /// The limit on an admin route's costly work (``AdminWorkLimit``).
     public var adminWork: AdminWorkLimit { AdminWorkLimit(limits: limits, apps: plugin.apps) }
-
-    /// Counters with limits a route works out itself (``RequestLimits/tally(_:)``).
-    public func tally(_ touches: [CounterTouch]) async throws -> [CounterReading] {
-        try await limits.tally(touches)
-    }
 }

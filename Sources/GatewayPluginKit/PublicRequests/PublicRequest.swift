@@ -155,6 +155,18 @@ public struct PublicRequest: Sendable {
         try await run(try step(.recordingBeside), recording: event, changing: session)
     }
 
+    /// Counters no policy names, with limits the route works out per request
+    /// (send protection's prefix windows and risky counts;
+    /// ``RequestLimits/tally(_:)``). Beside the machine's steps: these only
+    /// count and read, never reserve, so a failure has nothing to give back.
+    public func tally(_ touches: [CounterTouch]) async throws(GatewayError) -> [CounterReading] {
+        do {
+            return try await gate.limits.tally(touches)
+        } catch {
+            throw ErrorResponder.translate(error, logger: logger)
+        }
+    }
+
     /// A success's answer, with the limits' headers: only once its row is written.
     mutating func answering(_ response: Response) throws(GatewayError) -> Response {
         _ = try step(.answering)
