@@ -16,6 +16,7 @@ answer the first DATA it gets, then accepts at once.
 """
 import asyncio
 import datetime
+import errno
 import email
 import email.policy
 import json
@@ -157,24 +158,40 @@ def free_port():
         return probe.getsockname()[1]
 
 
+def start_on_a_free_port(make):
+    """Starts the controller `make` builds on a port free a moment ago; another
+    process may take that port first (tests run side by side), so a port
+    found taken is replaced by another, a few times."""
+    for attempt in range(20):
+        controller = make(free_port())
+        try:
+            controller.start()
+            return controller
+        except OSError as error:
+            if error.errno != errno.EADDRINUSE or attempt == 19:
+                raise
+
+
 def main():
     folder = tempfile.mkdtemp(prefix="smtp-sink-")
     ca, cert, key = make_certificates(folder)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
-    servers = {
-        "starttls": SinkController(Sink("starttls"), hostname="127.0.0.1", port=free_port(), tls_context=context,
-                                   require_starttls=True, auth_require_tls=True, authenticator=authenticate,
-                                   auth_required=True),
-        "implicit": SinkController(Sink("implicit"), hostname="127.0.0.1", port=free_port(), ssl_context=context,
-                                   auth_require_tls=False, authenticator=authenticate, auth_required=True),
-        "plain": SinkController(Sink("plain"), hostname="127.0.0.1", port=free_port()),
-        "refusing": SinkController(Sink("refusing", refuse=True), hostname="127.0.0.1", port=free_port()),
-        "stalling": SinkController(Sink("stalling", stall_first=True), hostname="127.0.0.1", port=free_port()),
+    makers = {
+        "starttls": lambda port: SinkController(
+            Sink("starttls"), hostname="127.0.0.1", port=port, tls_context=context, require_starttls=True,
+            auth_require_tls=True, authenticator=authenticate, auth_required=True),
+        "implicit": lambda port: SinkController(
+            Sink("implicit"), hostname="127.0.0.1", port=port, ssl_context=context, auth_require_tls=False,
+            authenticator=authenticate, auth_required=True),
+        "plain": lambda port: SinkController(Sink("plain"), hostname="127.0.0.1", port=port),
+        "refusing": lambda port: SinkController(Sink("refusing", refuse=True), hostname="127.0.0.1", port=port),
+        "stalling": lambda port: SinkController(Sink("stalling", stall_first=True), hostname="127.0.0.1", port=port),
     }
     ports = {"ca": ca}
-    for name, controller in servers.items():
-        controller.start()
+    # Kept for as long as the sink serves.
+    running = [start_on_a_free_port(make) for make in makers.values()]
+    for name, controller in zip(makers, running):
         ports[name] = controller.port
     http = ThreadingHTTPServer(("127.0.0.1", 0), Control)
     http.ports = ports
