@@ -82,12 +82,13 @@ struct ClientGateway: Sendable {
     /// A client of the app through the proxy.
     func client(
         store: any IdentityGatewayClient.SessionStore = MemorySessionStore(), url: String? = nil, requestTimeout: Duration = .seconds(30),
-        refreshRetryWindow: Duration = .seconds(8)
+        refreshRetryWindow: Duration = .seconds(8), refreshGatheringWindow: Duration = .milliseconds(10)
     ) -> GatewayClient {
         GatewayClient(
             configuration: GatewayClientConfiguration(
                 gatewayURL: URL(string: url ?? proxyURL)!, appID: appID, deviceLabel: "client tests",
-                requestTimeout: requestTimeout, refreshRetryWindow: refreshRetryWindow),
+                requestTimeout: requestTimeout, refreshRetryWindow: refreshRetryWindow,
+                refreshGatheringWindow: refreshGatheringWindow),
             store: store)
     }
 

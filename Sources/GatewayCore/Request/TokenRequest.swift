@@ -4,12 +4,18 @@
 public struct TokenRequest: Sendable, Equatable {
     public static let maximumUserIDBytes = 256
     public static let maximumNonceBytes = 1024
+    /// How many more nonces one refresh may ask tokens for (``additionalNonces``).
+    public static let maximumAdditionalNonces = 63
 
     public let appID: AppID
     /// The user the client claims to be; some credential types derive it instead.
     public let userID: String?
     /// The Layer nonce, byte for byte as received.
     public let nonce: String
+    /// More nonces a refresh asks a token for each (`additional_nonces`), each
+    /// checked as ``nonce`` is: a client that holds several challenges at once
+    /// answers them with one rotation of its session. Empty for most requests.
+    public let additionalNonces: [String]
     /// `nil` when the client sent none (Layer's quick-start clients send none).
     public let credentials: Credentials?
     /// The token profile asked for (`token_profile`); `nil` means the app's first.
@@ -22,11 +28,22 @@ public struct TokenRequest: Sendable, Equatable {
 
     public init(
         appID: String?, userID: String?, nonce: String?, credentials: Credentials?, tokenProfile: String? = nil,
-        deviceLabel: String? = nil
+        deviceLabel: String? = nil, additionalNonces: [String] = []
     ) throws(GatewayError) {
         self.appID = try Self.validatedAppID(appID)
         self.userID = try userID.map { text throws(GatewayError) in try Self.validatedUserID(text) }
         self.nonce = try Self.validatedNonce(nonce)
+        guard additionalNonces.count <= Self.maximumAdditionalNonces else {
+            throw .invalidRequest("additional_nonces may hold at most \(Self.maximumAdditionalNonces) nonces.")
+        }
+        for nonce in additionalNonces {
+            do {
+                _ = try Self.validatedNonce(nonce)
+            } catch {
+                throw .invalidRequest("additional_nonces: " + error.message)
+            }
+        }
+        self.additionalNonces = additionalNonces
         if let credentials {
             try Self.validate(credentials)
         }

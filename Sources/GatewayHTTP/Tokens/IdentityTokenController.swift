@@ -62,7 +62,8 @@ public struct IdentityTokenController: Sendable {
     /// `{"identity_token": ...}` as Layer's SDK reads it; a token of another
     /// profile also names its profile (`token_profile`); where a session
     /// began or went on, its `refresh_token`, `session_id` and
-    /// `refresh_token_expires_in` follow.
+    /// `refresh_token_expires_in` follow; a refresh's tokens for its
+    /// `additional_nonces`, `additional_identity_tokens`.
     private static func tokenResponse(_ issued: TokenIssuer.Issued, profile: String) -> Response {
         var body = ByteBufferAllocator().buffer(capacity: issued.token.utf8.count + 256)
         body.writeString(#"{"identity_token":""#)
@@ -72,6 +73,14 @@ public struct IdentityTokenController: Sendable {
             body.writeString(#","token_profile":""#)
             body.writeString(profile)
             body.writeString(#"""#)
+        }
+        if !issued.additionalTokens.isEmpty {
+            body.writeString(#","additional_identity_tokens":["#)
+            for (index, token) in issued.additionalTokens.enumerated() {
+                body.writeString(index == 0 ? #"""# : #"",""#)
+                body.writeString(token)
+            }
+            body.writeString(#""]"#)
         }
         if let session = issued.session {
             body.writeString(#","refresh_token":""#)

@@ -27,6 +27,12 @@ extension TokenIssuer {
     /// `invalid_credentials`, its row naming why. A spent token past the
     /// grace window ends its session (its whole family), with a
     /// `session.reuse_detected` row.
+    ///
+    /// A refresh with `additional_nonces` is answered a token for each of
+    /// them too, from the same rotation: one row (its `detail.additional_tokens`
+    /// says how many more), one count under the limits, one successor. A
+    /// client holding several challenges at once answers them all with one
+    /// request, so none of them races the others' rotation.
     func refresh(_ asked: Asked, settings: SessionSettings, _ attempt: inout Attempt) async throws -> Ready {
         let app = asked.tenant.settings
         let presented = asked.credentials.fields["refresh_token"]
@@ -66,8 +72,17 @@ extension TokenIssuer {
                 nonce: asked.tokenRequest.nonce, issuedAt: issuedAt, authTime: Int64(session.authTime.timeIntervalSince1970),
                 methods: session.methods)
             let minter = try self.minter(asked, for: grant)
+            let additionalGrants = asked.tokenRequest.additionalNonces.map { nonce in
+                TokenGrant(
+                    app: app, identity: grant.identity, nonce: nonce, issuedAt: grant.issuedAt, authTime: grant.authTime,
+                    methods: grant.methods)
+            }
+            for additional in additionalGrants {
+                if let refusal = minter.refusal(for: additional) { throw refusal }
+            }
             var issued = issuedRow(attempt, userID: session.userID, minter: minter, profile: asked.profile)
             issued.detail["session"] = rotates ? "refreshed" : "retried"
+            if !additionalGrants.isEmpty { issued.detail["additional_tokens"] = String(additionalGrants.count) }
             let change = rotates ? SessionChange.rotate(
                 SessionRotation(
                     appID: app.appID, sessionID: session.sessionID, generation: spent.generation,
@@ -87,7 +102,7 @@ extension TokenIssuer {
             let expiresIn = max(0, min(settings.idleTimeoutSeconds, Int(left.rounded(.down))))
             return Ready(
                 issued: issued, minter: minter, grant: grant,
-                session: IssuedSession(refreshToken: successor, expiresInSeconds: expiresIn))
+                session: IssuedSession(refreshToken: successor, expiresInSeconds: expiresIn), additionalGrants: additionalGrants)
         }
         // Three readings, each spent by another request before this one's statement: not a race a client makes.
         throw GatewayError.unavailable

@@ -52,6 +52,8 @@ public struct TokenIssuer: Sendable {
     /// A token and, where a session began or went on, what its client keeps.
     public struct Issued: Sendable {
         public let token: String
+        /// A refresh's tokens for its `additional_nonces`, in their order.
+        public let additionalTokens: [String]
         public let session: IssuedSession?
     }
 
@@ -95,10 +97,11 @@ public struct TokenIssuer: Sendable {
             case .secondFactor(let kind): ready = try await completeSecondFactor(asked, kind: kind, &attempt)
             }
             // Signed only once its row is committed: no token leaves without one.
-            let token = try await signers.run(
+            let tokens = try await signers.run(
                 "token signature", attributes: ["gateway.token_profile": .string(attempt.profileLabel)]
-            ) { try ready.minter.mint(ready.grant) }
-            return attempt.outcome(.success(.token(Issued(token: token, session: ready.session))), row: ready.issued)
+            ) { try ([ready.grant] + ready.additionalGrants).map { try ready.minter.mint($0) } }
+            let issued = Issued(token: tokens[0], additionalTokens: Array(tokens.dropFirst()), session: ready.session)
+            return attempt.outcome(.success(.token(issued)), row: ready.issued)
         } catch {
             let ending = await attempt.passage.end(failing: error)
             return attempt.outcome(.failure(ending.answer), row: ending.row)
@@ -160,6 +163,8 @@ public struct TokenIssuer: Sendable {
         let minter: any TokenMinter
         let grant: TokenGrant
         let session: IssuedSession?
+        /// A refresh's grants for its `additional_nonces`: the same user, claims and key, each its own nonce.
+        var additionalGrants: [TokenGrant] = []
     }
 
     /// Where a first factor's sign-in got to.
@@ -212,6 +217,10 @@ public struct TokenIssuer: Sendable {
             check = .verifier(try tenant.verifier(for: credentials.type))
         }
         attempt.credentialTypeLabel = credentials.type
+        if !tokenRequest.additionalNonces.isEmpty, credentials.type != RefreshToken.credentialType {
+            throw GatewayError.invalidRequest(
+                "additional_nonces is for refreshes (credentials.type refresh_token): a sign-in answers one nonce.")
+        }
         try attempt.passage.paying(check.cost)
         return Asked(
             tenant: tenant, tokenRequest: tokenRequest, credentials: credentials, check: check, profile: profile,

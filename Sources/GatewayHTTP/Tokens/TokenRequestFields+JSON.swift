@@ -10,11 +10,14 @@ extension TokenRequestFields {
         case notAString(path: String)
         /// A member that must hold an object holds something else.
         case notAnObject(path: String)
+        /// A member that must hold an array of strings holds something else.
+        case notAStringArray(path: String)
     }
 
     /// Reads a JSON body in one pass over its bytes (``StrictJSONReader``): an
     /// object whose `app_id`, `user_id`, `nonce`, `token_profile` and `device_label` are strings or null and
-    /// whose `credentials` is an object of strings, or null. Other members may
+    /// whose `credentials` is an object of strings, or null, and
+    /// `additional_nonces` an array of strings, or null. Other members may
     /// hold any JSON value; they are checked and skipped. Only a syntax
     /// error throws here: the first member of the wrong type is kept in
     /// ``typeMismatch`` with every string read, and thrown by
@@ -30,6 +33,7 @@ extension TokenRequestFields {
         var credentials: [String: String]?
         var tokenProfile: String?
         var deviceLabel: String?
+        var additionalNonces: [String]?
         var firstMismatch: JSONFailure?
         do throws(StrictJSONReader.Failure) {
             try reader.readObject { name, reader throws(StrictJSONReader.Failure) in
@@ -67,6 +71,22 @@ extension TokenRequestFields {
                         }
                     }
                     credentials = fields
+                case "additional_nonces":
+                    // Read whole (the body's size and the reader's depth bound it); anything but strings is refused.
+                    switch try reader.readValue(depth: 1) {
+                    case .null: break
+                    case .array(let items):
+                        var texts: [String] = []
+                        for item in items {
+                            guard case .string(let text) = item else {
+                                firstMismatch = firstMismatch ?? .notAStringArray(path: name)
+                                return
+                            }
+                            texts.append(text)
+                        }
+                        additionalNonces = texts
+                    default: firstMismatch = firstMismatch ?? .notAStringArray(path: name)
+                    }
                 default:
                     try reader.skipValue(depth: 1)
                 }
@@ -79,6 +99,7 @@ extension TokenRequestFields {
         self.init(
             appID: appID, userID: userID, nonce: nonce, credentials: credentials, tokenProfile: tokenProfile,
             deviceLabel: deviceLabel)
+        self.additionalNonces = additionalNonces
         typeMismatch = firstMismatch
     }
 }

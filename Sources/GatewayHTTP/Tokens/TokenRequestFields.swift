@@ -18,6 +18,8 @@ public struct TokenRequestFields: Equatable {
     var credentials: [String: String]?
     var tokenProfile: String?
     var deviceLabel: String?
+    /// A JSON body's `additional_nonces` (a refresh's further challenges); none in a form body.
+    var additionalNonces: [String]?
     /// A JSON body's first member of the wrong type (a number nonce, an
     /// object refresh token), refused by ``validated()``.
     var typeMismatch: JSONFailure?
@@ -62,13 +64,14 @@ public struct TokenRequestFields: Equatable {
         switch typeMismatch {
         case .notAString(let path)?: throw .invalidRequest("\(path) must be a string.")
         case .notAnObject(let path)?: throw .invalidRequest("\(path) must be an object of strings.")
+        case .notAStringArray(let path)?: throw .invalidRequest("\(path) must be an array of strings.")
         case .syntax(let failure)?: throw failure.gatewayError()
         case nil: break
         }
         let credentials = try credentials.map { fields throws(GatewayError) in try Self.credentials(from: fields) }
         return try TokenRequest(
             appID: appID, userID: userID, nonce: nonce, credentials: credentials, tokenProfile: tokenProfile,
-            deviceLabel: deviceLabel)
+            deviceLabel: deviceLabel, additionalNonces: additionalNonces ?? [])
     }
 
     // MARK: JSON
@@ -79,7 +82,7 @@ public struct TokenRequestFields: Equatable {
         } catch {
             switch error {
             case .syntax(let failure): throw failure.gatewayError()
-            case .notAString, .notAnObject: preconditionFailure("init(json:) throws only syntax errors")
+            case .notAString, .notAnObject, .notAStringArray: preconditionFailure("init(json:) throws only syntax errors")
             }
         }
     }

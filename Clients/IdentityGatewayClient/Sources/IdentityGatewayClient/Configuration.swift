@@ -21,12 +21,20 @@ public struct GatewayClientConfiguration: Sendable {
     /// `sessions.reuse_grace_seconds` (10 s unless the app says otherwise),
     /// so keep this below it; past it, a retry would count as reuse.
     public var refreshRetryWindow: Duration
+    /// How long a refresh waits for more challenges before it is sent:
+    /// every ``GatewayClient/identityToken(forNonce:profile:)`` call that
+    /// comes within it is answered by the same request (up to 64 nonces),
+    /// so an app that receives many challenges at launch sends one refresh.
+    public var refreshGatheringWindow: Duration
 
-    /// A configuration with the defaults: a 15 s request timeout and an 8 s refresh retry window.
+    /// A configuration with the defaults: a 15 s request timeout, an 8 s
+    /// refresh retry window and a 10 ms gathering window.
     public init(
         gatewayURL: URL, appID: String, deviceLabel: String? = nil, tokenProfile: TokenProfile? = nil,
-        requestTimeout: Duration = .seconds(15), refreshRetryWindow: Duration = .seconds(8)
+        requestTimeout: Duration = .seconds(15), refreshRetryWindow: Duration = .seconds(8),
+        refreshGatheringWindow: Duration = .milliseconds(10)
     ) {
+        self.refreshGatheringWindow = refreshGatheringWindow
         self.gatewayURL = gatewayURL
         self.appID = appID
         self.deviceLabel = deviceLabel

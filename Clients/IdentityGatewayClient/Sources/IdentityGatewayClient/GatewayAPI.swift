@@ -34,6 +34,8 @@ struct GatewayAPI: Sendable {
         let refresh_token: String?
         let session_id: String?
         let refresh_token_expires_in: Int?
+        /// A refresh's tokens for its `additional_nonces`, in their order.
+        let additional_identity_tokens: [String]?
     }
 
     /// Posts `body` (any `Encodable`) as JSON to `path`. Throws

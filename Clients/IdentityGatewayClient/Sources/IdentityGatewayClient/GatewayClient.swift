@@ -6,8 +6,10 @@ import Foundation
 ///
 /// Every call that uses the stored session (a refresh, sign-out's
 /// revocation, the account routes) waits its turn in one lane, so one
-/// refresh is in flight at a time however many callers ask: the others
-/// wait, then refresh with the successor it stored. A sign-in or sign-out
+/// refresh is in flight at a time however many callers ask. Challenges
+/// that arrive together share one refresh: the gateway answers each nonce
+/// from one rotation (``GatewayClientConfiguration/refreshGatheringWindow``).
+/// A sign-in or sign-out
 /// does not wait: it starts a new *epoch*, and an answer that comes back
 /// for an earlier epoch is discarded (its caller gets
 /// ``IdentityGatewayError/signedOut``), never stored over the new session.
@@ -23,6 +25,20 @@ public actor GatewayClient {
     private var laneWaiters: [CheckedContinuation<Void, Never>] = []
     /// A 429's `Retry-After`: calls fail at once until it passes.
     private var quietUntil: ContinuousClock.Instant?
+    /// Challenges waiting for a refresh to answer them, in the order they came.
+    private var waiting: [WaitingChallenge] = []
+    /// Whether a task is sending refreshes for ``waiting``.
+    private var gathering = false
+
+    /// One ``identityToken(forNonce:profile:)`` call waiting for its token.
+    private struct WaitingChallenge {
+        let nonce: String
+        let profile: TokenProfile?
+        let answer: CheckedContinuation<Result<IdentityToken, IdentityGatewayError>, Never>
+    }
+
+    /// The most nonces one refresh carries (the gateway's limit: one and 63 more).
+    static let noncesPerRefresh = 64
 
     /// A client of the app `configuration` names, keeping its session in
     /// `store` (``KeychainSessionStore`` on Apple platforms,
@@ -113,8 +129,10 @@ public actor GatewayClient {
     /// calls in `layerClient(_:didReceiveAuthenticationChallengeWithNonce:)`,
     /// and whenever another SDK's token must be renewed.
     ///
-    /// One refresh is in flight at a time; concurrent callers wait for it
-    /// and then refresh with its successor, each with its own nonce. A
+    /// Calls that come within ``GatewayClientConfiguration/refreshGatheringWindow``
+    /// of each other (and ask the same profile) are answered by one refresh
+    /// that carries all their nonces; one refresh is in flight at a time,
+    /// and calls that come while it is are answered by the next. A
     /// refresh whose answer is lost is sent again with the same token
     /// (the gateway answers the same successor within its grace window)
     /// until ``GatewayClientConfiguration/refreshRetryWindow`` has passed.
@@ -128,18 +146,56 @@ public actor GatewayClient {
     ///   ``IdentityGatewayError/storage(_:)`` when the successor could not be stored.
     public func identityToken(forNonce nonce: String, profile: TokenProfile? = nil) async throws(IdentityGatewayError) -> IdentityToken {
         let profile = profile ?? configuration.tokenProfile
-        return try await inLane { () async throws(IdentityGatewayError) -> IdentityToken in
-            do {
-                return try await self.store.exclusively { try await self.refresh(nonce: nonce, profile: profile) }
-            } catch let error as IdentityGatewayError {
-                throw error
-            } catch {
-                throw .storage("the session store could not be locked: \(error)")
+        let result = await withCheckedContinuation { answer in
+            waiting.append(WaitingChallenge(nonce: nonce, profile: profile, answer: answer))
+            if !gathering {
+                gathering = true
+                Task { await self.answerWaitingChallenges() }
             }
         }
+        return try result.get()
     }
 
-    private func refresh(nonce: String, profile: TokenProfile?) async throws(IdentityGatewayError) -> IdentityToken {
+    /// Sends refreshes until no challenge waits: each after the gathering
+    /// window, for the first waiting challenge's profile and every other
+    /// waiting one of that profile (up to ``noncesPerRefresh``).
+    private func answerWaitingChallenges() async {
+        while !waiting.isEmpty {
+            try? await Task.sleep(for: configuration.refreshGatheringWindow)
+            let profile = waiting[0].profile
+            var batch: [WaitingChallenge] = []
+            var rest: [WaitingChallenge] = []
+            for challenge in waiting {
+                if challenge.profile == profile && batch.count < Self.noncesPerRefresh { batch.append(challenge) } else { rest.append(challenge) }
+            }
+            waiting = rest
+            let nonces = batch.map(\.nonce)
+            let result: Result<[IdentityToken], IdentityGatewayError>
+            do {
+                result = .success(
+                    try await inLane { () async throws(IdentityGatewayError) -> [IdentityToken] in
+                        do {
+                            return try await self.store.exclusively { try await self.refresh(nonces: nonces, profile: profile) }
+                        } catch let error as IdentityGatewayError {
+                            throw error
+                        } catch {
+                            throw .storage("the session store could not be locked: \(error)")
+                        }
+                    })
+            } catch {
+                result = .failure(error)
+            }
+            for (index, challenge) in batch.enumerated() {
+                challenge.answer.resume(returning: result.map { $0[index] })
+            }
+        }
+        gathering = false
+    }
+
+    /// One refresh answering `nonces` (the first as the request's `nonce`,
+    /// the rest as `additional_nonces`), a token for each in their order.
+    private func refresh(nonces: [String], profile: TokenProfile?) async throws(IdentityGatewayError) -> [IdentityToken] {
+        let nonce = nonces[0]
         try checkQuiet()
         let started = epoch
         guard var session = try await loadSession() else { throw .signedOut }
@@ -151,7 +207,8 @@ public actor GatewayClient {
             let body = RequestBody.Token(
                 app_id: configuration.appID, user_id: nil, nonce: nonce,
                 credentials: ["type": "refresh_token", "refresh_token": session.refreshToken],
-                token_profile: profile?.rawValue, device_label: nil)
+                token_profile: profile?.rawValue, device_label: nil,
+                additional_nonces: nonces.count > 1 ? Array(nonces.dropFirst()) : nil)
             let answer: GatewayAPI.Answer
             do {
                 answer = try await api.post("v1/identity_tokens", body)
@@ -188,7 +245,11 @@ public actor GatewayClient {
                     try? await store.remove(ifHolding: successor)
                     throw .signedOut
                 }
-                return IdentityToken(token: minted.identity_token, profile: Self.profile(of: minted), nonce: nonce)
+                let tokens = [minted.identity_token] + (minted.additional_identity_tokens ?? [])
+                guard tokens.count == nonces.count else {
+                    throw .unexpectedAnswer("a refresh for \(nonces.count) nonces answered \(tokens.count) tokens")
+                }
+                return zip(tokens, nonces).map { IdentityToken(token: $0, profile: Self.profile(of: minted), nonce: $1) }
             }
             let refusal = GatewayAPI.refusal(of: answer)
             switch refusal {

@@ -8,6 +8,8 @@ enum RequestBody {
         let credentials: [String: String]
         let token_profile: String?
         let device_label: String?
+        /// A refresh's further challenges, answered by the same rotation.
+        var additional_nonces: [String]? = nil
     }
 
     struct SessionOnly: Encodable, Sendable {
