@@ -9,7 +9,7 @@ import Testing
 
     @Test(arguments: [
         "Benchmarks/load/run", "Benchmarks/load/instructions.sh", "Benchmarks/load/password-memory", "Benchmarks/ha/run",
-        "Benchmarks/ha/upgrade",
+        "Benchmarks/ha/upgrade", "Benchmarks/scale/run",
     ])
     func parses(script: String) async throws {
         let run = try await GatewayProcess.runProgram(
@@ -21,11 +21,12 @@ import Testing
     /// the upgrade drill's among them).
     @Test func theLoadDriversCompile() async throws {
         var scripts: [String] = []
-        for folder in ["Benchmarks/load", "Benchmarks/ha"] {
+        for folder in ["Benchmarks/load", "Benchmarks/ha", "Benchmarks/scale"] {
             scripts += try FileManager.default.contentsOfDirectory(atPath: Repository.path(folder)).filter { $0.hasSuffix(".py") }
                 .sorted().map { "\(folder)/\($0)" }
         }
         #expect(scripts.contains("Benchmarks/load/email_sink.py") && scripts.contains("Benchmarks/ha/upgrade.py"))
+        #expect(scripts.contains("Benchmarks/scale/admin_depth.py"))
         let run = try await GatewayProcess.runProgram(
             "/usr/bin/python3", ["-c", "import ast, sys; [ast.parse(open(p).read(), p) for p in sys.argv[1:]]"] + scripts.map(Repository.path),
             environment: ProcessInfo.processInfo.environment)
