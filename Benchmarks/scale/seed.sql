@@ -97,7 +97,7 @@ FROM generate_series(3, :audit_rows, 3) AS n;
 -- A database that has run for months has been vacuumed (its visibility maps
 -- set) and checkpointed: the measurement that follows must not pay for the
 -- seeding's own aftermath (autovacuum over 10 M fresh rows, a checkpoint
--- writing 16 GiB), which doubled the first run's p99s.
+-- writing 16 GiB), which put the first run's p99s at 2.4 to 5.3 times the settled ones.
 VACUUM ANALYZE;
 -- Needs a superuser or pg_checkpoint; without one, the next checkpoint comes on its own.
 \set ON_ERROR_STOP off
