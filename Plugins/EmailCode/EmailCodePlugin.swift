@@ -141,11 +141,11 @@ public struct EmailCodePlugin: CredentialPlugin {
 
     /// An app admin may tighten `send_protection`; loosening it is an operator's.
     public func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String? {
-        let read = { (options: JSONValue) in
-            try? EmailCodeOptions(options, environment: app.environment, allowsPrivateAddresses: true).protection
-        }
-        guard let now = read(options), let was = read(stored) else { return nil }
-        return now.loosening(of: was).map { "plugins.email_code.send_protection.\($0)" }
+        let path = "plugins.email_code"
+        guard let now = SendProtection.within(options, path: path, sms: false),
+            let was = SendProtection.within(stored, path: path, sms: false)
+        else { return nil }
+        return now.loosening(of: was).map { "\(path).send_protection.\($0)" }
     }
 }
 

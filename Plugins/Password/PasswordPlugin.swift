@@ -60,10 +60,15 @@ public struct PasswordPlugin: CredentialPlugin {
 
     /// An app admin may tighten `human_check`; loosening it is an operator's.
     public func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String? {
-        let read = { (options: JSONValue) in try? PasswordOptions(options, hashLimits: hasher.limits) }
-        guard let now = read(options), let was = read(stored) else { return nil }
-        return SendProtection(humanCheck: now.humanCheck).loosening(of: SendProtection(humanCheck: was.humanCheck))
-            .map { "plugins.password.\($0)" }
+        // The check alone: the comparison must not hang on an argon2 ceiling an operator lowered since.
+        let path = "plugins.password.human_check"
+        func check(_ options: JSONValue) -> SendProtection? {
+            guard let input = try? JSONInput(options, path: "plugins.password") else { return nil }
+            guard let object = try? input.object("human_check") else { return input.has("human_check") ? nil : SendProtection() }
+            return (try? SendProtection.readHumanCheck(object, path: path)).map { SendProtection(humanCheck: $0) }
+        }
+        guard let now = check(options), let was = check(stored) else { return nil }
+        return now.loosening(of: was).map { "plugins.password.\($0)" }
     }
 
     public func makeVerifier(

@@ -110,10 +110,11 @@ public struct PhoneCodePlugin: CredentialPlugin {
 
     /// An app admin may tighten `send_protection`; loosening it is an operator's.
     public func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String? {
-        guard let now = try? PhoneCodeOptions(options, environment: app.environment),
-            let was = try? PhoneCodeOptions(stored, environment: app.environment)
+        let path = "plugins.phone_code"
+        guard let now = SendProtection.within(options, path: path, sms: true),
+            let was = SendProtection.within(stored, path: path, sms: true)
         else { return nil }
-        return now.protection.loosening(of: was.protection).map { "plugins.phone_code.send_protection.\($0)" }
+        return now.loosening(of: was).map { "\(path).send_protection.\($0)" }
     }
 }
 

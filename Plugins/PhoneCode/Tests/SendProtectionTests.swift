@@ -186,6 +186,9 @@ import Testing
                     #expect(texts.filter { $0.contains("timeout-or-duplicate") }.count == 2, "\(texts)")
                     #expect(texts.filter { $0.contains("invalid-input-response") }.count == 2, "\(texts)")
                     #expect(turnstile.secretsSeen == [TurnstileStandIn.secret])
+                    // Neither a token nor the provider's secret is in any row.
+                    let rows = try await gateway.auditRows().map(\.text)
+                    #expect(!rows.contains { $0.contains(good) || $0.contains(seenByProvider) || $0.contains(TurnstileStandIn.secret) })
                 }
             }
         }

@@ -142,6 +142,15 @@ public struct SendProtection: Sendable, Equatable {
             breaker: sms ? try Self.breaker(input, path: "\(path).breaker") : nil)
     }
 
+    /// The `send_protection` of a channel's whole options (`plugins.<type>`),
+    /// for ``loosening(of:)``: read alone, so that the comparison does not
+    /// hang on the rest of the options (a ceiling an operator lowered since,
+    /// a secret left out); nil when it cannot be read.
+    public static func within(_ options: JSONValue, path: String, sms: Bool) -> SendProtection? {
+        guard let input = try? JSONInput(options, path: path) else { return nil }
+        return try? SendProtection(try? input.object("send_protection"), path: path, sms: sms)
+    }
+
     /// Reads a `human_check` object at `path` (a channel's, or the password plugin's for sign-ins).
     public static func readHumanCheck(_ input: JSONInput, path: String) throws(GatewayError) -> HumanCheck {
         try input.rejectUnknown(allowed: [

@@ -11,7 +11,7 @@ import Testing
 /// (OpenSSL judges) and carrying its own nonce; a retry within the grace
 /// window answers them again; malformed lists and sign-ins asking for more
 /// than one token are refused before anything is counted or written.
-@Suite struct BatchedRefreshTests {
+@Suite struct BatchedRefreshTests: ConcurrentAttack {
     static func refresh(
         _ gateway: TestGateway, _ app: AppSettings, _ token: String?, nonce: String, additional: (any Sendable)?
     ) async throws -> TokenAnswer {
@@ -68,6 +68,39 @@ import Testing
                 let single = try await Self.refresh(gateway, app, answer.refreshToken, nonce: "n-\(UUID())", additional: additional)
                 #expect(single.status == .ok && single.body["additional_identity_tokens"] == nil, "\(single.body)")
             }
+        }
+    }
+
+    /// One live token, batched refreshes with it sent at once over two
+    /// instances: it is spent once. Every answer within the grace window is
+    /// the same successor, the session moves one generation, and each
+    /// answer's tokens carry that request's own nonces.
+    @Test func aBatchedRefreshSpendsItsTokenOnceAcrossTwoInstances() async throws {
+        try await withTwoInstances { gateways in
+            let app = try await gateways[0].createSessionApp(SessionSettings(reuseGraceSeconds: 60))
+            let signedIn = try await gateways[0].signIn(app)
+            let token = try #require(signedIn.refreshToken)
+            // Each answer as (its status, its refresh token, the nonces its tokens carry, in order).
+            typealias Seen = (status: Int, successor: String?, nonces: [String?])
+            let answers = try await withThrowingTaskGroup(of: (Int, Seen).self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        let answer = try await Self.refresh(
+                            gateways[index % 2], app, token, nonce: "r\(index)-a", additional: ["r\(index)-b", "r\(index)-c"])
+                        let tokens = answer.token.map { [$0] + (answer.body["additional_identity_tokens"] as? [String] ?? []) } ?? []
+                        let nonces = try tokens.map { try Self.claims($0)["nce"] as? String }
+                        return (index, (Int(answer.status.code), answer.refreshToken, nonces))
+                    }
+                }
+                return try await group.reduce(into: [Int: Seen]()) { $0[$1.0] = $1.1 }
+            }
+            #expect(answers.values.allSatisfy { $0.status == 200 }, "\(answers.values.map(\.status))")
+            #expect(Set(answers.values.compactMap(\.successor)).count == 1, "one successor")
+            for (index, seen) in answers {
+                #expect(seen.nonces == ["r\(index)-a", "r\(index)-b", "r\(index)-c"])
+            }
+            #expect(try await gateways[0].sessionState(try #require(signedIn.sessionID))?.generation == 1)
+            #expect(try await gateways[0].auditRows().filter { $0.event == "session.reuse_detected" }.isEmpty)
         }
     }
 
