@@ -220,8 +220,8 @@ let package = Package(
         .target(
             name: "GatewayOutbound",
             dependencies: [
-                "GatewayCore", .product(name: "AsyncHTTPClient", package: "async-http-client"), Products.crypto,
-                Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), Products.nioPosix,
+                "GatewayCore", "GatewayPluginKit", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                Products.crypto, Products.nioCore, .product(name: "NIOHTTP1", package: "swift-nio"), Products.nioPosix,
                 // The SMTP client's STARTTLS and implicit TLS.
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 Products.logging, Products.tracing,

@@ -27,7 +27,7 @@ struct TokenFloor {
         let arguments = CommandLine.arguments
         if arguments.count == 3, arguments[1] == "--signing-rates", let seconds = Double(arguments[2]), seconds > 0 {
             let rates = try SigningRates.measure(keyPEM: try String(contentsOfFile: keyFile, encoding: .utf8), seconds: seconds)
-            print(String(decoding: try JSONSerialization.data(withJSONObject: rates, options: [.sortedKeys]), as: UTF8.self))
+            print(try JSONCoding.text(of: rates))
             return
         }
         let key = TokenSigningKey(

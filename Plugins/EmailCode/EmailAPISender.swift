@@ -32,13 +32,13 @@ struct EmailAPISender: Sendable {
             FromEmailAddress: payload.sender, Destination: .init(ToAddresses: [payload.recipient]),
             Content: .init(Raw: .init(Data: Data(payload.message).base64EncodedString())))
         request.ConfigurationSetName = settings.configurationSet
-        let body = Array((try? JSONEncoder().encode(request)) ?? Data())
+        let body = (try? JSONCoding.bytes(of: request)) ?? []
         let url = settings.endpoint.appending(path: Self.sesPath)
         let signature = AWSSignatureV4(
             accessKeyID: settings.accessKeyID, secretAccessKey: settings.secretAccessKey, region: settings.region, service: "ses")
         let headers = signature.headers(method: "POST", url: url, contentType: "application/json", body: body, now: now)
         return await post(body, headers: headers, to: url, for: appID, timeout: settings.timeout, refused: Self.reply) { answer in
-            (try? JSONDecoder().decode(SESAnswer.self, from: Data(answer.body.readableBytesView))).map { "SES message \($0.MessageId)" }
+            (try? JSONCoding.decode(SESAnswer.self, from: answer.body.readableBytesView)).map { "SES message \($0.MessageId)" }
                 ?? "SES \(answer.status)"
         }
     }
@@ -52,7 +52,7 @@ struct EmailAPISender: Sendable {
         let message = WebhookMessage(
             message_id: messageID.uuidString.lowercased(), app_id: appID.uuid.lowercasedText, from: payload.sender,
             to: payload.recipient, text: payload.text, mime: Data(payload.message).base64EncodedString())
-        let body = Array((try? JSONEncoder().encode(message)) ?? Data())
+        let body = (try? JSONCoding.bytes(of: message)) ?? []
         let headers = WebhookSignature.headers(for: body, secret: secret, now: now)
         // The status alone, as for SMS webhooks: an endpoint that echoes what it got would put the code in the trail.
         return await post(body, headers: headers, to: url, for: appID, timeout: timeout, refused: { "HTTP \($0.status)" }) {
@@ -91,7 +91,7 @@ struct EmailAPISender: Sendable {
         let type = answer.headers["x-amzn-errortype"].map { String($0.prefix { $0 != ":" }) } ?? Self.element("Code", in: body)
         let kind = type.map { " " + $0 } ?? ""
         let said =
-            (try? JSONDecoder().decode(ErrorAnswer.self, from: Data(answer.body.readableBytesView))).flatMap { $0.message ?? $0.Message }
+            (try? JSONCoding.decode(ErrorAnswer.self, from: answer.body.readableBytesView)).flatMap { $0.message ?? $0.Message }
             ?? Self.element("Message", in: body) ?? "no message"
         let line = "HTTP \(answer.status)\(kind): \(said)".map { $0.isNewline || $0.asciiValue.map { $0 < 32 } == true ? " " : $0 }
         return String(String(line).prefix(300))

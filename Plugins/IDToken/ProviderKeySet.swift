@@ -49,7 +49,7 @@ struct ProviderKeySet: Sendable {
 
     init(json bytes: [UInt8]) throws(KeySetProblem) {
         guard bytes.count <= Self.maximumBytes else { throw KeySetProblem("the key set is larger than 64 KiB") }
-        guard case .object(let root)? = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)),
+        guard case .object(let root)? = try? JSONCoding.value(bytes),
             case .array(let entries)? = root["keys"]
         else { throw KeySetProblem("the key set is not a JSON object with a \"keys\" array") }
         guard entries.count <= Self.maximumKeys else { throw KeySetProblem("the key set holds over \(Self.maximumKeys) keys") }

@@ -177,7 +177,7 @@ final class ProviderKeys: Sendable {
             jwksURL = url
         case .discovery(let url, let issuers):
             let document = try await get(url, for: subject, logger: logger)
-            guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(Array(buffer: document.body)))
+            guard case .object(let members)? = try? JSONCoding.value(document.body.readableBytesView)
             else { throw KeySetProblem("the discovery document is not a JSON object") }
             guard case .string(let issuer)? = members["issuer"], issuers.contains(issuer) else {
                 throw KeySetProblem("the discovery document speaks for another issuer than \(issuers[0])")

@@ -138,7 +138,7 @@ struct PhoneCodeController: Sendable {
                 let started = ContinuousClock.now
                 try await sender.send(
                     SMSMessage(appID: appID, phoneNumber: number, code: code, expiresIn: options.lifetimeSeconds),
-                    via: options.sender)
+                    via: options.sender, breaking: options.senderBreaker)
                 deliveryTimes.record(ContinuousClock.now - started, for: appID)
             } catch {
                 passage.row.reason = "sms_delivery_failed"

@@ -38,6 +38,8 @@ struct PhoneCodeOptions: Sendable {
     var allowUnboundNumbers = false
     var testNumbers: [PhoneNumber: TestNumber] = [:]
     var sender: Sender = .log
+    /// After this many failed deliveries in a row, the app's sends fail at once for the cool-down.
+    var senderBreaker = CircuitBreaker<AppID>.Settings.standard
     /// The human check, the countries codes may go to and the pumping breaker.
     var protection = SendProtection(breaker: SendProtection.Breaker())
 
@@ -50,7 +52,7 @@ struct PhoneCodeOptions: Sendable {
         let reader = try JSONInput(options, path: "plugins.phone_code")
         try reader.rejectUnknown(allowed: [
             "code_length", "code_ttl_seconds", "max_attempts", "resend_after_seconds", "allowed_prefixes",
-            "allow_unbound_numbers", "test_numbers", "sender", "send_protection",
+            "allow_unbound_numbers", "test_numbers", "sender", "send_protection", "circuit_breaker",
         ])
         codeLength = try reader.integer("code_length", in: Self.codeLengths) ?? codeLength
         lifetimeSeconds = try reader.integer("code_ttl_seconds", in: Self.lifetimes) ?? lifetimeSeconds
@@ -78,6 +80,7 @@ struct PhoneCodeOptions: Sendable {
         }
         sender = try Self.sender(try reader.object("sender"), environment: environment, allowsLog: allowsLogSender)
         protection = try SendProtection(try reader.object("send_protection"), path: "plugins.phone_code", sms: true)
+        senderBreaker = try CircuitBreaker.Settings(circuitBreakerIn: reader)
     }
 
     private static func sender(

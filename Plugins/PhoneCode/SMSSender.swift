@@ -28,13 +28,15 @@ struct SMSDeliveryFailure: Error, CustomStringConvertible {
 /// to addresses the policy allows, no redirect followed (a sender that
 /// answers 3xx has failed), a bounded answer, connections reused. Every
 /// connection-level failure reads the same, so the audit trail an app admin
-/// sees cannot tell a closed port from a slow one. After
-/// ``breakerSettings`` failed deliveries in a row, an app's sends fail at
-/// once for the cool-down (``CircuitBreaker``), then one trial decides.
+/// sees cannot tell a closed port from a slow one. After the app's
+/// `circuit_breaker.failures` failed deliveries in a row (5 unless set),
+/// its sends fail at once for the cool-down (``CircuitBreaker``), then one
+/// trial decides.
 struct SMSSender: Sendable {
     static let attempts = 2
+    /// The pause before the one retry.
+    static let backoff = Backoff.constant(.milliseconds(200))
     static let maximumAnswerBytes = 64 * 1024
-    static let breakerSettings = CircuitBreaker<AppID>.Settings(failures: 5, coolDown: .seconds(30))
 
     let outbound: OutboundHTTP
     let breaker: CircuitBreaker<AppID>
@@ -53,19 +55,21 @@ struct SMSSender: Sendable {
     }
 
     /// Delivers the code; in a traced request, as an `sms delivery` span over its attempts (each a client span).
-    func send(_ message: SMSMessage, via sender: PhoneCodeOptions.Sender) async throws(SMSDeliveryFailure) {
+    func send(
+        _ message: SMSMessage, via sender: PhoneCodeOptions.Sender, breaking settings: CircuitBreaker<AppID>.Settings = .standard
+    ) async throws(SMSDeliveryFailure) {
         let span = Spans.start("sms delivery", attributes: ["gateway.sms.sender": .string(sender.kind)])
         defer { span?.end() }
         if case .log = sender { return try await deliver(message, via: sender) }
         guard breaker.permits(message.appID) else {
             span?.attributes["error.type"] = "circuit_open"
-            throw SMSDeliveryFailure(reason: "circuit open: \(Self.breakerSettings.failures) failed deliveries in a row")
+            throw SMSDeliveryFailure(reason: "circuit open: \(settings.failures) failed deliveries in a row")
         }
         do {
             try await deliver(message, via: sender)
             breaker.recordSuccess(message.appID)
         } catch {
-            breaker.recordFailure(message.appID, Self.breakerSettings)
+            breaker.recordFailure(message.appID, settings)
             Spans.fail(span, error)
             throw error
         }
@@ -126,7 +130,7 @@ struct SMSSender: Sendable {
                 case .answerTooLarge: lastFailure = SMSDeliveryFailure(reason: "answer too large")
                 }
             }
-            if attempt < Self.attempts { try? await Task.sleep(for: .milliseconds(200)) }
+            if attempt < Self.attempts { try? await Task.sleep(for: Self.backoff.pause(beforeRetry: attempt)) }
         }
         logger.warning("SMS delivery failed", metadata: ["reason": "\(lastFailure.reason)"])
         throw lastFailure

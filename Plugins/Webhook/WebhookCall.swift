@@ -57,12 +57,10 @@ struct WebhookCall: Sendable {
     }
 
     static func body(_ question: Question, now: Date) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let body = Body(
             app_id: question.appID.uuid.lowercasedText, user_id: question.userID, credentials: question.fields,
             request_id: question.requestID, timestamp: Int(now.timeIntervalSince1970))
-        return Array((try? encoder.encode(body)) ?? Data())
+        return (try? JSONCoding.bytes(of: body)) ?? []
     }
 
     /// The tenant's answer; members other than these are ignored, so the tenant may add its own.

@@ -15,8 +15,6 @@ import GatewayOutbound
 struct WebhookOptions: Sendable {
     static let timeouts = 100...10_000
     static let forwardedFieldCount = 1...8
-    static let breakerFailures = 1...100
-    static let coolDowns = 1...3600
     static let secretBytes = 16...256
 
     let url: URL
@@ -77,10 +75,6 @@ struct WebhookOptions: Sendable {
             throw .invalidRequest("plugins.webhook.migrate_on_success: '\(other)' is not a plugin users can move to (only \"password\").")
         }
 
-        let breaker = try reader.object("circuit_breaker")
-        try breaker?.rejectUnknown(allowed: ["failures", "cool_down_seconds"])
-        self.breaker = CircuitBreaker.Settings(
-            failures: try breaker?.integer("failures", in: Self.breakerFailures) ?? 5,
-            coolDown: .seconds(try breaker?.integer("cool_down_seconds", in: Self.coolDowns) ?? 30))
+        breaker = try CircuitBreaker.Settings(circuitBreakerIn: reader)
     }
 }

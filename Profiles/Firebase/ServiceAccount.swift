@@ -21,7 +21,7 @@ struct ServiceAccount: Sendable {
         case .object(let object)?:
             members = object
         case .string(let text)? where text != RedactedSecret.marker:
-            guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8)) else {
+            guard case .object(let object)? = try? JSONCoding.value(text) else {
                 throw .invalidRequest("\(Self.path) must be the service account's JSON key file, as an object.")
             }
             members = object
@@ -51,8 +51,6 @@ struct ServiceAccount: Sendable {
 
     /// The JSON text of a service account object, keys sorted: how it is sealed.
     static func text(of value: JSONValue) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        String(decoding: JSONCoding.bytes(of: value), as: UTF8.self)
     }
 }

@@ -23,7 +23,7 @@ public struct APIAnswer: Sendable {
         } catch {
             return APIAnswer(status: .internalServerError, json: .object([:]))
         }
-        let json = (try? JSONDecoder().decode(JSONValue.self, from: Data(body.readableBytesView))) ?? .object([:])
+        let json = (try? JSONCoding.value(body.readableBytesView)) ?? .object([:])
         return APIAnswer(status: response.status, json: json)
     }
 

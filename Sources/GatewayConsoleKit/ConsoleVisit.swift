@@ -59,8 +59,8 @@ public struct ConsoleVisit: Sendable {
         _ method: HTTPRequest.Method, _ path: String, json: [String: JSONValue]? = nil, query: [(String, String?)] = []
     ) async -> APIAnswer {
         var body: ByteBuffer?
-        if let json, let data = try? JSONEncoder().encode(json) {
-            body = ByteBuffer(bytes: data)
+        if let json {
+            body = ByteBuffer(bytes: JSONCoding.bytes(of: .object(json)))
         }
         let response = await api.call(method, Self.pathAndQuery(path, query), token: token, body: body, from: context)
         return await APIAnswer.read(response)

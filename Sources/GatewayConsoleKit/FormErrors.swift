@@ -25,9 +25,7 @@ public enum FormErrors {
 /// JSON for a textarea and back.
 public enum JSONText {
     public static func pretty(_ value: JSONValue) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        String(decoding: JSONCoding.bytes(of: value, indented: true), as: UTF8.self)
     }
 
     /// The object typed into a textarea; `nil` when it is not one.
@@ -38,6 +36,6 @@ public enum JSONText {
 
     /// The JSON value typed into a textarea; `nil` when it is not JSON.
     public static func value(_ text: String) -> JSONValue? {
-        try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        try? JSONCoding.value(text)
     }
 }

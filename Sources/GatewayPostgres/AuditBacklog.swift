@@ -9,7 +9,8 @@ import Synchronization
 /// Holds at most `capacity` rows; a row past that, or still kept when the
 /// gateway stops without reaching PostgreSQL, is counted as lost and logged
 /// whole at error level (`audit_row`, one JSON object), so a log pipeline
-/// still has it. ``run()`` retries every `retryInterval` while rows wait.
+/// still has it. ``run()`` retries while rows wait, after pauses that grow
+/// from a tenth of `retryInterval` to `retryInterval` (``Backoff``).
 final class AuditBacklog: Sendable {
     struct Row: Sendable {
         let event: AuditEvent
@@ -25,7 +26,7 @@ final class AuditBacklog: Sendable {
 
     let capacity: Int
     private let maximumBatch: Int
-    private let retryInterval: Duration
+    private let retry: Backoff
     private let logger: Logger
     private let write: @Sendable ([Row]) async throws -> Void
     private let state = Mutex(State())
@@ -44,7 +45,7 @@ final class AuditBacklog: Sendable {
         precondition(capacity >= 1 && maximumBatch >= 1)
         self.capacity = capacity
         self.maximumBatch = maximumBatch
-        self.retryInterval = retryInterval
+        self.retry = Backoff(first: retryInterval / 10, longest: retryInterval)
         self.logger = logger
         self.write = write
         (doorbell, ring) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -91,13 +92,18 @@ final class AuditBacklog: Sendable {
         logLost(Row(event: event, occurredAt: occurredAt), why: "PostgreSQL refused it even made storable: \(why)")
     }
 
-    /// Writes kept rows whenever there are some, retrying every
-    /// `retryInterval` while PostgreSQL fails; returns when cancelled.
+    /// Writes kept rows whenever there are some, trying again after each
+    /// pause of ``retry`` while PostgreSQL fails; returns when cancelled.
     func run() async {
         for await _ in doorbell {
+            var failures = 0
             while count > 0 {
-                if await writeOldest() { continue }
-                guard (try? await Task.sleep(for: retryInterval)) != nil else { return }
+                if await writeOldest() {
+                    failures = 0
+                    continue
+                }
+                failures += 1
+                guard (try? await Task.sleep(for: retry.pause(beforeRetry: failures))) != nil else { return }
             }
         }
     }

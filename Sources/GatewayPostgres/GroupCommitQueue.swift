@@ -199,8 +199,8 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
         let batchStarted = DefaultTracerClock.now
         defer { commitSeconds.recordNanoseconds((ContinuousClock.now - started).nanoseconds) }
         var pending = batch
-        var pause = DatabaseRetry.firstPause
         for attempt in 0... {
+            let pause = Backoff.database.pause(beforeRetry: attempt + 1)
             let items = pending.map(\.item)
             do {
                 let answers = try await withTimeout(timeout) { try await process(items, attempt) }
@@ -243,7 +243,6 @@ final class GroupCommitQueue<Item: Sendable, Answer: Sendable>: Sendable {
                 state.withLock { $0.retries += 1 }
                 pending = retried
                 try? await Task.sleep(for: pause)
-                pause = DatabaseRetry.pause(after: pause)
             }
         }
     }

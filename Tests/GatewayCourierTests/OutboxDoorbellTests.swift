@@ -1,3 +1,4 @@
+import GatewayCore
 import Testing
 
 @testable import GatewayCourier
@@ -41,8 +42,7 @@ import Testing
 
     @Test func aTransientFailureWaitsLongerEachTimeAndTheLastIsFinal() {
         var settings = OutboxWorker.Settings()
-        settings.firstPause = .seconds(2)
-        settings.longestPause = .seconds(60)
+        settings.backoff = Backoff(first: .seconds(2), longest: .seconds(60))
         settings.maximumAttempts = 8
         let pauses = (1...7).map { OutboxWorker.finish(after: .transient(reply: "451"), attempt: $0, settings: settings) }
         #expect(pauses == [2, 4, 8, 16, 32, 60, 60].map { .retry(after: .seconds($0), reply: "451") })

@@ -36,7 +36,7 @@ extension PluginRegistry {
         let passwords = PasswordPlugin(hasher: PasswordHasher())
         var worker = OutboxWorker.Settings()
         // Retries come quickly, so that a test awaits a second attempt in seconds.
-        worker.firstPause = firstPause
+        worker.backoff = Backoff(first: firstPause, longest: max(firstPause, .seconds(300)))
         worker.pollInterval = .milliseconds(100)
         worker.lease = .seconds(20)
         return PluginRegistry([

@@ -87,7 +87,7 @@ struct AppleAPI: Sendable, Equatable {
         let answer = try await post(
             tokenURL, [("grant_type", "authorization_code"), ("code", code)], outbound: outbound, for: subject, logger: logger)
         guard answer.status == 200 else { throw AppleAPIFailure(reason: "HTTP \(answer.status)", isTransient: answer.status >= 500) }
-        guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(Array(buffer: answer.body))),
+        guard case .object(let members)? = try? JSONCoding.value(answer.body.readableBytesView),
             case .string(let token)? = members["refresh_token"], (1...4096).contains(token.utf8.count)
         else { throw AppleAPIFailure(reason: "no refresh_token in the answer", isTransient: false) }
         return token

@@ -82,7 +82,7 @@ import Testing
 
     static var quickRetries: OutboxWorker.Settings {
         var settings = OutboxWorker.Settings()
-        settings.firstPause = .milliseconds(200)
+        settings.backoff.first = .milliseconds(200)
         settings.pollInterval = .milliseconds(100)
         return settings
     }

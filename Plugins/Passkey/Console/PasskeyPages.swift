@@ -21,12 +21,6 @@ struct PasskeyPages: Sendable {
         }
     }
 
-    private static let prettyPrinted: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
     private static func base(_ appID: String) -> String { "\(ConsolePaths.app(appID))/passkeys" }
 
     private static func apiPath(_ appID: String, _ userID: String) -> String {
@@ -64,8 +58,8 @@ struct PasskeyPages: Sendable {
             data["none"] = passkeys.isEmpty
         }
         let association = await visit.call(.get, "\(ConsolePaths.adminApp(appID))/passkeys/association")
-        if association.succeeded, let pretty = try? Self.prettyPrinted.encode(association.json) {
-            data["association"] = String(decoding: pretty, as: UTF8.self)
+        if association.succeeded {
+            data["association"] = String(decoding: JSONCoding.bytes(of: association.json, indented: true), as: UTF8.self)
         }
         data["notice"] = query["notice"].flatMap { Self.notices[String($0)] }
         return pages.page("passkeys", title: "Passkeys", visit: visit, data: data, status: status)

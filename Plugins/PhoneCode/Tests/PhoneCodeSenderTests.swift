@@ -133,6 +133,35 @@ import Testing
         }
     }
 
+    /// The breaker is the app's setting (`circuit_breaker`, read as the
+    /// webhook plugin reads its own): two failures open it when two are set,
+    /// and a setting out of its bounds is refused when the app is saved.
+    @Test func theAppSetsItsSendersBreaker() async throws {
+        try await FakeHTTPServer.with(statuses: Array(repeating: 400, count: 2)) { base, webhook in
+            try await MemoryGateway.with(plugins: .phoneCodeTests) { gateway in
+                let app = try await gateway.createPhoneApp(
+                    webhook: base,
+                    ["allow_unbound_numbers": .bool(true), "circuit_breaker": .object(["failures": .number(2), "cool_down_seconds": .number(600)])])
+                for index in 1...2 {
+                    #expect(try await gateway.requestCode(app, number: "+491511234560\(index)").status == .badGateway)
+                }
+                #expect(try await gateway.requestCode(app, number: "+4915112345609").status == .badGateway)
+                #expect(webhook.requests.count == 2, "the third send never left: the breaker opened after two")
+                let rows = try await gateway.auditRows().filter { $0.event == "phone_code.sent" }
+                #expect(rows.last?.text.contains("circuit open: 2 failed deliveries") == true)
+                let token = try await gateway.adminToken(.operator)
+                let wrongs: [[String: any Sendable]] = [["failures": 0], ["cool_down_seconds": 3601], ["trips": 1]]
+                for wrong in wrongs {
+                    let refused = try await gateway.admin(
+                        .patch, "/admin/v1/apps/\(app.appID)", token: token,
+                        json: ["plugins": ["phone_code": ["sender": ["type": "log"], "circuit_breaker": wrong]]])
+                    #expect(refused.status == .badRequest, "\(wrong)")
+                    #expect((try errorBody(refused)["message"] as? String)?.contains("circuit_breaker") == true, "\(wrong)")
+                }
+            }
+        }
+    }
+
     /// With private addresses not allowed (the deployment default), a sender
     /// URL on loopback gets nothing: the send is refused as a failed delivery.
     @Test func aSenderOnAPrivateAddressIsRefusedUnlessTheOperatorAllowsIt() async throws {

@@ -22,8 +22,8 @@ public struct ParsedIdentityToken: Sendable {
             let headerBytes = Base64URL.decode(parts[0]),
             let claimBytes = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2]),
-            let header = try? JSONDecoder().decode([String: JSONValue].self, from: headerBytes),
-            let claims = try? JSONDecoder().decode([String: JSONValue].self, from: claimBytes)
+            let header = try? StrictJSONReader.object(Array(headerBytes)),
+            let claims = try? StrictJSONReader.object(Array(claimBytes))
         else { return nil }
         self.header = header
         self.claims = claims

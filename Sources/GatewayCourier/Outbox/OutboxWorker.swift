@@ -27,9 +27,8 @@ public struct OutboxWorker: Sendable {
         public var pollInterval: Duration = .seconds(1)
         /// Attempts before a message that keeps failing transiently is given up.
         public var maximumAttempts = 8
-        /// The pause after the first failed attempt; each next one doubles, up to ``longestPause``.
-        public var firstPause: Duration = .seconds(2)
-        public var longestPause: Duration = .seconds(300)
+        /// The pause after the first failed attempt (2 s); each next one doubles, up to 5 minutes.
+        public var backoff = Backoff(first: .seconds(2), longest: .seconds(300))
 
         public init() {}
     }
@@ -118,16 +117,15 @@ public struct OutboxWorker: Sendable {
     }
 
     /// What an attempt's result makes of the message: a transient failure
-    /// is tried again after `firstPause · 2^(attempt-1)` (at most
-    /// `longestPause`), unless it was the last attempt.
+    /// is tried again after `settings.backoff`'s pause for its attempt,
+    /// unless it was the last attempt.
     public static func finish(after result: DeliveryResult, attempt: Int, settings: Settings) -> OutboxFinish {
         switch result {
         case .delivered(let reply): return .delivered(reply: reply)
         case .permanent(let reply): return .failed(reply: reply)
         case .transient(let reply):
             guard attempt < settings.maximumAttempts else { return .failed(reply: reply) }
-            let pause = settings.firstPause * (1 << min(attempt - 1, 20))
-            return .retry(after: min(pause, settings.longestPause), reply: reply)
+            return .retry(after: settings.backoff.pause(beforeRetry: attempt), reply: reply)
         }
     }
 }

@@ -55,7 +55,7 @@ struct AuditEventController: Sendable {
             user_agent = row.userAgent
             request_id = row.requestID
             actor = row.actor?.lowercasedText
-            detail = (try? JSONDecoder().decode(JSONValue.self, from: Data(row.detail.utf8))) ?? .object([:])
+            detail = (try? JSONCoding.value(row.detail)) ?? .object([:])
         }
     }
 
@@ -154,7 +154,6 @@ struct AuditEventController: Sendable {
             }
             let body = ResponseBody { writer in
                 defer { exports.running.wrappingSubtract(1, ordering: .relaxed) }
-                let encoder = AdminResponses.encoder()
                 var position: StoredAuditEvent.Position?
                 var pageSize = 0
                 repeat {
@@ -162,7 +161,7 @@ struct AuditEventController: Sendable {
                     let rows = try await events.page(filter, after: position, limit: Self.exportPageSize)
                     var lines = ByteBuffer()
                     for row in rows {
-                        lines.writeBytes(try encoder.encode(Event(row)))
+                        lines.writeBytes(try JSONCoding.bytes(of: Event(row)))
                         lines.writeString("\n")
                     }
                     if !rows.isEmpty { try await writer.write(lines) }

@@ -16,18 +16,11 @@ public enum AdminResponses {
         }
     }
 
-    /// The encoder of every JSON answer: stable member order, `/` unescaped.
-    public static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }
-
+    /// A JSON answer, written by ``JSONCoding`` (stable member order, `/` unescaped).
     public static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let encoder = encoder()
-        return Response(
+        Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+            body: .init(byteBuffer: ByteBuffer(bytes: try JSONCoding.bytes(of: value))))
     }
 
     public static func noContent() -> Response {

@@ -17,14 +17,18 @@ public enum PluginStorage: Sendable {
 }
 
 /// The gateway's database as the plugin API carries it: the driver's
-/// client, opaque here, and how an audit row is written alone.
+/// client, opaque here, and how an audit row is written alone. Only this
+/// package makes one (its initializer is `package`), and in it only the
+/// adapter (`PluginStorage.postgres(_:)`), so the adapter's reading of its
+/// own client back cannot meet another kind: no plugin, in this package or
+/// outside it, can hand the gateway a database the adapter did not make.
 public struct PluginDatabase: Sendable {
     /// The driver's client, for the adapter that made this to hand back.
-    public let connection: any Sendable
+    package let connection: any Sendable
     private let writeAlone: @Sendable (AuditEvent, Logger) async throws -> Void
 
     /// - Parameter writeAlone: writes one audit row in a transaction of its own.
-    public init(connection: any Sendable, writeAlone: @escaping @Sendable (AuditEvent, Logger) async throws -> Void) {
+    package init(connection: any Sendable, writeAlone: @escaping @Sendable (AuditEvent, Logger) async throws -> Void) {
         self.connection = connection
         self.writeAlone = writeAlone
     }

@@ -141,21 +141,19 @@ public struct AppRepository: Sendable {
                 appID: AppID(uuid: appID), name: name, environment: environment,
                 providerID: ProviderID(uuid: providerID), tokenTTLSeconds: ttl, isEnabled: enabled,
                 credentialTypes: credentialTypes,
-                plugins: try JSONDecoder().decode([String: JSONValue].self, from: Data(pluginsJSON.utf8)),
-                rateLimits: try JSONDecoder().decode([String: RateLimitOverride].self, from: Data(limitsJSON.utf8)),
-                rateLimitChanges: try JSONDecoder().decode(RateLimitChanges.self, from: Data(changesJSON.utf8)),
-                tokenProfiles: try JSONDecoder().decode([TokenProfileEntry].self, from: Data(profilesJSON.utf8)),
-                sessions: try sessionsJSON.map { try JSONDecoder().decode(SessionSettings.self, from: Data($0.utf8)) },
-                mfa: try mfaJSON.map { try JSONDecoder().decode(SecondFactorSettings.self, from: Data($0.utf8)) },
-                selfService: try selfServiceJSON.map { try JSONDecoder().decode(SelfServiceSettings.self, from: Data($0.utf8)) })
+                plugins: try JSONCoding.decode([String: JSONValue].self, from: pluginsJSON),
+                rateLimits: try JSONCoding.decode([String: RateLimitOverride].self, from: limitsJSON),
+                rateLimitChanges: try JSONCoding.decode(RateLimitChanges.self, from: changesJSON),
+                tokenProfiles: try JSONCoding.decode([TokenProfileEntry].self, from: profilesJSON),
+                sessions: try sessionsJSON.map { try JSONCoding.decode(SessionSettings.self, from: $0) },
+                mfa: try mfaJSON.map { try JSONCoding.decode(SecondFactorSettings.self, from: $0) },
+                selfService: try selfServiceJSON.map { try JSONCoding.decode(SelfServiceSettings.self, from: $0) })
             apps.append(StoredApp(settings: settings, createdAt: created, updatedAt: updated))
         }
         return apps
     }
 
     static func encode(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        try JSONCoding.text(of: value)
     }
 }

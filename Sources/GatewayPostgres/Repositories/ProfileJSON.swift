@@ -16,7 +16,7 @@ enum ProfileJSON {
 
     /// The fields of `text` that are profile fields; others are ignored.
     static func profile(_ text: String) throws -> UserProfile {
-        let members = try JSONDecoder().decode([String: String].self, from: Data(text.utf8))
+        let members = try JSONCoding.decode([String: String].self, from: text)
         var profile = UserProfile()
         for field in ProfileField.allCases { profile[field] = members[field.name] }
         profile.emailVerified = members[emailVerifiedKey].map { $0 == "true" }

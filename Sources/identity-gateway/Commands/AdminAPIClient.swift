@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GatewayCore
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -17,7 +18,7 @@ struct AdminAPIClient {
     let token: String
 
     /// Sends the request; prints a JSON answer, or throws the API's error message.
-    func send(_ method: Method, _ path: String, json: [String: Any]? = nil) async throws {
+    func send(_ method: Method, _ path: String, json: [String: JSONValue]? = nil) async throws {
         guard let url = URL(string: baseURL.absoluteString.trimmingSuffix("/") + path) else {
             throw ValidationError("cannot build a URL for \(path)")
         }
@@ -26,13 +27,13 @@ struct AdminAPIClient {
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         if let json {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+            request.httpBody = Data(JSONCoding.bytes(of: .object(json)))
         }
         let (data, response) = try await URLSession.shared.data(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         let text = String(decoding: data, as: UTF8.self)
         guard (200..<300).contains(status) else {
-            let message = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["message"] as? String
+            let message = (try? JSONCoding.value(data))?["message"]?.stringValue
             throw ValidationError("the gateway answered \(status): \(message ?? text)")
         }
         say(text.isEmpty ? "done (\(status))" : text)

@@ -71,16 +71,16 @@ struct AdminCommand: AsyncParsableCommand {
         var plugins: String?
 
         func run() async throws {
-            var body: [String: Any] = [
-                "app_id": appID, "name": name, "environment": environment, "provider_id": providerID,
-                "credential_types": credentialTypes,
+            var body: [String: JSONValue] = [
+                "app_id": .string(appID), "name": .string(name), "environment": .string(environment),
+                "provider_id": .string(providerID), "credential_types": .array(credentialTypes.map(JSONValue.string)),
             ]
-            if let tokenTTLSeconds { body["token_ttl_seconds"] = tokenTTLSeconds }
+            if let tokenTTLSeconds { body["token_ttl_seconds"] = .number(Double(tokenTTLSeconds)) }
             if let plugins {
-                guard let object = try? JSONSerialization.jsonObject(with: Data(plugins.utf8)) as? [String: Any] else {
+                guard case .object? = try? JSONCoding.value(plugins) else {
                     throw ValidationError("--plugins must be a JSON object")
                 }
-                body["plugins"] = object
+                body["plugins"] = try JSONCoding.value(plugins)
             }
             try await api.client().send(.post, "/admin/v1/apps", json: body)
         }
@@ -96,7 +96,7 @@ struct AdminCommand: AsyncParsableCommand {
         func run() async throws {
             let pem = try String(contentsOfFile: pemFile, encoding: .utf8)
             try await api.client().send(
-                .post, "/admin/v1/apps/\(AdminAPIClient.escape(appID))/keys", json: ["key_id": keyID, "private_key_pem": pem])
+                .post, "/admin/v1/apps/\(AdminAPIClient.escape(appID))/keys", json: ["key_id": .string(keyID), "private_key_pem": .string(pem)])
         }
     }
 
@@ -108,7 +108,7 @@ struct AdminCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await api.client().send(
-                .post, "/admin/v1/apps/\(AdminAPIClient.escape(appID))/keys", json: ["generate": ["bits": bits]])
+                .post, "/admin/v1/apps/\(AdminAPIClient.escape(appID))/keys", json: ["generate": .object(["bits": .number(Double(bits))])])
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayCore
 import GatewayPluginKit
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
     }
 
     func json(_ value: some Encodable) throws -> String {
-        String(decoding: try AdminResponses.encoder().encode(value), as: UTF8.self)
+        try JSONCoding.text(of: value)
     }
 
     @Test func aMissingValueIsNullAndAPresentOneIsItself() throws {

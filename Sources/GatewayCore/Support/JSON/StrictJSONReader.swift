@@ -41,6 +41,15 @@ package struct StrictJSONReader {
         return members
     }
 
+    /// Reads `bytes` as one JSON value of any kind.
+    package static func value(_ bytes: [UInt8]) throws(Failure) -> JSONValue {
+        var reader = StrictJSONReader(bytes: bytes)
+        let value = try reader.readValue(depth: 0)
+        reader.skipWhitespace()
+        guard reader.atEnd else { throw .malformed }
+        return value
+    }
+
     /// A value read where a string was wanted.
     package enum OptionalString {
         case string(String)

@@ -1,0 +1,25 @@
+public import GatewayCore
+public import GatewayPluginKit
+
+extension CircuitBreaker.Settings {
+    /// Five failures in a row open the breaker for 30 s, unless the app's options say otherwise.
+    public static var standard: Self { Self(failures: 5, coolDown: .seconds(30)) }
+    public static var failureCounts: ClosedRange<Int> { 1...100 }
+    public static var coolDownSeconds: ClosedRange<Int> { 1...3600 }
+
+    /// Reads a plugin's `circuit_breaker` option, `{"failures": 1-100,
+    /// "cool_down_seconds": 1-3600}`, either member left out taking
+    /// ``standard``'s; the whole option left out is ``standard``. Every
+    /// plugin that calls out (a webhook, an SMS sender) reads it here.
+    public init(circuitBreakerIn options: JSONInput) throws(GatewayError) {
+        guard let breaker = try options.object("circuit_breaker") else {
+            self = .standard
+            return
+        }
+        try breaker.rejectUnknown(allowed: ["failures", "cool_down_seconds"])
+        self.init(
+            failures: try breaker.integer("failures", in: Self.failureCounts) ?? Self.standard.failures,
+            coolDown: try breaker.integer("cool_down_seconds", in: Self.coolDownSeconds).map { .seconds($0) }
+                ?? Self.standard.coolDown)
+    }
+}
