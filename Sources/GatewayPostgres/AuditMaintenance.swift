@@ -42,30 +42,96 @@ public struct AuditMaintenance: Service {
         }
     }
 
-    /// One pass; returns the partitions it dropped.
+    /// What one pass did, for the log and `identity-gateway maintain`.
+    public struct Pass: Sendable, CustomStringConvertible {
+        /// Audit partitions dropped, oldest first.
+        public var droppedPartitions: [String] = []
+        /// Rows deleted, by table, in the order the pass went.
+        public var deleted: [(table: String, rows: Int)] = []
+        public var duration: Duration = .zero
+
+        public var description: String {
+            let rows = deleted.map { "\($0.table) \($0.rows)" }.joined(separator: ", ")
+            let partitions = droppedPartitions.isEmpty ? "none" : droppedPartitions.joined(separator: ", ")
+            return "dropped partitions: \(partitions); deleted rows: \(rows); in \(duration)"
+        }
+    }
+
+    /// The most rows one `DELETE` removes: each chunk is a short transaction
+    /// of its own, so a pass that finds millions of ended sessions (the first
+    /// after a long stop, or after a retention was shortened) never holds a
+    /// statement open for minutes, nor writes its WAL in one burst that the
+    /// ledger's commits queue behind.
+    public static let deleteChunk = 5_000
+
+    /// One pass; returns what it did.
     @discardableResult
-    public func runOnce() async throws -> [String] {
+    public func runOnce() async throws -> Pass {
+        let started = ContinuousClock.now
+        var pass = Pass()
         try await client.tracedQuery("SELECT audit_events_ensure_partitions(now()::date, \(Self.monthsAhead)::int)", logger: logger)
-        var dropped: [String] = []
         if let retentionDays {
-            let rows = try await client.tracedQuery(
-                "SELECT audit_events_drop_partitions_before(now() - make_interval(days => \(retentionDays)::int))",
-                logger: logger)
-            for name in try rows.decode(String.self) { dropped.append(name) }
-            if !dropped.isEmpty { logger.notice("dropped old audit partitions", metadata: ["partitions": "\(dropped)"]) }
+            pass.droppedPartitions = try await dropPartitions(before: retentionDays)
+            if !pass.droppedPartitions.isEmpty {
+                logger.notice("dropped old audit partitions", metadata: ["partitions": "\(pass.droppedPartitions)"])
+            }
         }
         // Counters whose windows can no longer weigh in any verdict.
-        try await client.tracedQuery("DELETE FROM rate_limit_counters WHERE expires_at < now()", logger: logger)
-        try await client.tracedQuery(
-            """
-            DELETE FROM sessions
-            WHERE least(coalesce(revoked_at, expires_at), expires_at)
-                < now() - make_interval(days => \(Self.endedSessionDays)::int)
-            """, logger: logger)
+        pass.deleted.append(("rate_limit_counters", try await deleteInChunks(from: "rate_limit_counters", where: "expires_at < now()")))
+        pass.deleted.append(
+            ("sessions",
+             try await deleteInChunks(
+                from: "sessions",
+                where: "least(coalesce(revoked_at, expires_at), expires_at) < now() - make_interval(days => \(Self.endedSessionDays))")))
         // Human-check tokens once no provider would take them again.
-        try await client.tracedQuery("DELETE FROM human_check_tokens WHERE expires_at < now()", logger: logger)
+        pass.deleted.append(("human_check_tokens", try await deleteInChunks(from: "human_check_tokens", where: "expires_at < now()")))
         // Second-step tickets a day after they expired (spent or not): kept that long for an incident's questions.
-        try await client.tracedQuery("DELETE FROM mfa_tickets WHERE expires_at < now() - interval '1 day'", logger: logger)
+        pass.deleted.append(("mfa_tickets", try await deleteInChunks(from: "mfa_tickets", where: "expires_at < now() - interval '1 day'")))
+        pass.duration = ContinuousClock.now - started
+        return pass
+    }
+
+    /// Detaches each partition past the retention CONCURRENTLY, which
+    /// inserts into `audit_events` never wait for, then drops it alone. A
+    /// detach another replica began (or one cut short) is finished; one
+    /// another replica completed, or a table already gone, is passed over.
+    private func dropPartitions(before retentionDays: Int) async throws -> [String] {
+        let names = try await client.tracedQuery(
+            "SELECT audit_events_partitions_before(now() - make_interval(days => \(retentionDays)::int))", logger: logger
+        ).decode(String.self).map { $0 }
+        var dropped: [String] = []
+        for name in names {
+            let table = "\"\(name)\""  // Names match ^audit_events_[0-9]{4}_[0-9]{2}$: nothing to escape.
+            do {
+                try await client.tracedQuery("ALTER TABLE audit_events DETACH PARTITION \(unescaped: table) CONCURRENTLY", logger: logger)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55000" {
+                // "already pending detach": another replica's detach, or one interrupted; finish it.
+                _ = try? await client.tracedQuery("ALTER TABLE audit_events DETACH PARTITION \(unescaped: table) FINALIZE", logger: logger)
+            } catch let error as PSQLError where ["42P01", "42P17", "42809"].contains(error.serverInfo?[.sqlState] ?? "") {
+                // Gone, or no longer a partition: another replica took it.
+            }
+            try await client.tracedQuery("DROP TABLE IF EXISTS \(unescaped: table)", logger: logger)
+            dropped.append(name)
+        }
         return dropped
+    }
+
+    /// Deletes the rows of `table` matching `condition`, at most
+    /// ``deleteChunk`` a statement, until a statement finds fewer; returns how many.
+    private func deleteInChunks(from table: String, where condition: String) async throws -> Int {
+        var total = 0
+        while true {
+            let rows = try await client.tracedQuery(
+                """
+                WITH gone AS (
+                    DELETE FROM \(unescaped: table) WHERE ctid IN (
+                        SELECT ctid FROM \(unescaped: table) WHERE \(unescaped: condition) LIMIT \(unescaped: String(Self.deleteChunk)))
+                    RETURNING 1)
+                SELECT count(*)::int8 FROM gone
+                """, logger: logger)
+            let count = Int(try rows.first?.decode(Int64.self) ?? 0)
+            total += count
+            if count < Self.deleteChunk { return total }
+        }
     }
 }

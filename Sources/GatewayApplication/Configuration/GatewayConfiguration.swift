@@ -23,6 +23,8 @@ public struct GatewayConfiguration: Sendable {
     public internal(set) var database: DatabaseSettings
     public internal(set) var log: LogSettings
     var audit: AuditSettings
+    /// Days of audit events the maintenance pass keeps (`audit.retention_days`); `nil` keeps them all.
+    public var auditRetentionDays: Int? { audit.retentionDays == 0 ? nil : audit.retentionDays }
     var shutdown: ShutdownSettings
     var cacheReloadSeconds = 60
     var rateLimits: RateLimitSettings

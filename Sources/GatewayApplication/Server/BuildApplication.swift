@@ -53,7 +53,7 @@ public func buildApplication(
     }
     let maintenance = AuditMaintenance(
         client: client, logger: logger,
-        retentionDays: configuration.audit.retentionDays == 0 ? nil : configuration.audit.retentionDays)
+        retentionDays: configuration.auditRetentionDays)
     // A database failing over keeps the replica in rotation as long as requests wait for it.
     let readiness = Readiness(outageGrace: retryWindow)
     let connections = DatabaseConnectionGauge(

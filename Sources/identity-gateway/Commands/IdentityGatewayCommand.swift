@@ -12,7 +12,7 @@ struct IdentityGatewayCommand: AsyncParsableCommand {
         abstract: "A multi-tenant identity gateway that mints Layer identity tokens.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, AdminCommand.self, DevCommand.self, LocalPostgresCommand.self,
-            CalibrateArgon2Command.self, ResealKeysCommand.self,
+            CalibrateArgon2Command.self, ResealKeysCommand.self, MaintainCommand.self,
         ]
     )
 }

@@ -188,7 +188,7 @@ import Testing
                 VALUES (\(AuditEvent.noApp), \(old), 'token.denied', 'failure', 'old'),
                        (\(AuditEvent.noApp), now(), 'token.denied', 'failure', 'recent')
                 """, logger: logger)
-            let dropped = try await AuditMaintenance(client: client, logger: logger, retentionDays: 365).runOnce()
+            let dropped = try await AuditMaintenance(client: client, logger: logger, retentionDays: 365).runOnce().droppedPartitions
             #expect(dropped.contains("audit_events_2020_03"))
             #expect(!dropped.contains { $0.hasSuffix(Date().formatted(.iso8601.year().month()).replacingOccurrences(of: "-", with: "_")) })
             let rows = try await gateway.auditRows()
