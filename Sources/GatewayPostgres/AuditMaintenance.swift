@@ -61,7 +61,9 @@ public struct AuditMaintenance: Service {
     /// of its own, so a pass that finds millions of ended sessions (the first
     /// after a long stop, or after a retention was shortened) never holds a
     /// statement open for minutes, nor writes its WAL in one burst that the
-    /// ledger's commits queue behind.
+    /// ledger's commits queue behind. After each chunk the pass rests as long
+    /// as the chunk took, so it takes at most half of the database's time
+    /// the way autovacuum's cost delay does: nothing it deletes is urgent.
     public static let deleteChunk = 5_000
 
     /// One pass; returns what it did.
@@ -121,6 +123,7 @@ public struct AuditMaintenance: Service {
     private func deleteInChunks(from table: String, where condition: String) async throws -> Int {
         var total = 0
         while true {
+            let started = ContinuousClock.now
             let rows = try await client.tracedQuery(
                 """
                 WITH gone AS (
@@ -132,6 +135,7 @@ public struct AuditMaintenance: Service {
             let count = Int(try rows.first?.decode(Int64.self) ?? 0)
             total += count
             if count < Self.deleteChunk { return total }
+            try await Task.sleep(for: ContinuousClock.now - started)
         }
     }
 }
