@@ -4,9 +4,10 @@ public import ServiceLifecycle
 
 /// Listens on ``AppChangeNotification/channel`` and passes each payload to
 /// `onChange`, so every replica drops a changed app from its cache within
-/// moments of the commit. As a safety net for a lost connection or a missed
-/// notification, it also says "everything" on every (re)connect and every
-/// `reloadInterval`. Each (re)connect is logged at info as
+/// moments of the commit. As a safety net for a lost connection, it says
+/// "everything" on every (re)connect; for a missed notification, it calls
+/// `onRecheck` every `reloadInterval` (the cache then drops the apps whose
+/// version changed). Each (re)connect is logged at info as
 /// ``listeningLine``: from then on the replica hears every change.
 public struct AppChangeListener: Service {
     public static let listeningLine = "listening for app changes"
@@ -16,14 +17,17 @@ public struct AppChangeListener: Service {
     private let reloadInterval: Duration
     private let onChange: @Sendable (String) -> Void
     private let onConnection: @Sendable (Bool) -> Void
+    private let onRecheck: @Sendable () async -> Void
 
     /// - Parameter onConnection: told `true` when the listener is listening,
     ///   `false` when it lost its connection (readiness follows it).
     public init(
         client: PostgresClient, logger: Logger, reloadInterval: Duration = .seconds(60),
         onConnection: @escaping @Sendable (Bool) -> Void = { _ in },
+        onRecheck: @escaping @Sendable () async -> Void,
         onChange: @escaping @Sendable (String) -> Void
     ) {
+        self.onRecheck = onRecheck
         self.client = client
         self.logger = logger
         self.reloadInterval = reloadInterval
@@ -70,7 +74,7 @@ public struct AppChangeListener: Service {
             } catch {
                 return
             }
-            onChange(AppChangeNotification.everything)
+            await onRecheck()
         }
     }
 }

@@ -19,4 +19,8 @@ public struct PostgresTenantStore: TenantStore {
     public func keys(of appID: AppID) async throws -> [StoredKey] {
         try await keys.keys(of: appID)
     }
+
+    public func versions() async throws -> [AppID: AppVersion]? {
+        try await apps.versions()
+    }
 }

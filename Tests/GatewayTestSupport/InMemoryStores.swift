@@ -286,6 +286,11 @@ public final class InMemoryStores: Sendable {
 
         func app(_ appID: AppID) async throws -> StoredApp? { try memory.change { $0.apps[appID] } }
         func keys(of appID: AppID) async throws -> [StoredKey] { try memory.change { $0.keys[appID, default: []] } }
+        func versions() async throws -> [AppID: AppVersion]? {
+            try memory.change { state in
+                state.apps.mapValues { AppVersion(app: $0, keys: state.keys[$0.settings.appID, default: []]) }
+            }
+        }
     }
 
     /// Counters in ``MemoryCounters``, each touch as ``SlidingWindow/touch(_:current:previous:)`` says.

@@ -83,7 +83,7 @@ public func buildApplication(
     let router = GatewayRouter.make(dependencies)
     let changeListener = AppChangeListener(
         client: client, logger: logger, reloadInterval: .seconds(configuration.cacheReloadSeconds),
-        onConnection: { readiness.setListening($0) }
+        onConnection: { readiness.setListening($0) }, onRecheck: { await tenants.recheck() }
     ) { payload in
         tenants.invalidate(notification: payload)
     }

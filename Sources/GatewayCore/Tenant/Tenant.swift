@@ -5,6 +5,8 @@ public struct Tenant: Sendable {
     public let settings: AppSettings
     /// Every key of the app (next, active, retired), newest first: its published key set.
     public let keySet: [PublicJWK]
+    /// What it was loaded from, for the cache's periodic check; `nil` when unknown (always reloaded).
+    public var version: AppVersion?
     private let verifiers: [String: Result<any CredentialVerifier, GatewayError>]
     private let minters: [String: Result<any TokenMinter, GatewayError>]
 

@@ -119,6 +119,24 @@ public struct AppRepository: Sendable {
         return try Self.decode(rows).first
     }
 
+    /// Every app's ``AppVersion`` in one read (10 000 apps: one index scan of
+    /// two small tables), computed as ``AppVersion/init(app:keys:)`` computes
+    /// it from one app's rows.
+    public func versions() async throws -> [AppID: AppVersion] {
+        let rows = try await client.tracedQuery(
+            """
+            SELECT a.app_id, a.updated_at, count(k.key_id)::int8,
+                   max(greatest(k.created_at, k.activated_at, k.retired_at))
+            FROM apps a LEFT JOIN app_keys k ON k.app_id = a.app_id
+            GROUP BY a.app_id, a.updated_at
+            """, logger: logger)
+        var versions: [AppID: AppVersion] = [:]
+        for (appID, updated, keyCount, latest) in try rows.decode((UUID, Date, Int64, Date?).self) {
+            versions[AppID(uuid: appID)] = AppVersion(updatedAt: updated, keyCount: Int(keyCount), latestKeyChange: latest)
+        }
+        return versions
+    }
+
     private static let columns = """
         app_id, name, environment, provider_id, token_ttl_seconds, enabled,
         credential_types, plugins::text, rate_limits::text, rate_limit_changes::text, token_profiles::text, sessions::text, mfa::text, self_service::text,

@@ -1,6 +1,7 @@
 public import GatewayCore
 public import GatewayPluginKit
 public import Logging
+import CoreMetrics
 import Tracing
 import Synchronization
 
@@ -29,12 +30,28 @@ public final class TenantCache: TenantLookup {
     public static let unknownAppMemory: Duration = .seconds(5)
     /// The entries and their sweep; on its own so it can be tested without a database.
     struct Cache {
-        var entries: [AppID: Entry] = [:]
+        private(set) var entries: [AppID: Entry] = [:]
+        /// Apps held loaded (``Entry/known(_:)``), for `gateway_tenant_cache_apps`.
+        private(set) var knownCount = 0
         /// Sweep expired unknown ids once this many entries are held.
         var sweepAt = 1024
 
+        subscript(_ appID: AppID) -> Entry? {
+            get { entries[appID] }
+            set {
+                if case .known = entries[appID] { knownCount -= 1 }
+                if case .known = newValue { knownCount += 1 }
+                entries[appID] = newValue
+            }
+        }
+
+        mutating func removeAll() {
+            entries.removeAll()
+            knownCount = 0
+        }
+
         mutating func rememberUnknown(_ appID: AppID, now: ContinuousClock.Instant) {
-            entries[appID] = .unknown(until: now + TenantCache.unknownAppMemory)
+            self[appID] = .unknown(until: now + TenantCache.unknownAppMemory)
             guard entries.count >= sweepAt else { return }
             entries = entries.filter { _, entry in
                 if case .unknown(let until) = entry { return now < until }
@@ -44,6 +61,8 @@ public final class TenantCache: TenantLookup {
         }
     }
     private let cache = Mutex(Cache())
+    /// `gateway_tenant_cache_apps`: the apps this replica holds loaded (each with its key's signer and verifiers).
+    private let heldApps = Gauge(label: "gateway_tenant_cache_apps")
 
     /// - Parameters:
     ///   - makeSigner: the signer for an app's active key, built once per load
@@ -63,7 +82,7 @@ public final class TenantCache: TenantLookup {
 
     /// The tenant when it is in memory: no waiting, no database.
     public func cachedTenant(for appID: AppID) -> Tenant? {
-        guard case .known(let tenant) = cache.withLock({ $0.entries[appID] }) else { return nil }
+        guard case .known(let tenant) = cache.withLock({ $0[appID] }) else { return nil }
         return tenant
     }
 
@@ -98,7 +117,7 @@ public final class TenantCache: TenantLookup {
         let unknownApp = GatewayError(.unknownApp, .notFound, "No app with id \(appID) exists on this gateway.")
         // The load to wait for is taken in the same lock that finds or starts it.
         let lookup = cache.withLock { cache -> Result<Entry, GatewayError> in
-            switch cache.entries[appID] {
+            switch cache[appID] {
             case .known(let tenant):
                 return .success(.known(tenant))
             case .unknown(let until) where ContinuousClock.now < until:
@@ -107,7 +126,7 @@ public final class TenantCache: TenantLookup {
                 return .success(.loading(task))
             case .unknown, nil:
                 let task = Task { try await self.load(appID) }
-                cache.entries[appID] = .loading(task)
+                cache[appID] = .loading(task)
                 return .success(.loading(task))
             }
         }
@@ -119,37 +138,46 @@ public final class TenantCache: TenantLookup {
         do {
             loaded = try await task.value
         } catch {
-            cache.withLock { if case .loading(task) = $0.entries[appID] { $0.entries[appID] = nil } }
+            cache.withLock { if case .loading(task) = $0[appID] { $0[appID] = nil } }
             logger.error("loading an app failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             throw .unavailable
         }
-        cache.withLock { cache in
+        let held = cache.withLock { cache -> Int in
             // Only this load's own entry: a load that began before an
             // invalidation must not overwrite the one that began after it.
-            guard case .loading(task) = cache.entries[appID] else { return }
+            guard case .loading(task) = cache[appID] else { return cache.knownCount }
             if let loaded {
-                cache.entries[appID] = .known(loaded)
+                cache[appID] = .known(loaded)
             } else {
                 cache.rememberUnknown(appID, now: .now)
             }
+            return cache.knownCount
         }
+        heldApps.record(held)
         guard let loaded else { throw unknownApp }
         return loaded
     }
 
     /// Puts a tenant in memory as if it had been loaded (cache warm-up, benchmarks).
     public func remember(_ tenant: Tenant) {
-        cache.withLock { $0.entries[tenant.settings.appID] = .known(tenant) }
+        heldApps.record(cache.withLock { cache in
+            cache[tenant.settings.appID] = .known(tenant)
+            return cache.knownCount
+        })
     }
 
     /// Forgets one app; the next request reads it again.
     public func invalidate(_ appID: AppID) {
-        _ = cache.withLock { $0.entries.removeValue(forKey: appID) }
+        heldApps.record(cache.withLock { cache in
+            cache[appID] = nil
+            return cache.knownCount
+        })
     }
 
     /// Forgets every app.
     public func invalidateAll() {
-        cache.withLock { $0.entries.removeAll() }
+        cache.withLock { $0.removeAll() }
+        heldApps.record(0)
     }
 
     /// Applies a payload of ``AppChangeNotification``: one app id, or everything.
@@ -157,8 +185,37 @@ public final class TenantCache: TenantLookup {
         if let appID = AppID(payload) { invalidate(appID) } else { invalidateAll() }
     }
 
+    /// The periodic safety net for a missed notification: asks the store
+    /// for every app's ``AppVersion`` and forgets only the apps held at
+    /// another version (or gone). Dropping every app each minute, as it did
+    /// until 2026-12-07, cost a replica holding 10 000 apps 10 000 loads a
+    /// minute, each parsing a key whose first signature then paid its setup:
+    /// tokens spread over them came at a third of the rate of one app's.
+    /// A store that cannot tell drops every app; a read that fails keeps them.
+    public func recheck() async {
+        let versions: [AppID: AppVersion]?
+        do {
+            versions = try await store.versions()
+        } catch {
+            logger.warning("the tenant cache's periodic check failed; apps kept", metadata: ["error": "\(error)"])
+            return
+        }
+        guard let versions else { return invalidateAll() }
+        let changed = cache.withLock { cache in
+            cache.entries.compactMap { appID, entry -> AppID? in
+                guard case .known(let tenant) = entry, tenant.version == nil || tenant.version != versions[appID] else { return nil }
+                return appID
+            }
+        }
+        for appID in changed { invalidate(appID) }
+        if !changed.isEmpty {
+            logger.notice("the tenant cache's periodic check dropped changed apps", metadata: ["apps": "\(changed.count)"])
+        }
+    }
+
     private func load(_ appID: AppID) async throws -> Tenant? {
-        guard let settings = try await store.app(appID)?.settings else { return nil }
+        guard let app = try await store.app(appID) else { return nil }
+        let settings = app.settings
         let stored = try await store.keys(of: appID)
         var active: (keyID: KeyID, signer: any RS256Signer)?
         if let key = stored.first(where: { $0.status == .active }) {
@@ -181,6 +238,8 @@ public final class TenantCache: TenantLookup {
                 "an app's token profile is unusable",
                 metadata: ["app_id": "\(appID)", "token_profile": "\(profile)", "reason": "\(error.message)"])
         }
-        return Tenant(settings: settings, keySet: keySet, verifiers: verifiers, minters: minters)
+        var tenant = Tenant(settings: settings, keySet: keySet, verifiers: verifiers, minters: minters)
+        tenant.version = AppVersion(app: app, keys: stored)
+        return tenant
     }
 }
