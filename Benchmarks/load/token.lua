@@ -2,7 +2,8 @@
 -- user ids cycling over 1000 users. APP_ID names the app; CREDENTIALS, when
 -- set, is the JSON of the credentials object. With PASSWORD_APP_ID and
 -- PASSWORD_EVERY=n, every n-th request is a password login to that app.
--- RANDOM_APP_ID=1 names a made-up app id in every request instead.
+-- RANDOM_APP_ID=1 names a made-up app id in every request instead;
+-- APP_IDS_FILE, one app id a line, spreads the requests over those apps.
 -- TOKEN_PROFILE, when set, is the token profile every request asks for.
 -- REFRESH=1 answers each request with a session's refresh token instead: a
 -- thread keeps the refresh tokens its answers carried, each request spends
@@ -16,6 +17,7 @@ local credentials = os.getenv("CREDENTIALS")
 local password_app = os.getenv("PASSWORD_APP_ID")
 local password_every = tonumber(os.getenv("PASSWORD_EVERY") or "0")
 local random_app = os.getenv("RANDOM_APP_ID") == "1"
+local app_ids_file = os.getenv("APP_IDS_FILE")
 local profile = os.getenv("TOKEN_PROFILE")
 local password_credentials = '{"type":"password","password":"load test password"}'
 local refresh = os.getenv("REFRESH") == "1"
@@ -30,6 +32,12 @@ function init(args)
   sequence = 0
   refresh_tokens = {}
   math.randomseed(os.time() + (thread_id or 0))
+  app_ids = {}
+  if app_ids_file then
+    for line in io.lines(app_ids_file) do
+      if #line > 0 then table.insert(app_ids, line) end
+    end
+  end
 end
 
 request = function()
@@ -41,7 +49,9 @@ request = function()
       app, thread_id or 0, sequence, math.random(1000000000), refresh_token))
   end
   local target, creds = app, credentials
-  if random_app then
+  if #app_ids > 0 then
+    target = app_ids[math.random(#app_ids)]
+  elseif random_app then
     target = string.format("%08x-%04x-4%03x-8%03x-%012x", math.random(0, 0x7fffffff), math.random(0, 0xffff),
       math.random(0, 0xfff), math.random(0, 0xfff), math.random(0, 0xffffffff))
   end
