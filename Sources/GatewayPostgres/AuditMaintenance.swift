@@ -94,25 +94,50 @@ public struct AuditMaintenance: Service {
     }
 
     /// Detaches each partition past the retention CONCURRENTLY, which
-    /// inserts into `audit_events` never wait for, then drops it alone. A
-    /// detach another replica began (or one cut short) is finished; one
-    /// another replica completed, or a table already gone, is passed over.
+    /// inserts into `audit_events` never wait for, then drops it alone. One
+    /// replica at a time (a session advisory lock, tried, not waited for:
+    /// the others leave it to the one holding it), since two replicas
+    /// detaching one partition deadlock (40P01, seen in
+    /// `twoReplicasPassesDropThePartitionsOnce`). A detach cut short before
+    /// is finished; a partition another replica detached is dropped alone.
     private func dropPartitions(before retentionDays: Int) async throws -> [String] {
-        let names = try await client.tracedQuery(
+        try await client.withConnection { connection in
+            let held = try await connection.tracedQuery(
+                "SELECT pg_try_advisory_lock(\(unescaped: String(Self.dropLockKey)))", logger: logger)
+            guard try held.first?.decode(Bool.self) == true else { return [] }
+            do {
+                let dropped = try await dropPartitions(before: retentionDays, on: connection)
+                _ = try await connection.tracedQuery("SELECT pg_advisory_unlock(\(unescaped: String(Self.dropLockKey)))", logger: logger)
+                return dropped
+            } catch {
+                // The lock is the session's: a connection that failed mid-way took it with it; otherwise let it go.
+                _ = try? await connection.tracedQuery(
+                    "SELECT pg_advisory_unlock(\(unescaped: String(Self.dropLockKey)))", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    /// The advisory lock one replica's partition drops hold ("idgwdrop").
+    static let dropLockKey: Int64 = 7_594_308_634_337_702_517
+
+    private func dropPartitions(before retentionDays: Int, on connection: PostgresConnection) async throws -> [String] {
+        let names = try await connection.tracedQuery(
             "SELECT audit_events_partitions_before(now() - make_interval(days => \(retentionDays)::int))", logger: logger
         ).decode(String.self).map { $0 }
         var dropped: [String] = []
         for name in names {
             let table = "\"\(name)\""  // Names match ^audit_events_[0-9]{4}_[0-9]{2}$: nothing to escape.
             do {
-                try await client.tracedQuery("ALTER TABLE audit_events DETACH PARTITION \(unescaped: table) CONCURRENTLY", logger: logger)
+                _ = try await connection.tracedQuery(
+                    "ALTER TABLE audit_events DETACH PARTITION \(unescaped: table) CONCURRENTLY", logger: logger)
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55000" {
-                // "already pending detach": another replica's detach, or one interrupted; finish it.
-                _ = try? await client.tracedQuery("ALTER TABLE audit_events DETACH PARTITION \(unescaped: table) FINALIZE", logger: logger)
-            } catch let error as PSQLError where ["42P01", "42P17", "42809"].contains(error.serverInfo?[.sqlState] ?? "") {
-                // Gone, or no longer a partition: another replica took it.
+                // "already pending detach": a detach cut short (its replica stopped); finish it.
+                _ = try await connection.tracedQuery("ALTER TABLE audit_events DETACH PARTITION \(unescaped: table) FINALIZE", logger: logger)
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "42P01" {
+                // Gone, or no longer a partition: dropping it alone locks nothing shared.
             }
-            try await client.tracedQuery("DROP TABLE IF EXISTS \(unescaped: table)", logger: logger)
+            _ = try await connection.tracedQuery("DROP TABLE IF EXISTS \(unescaped: table)", logger: logger)
             dropped.append(name)
         }
         return dropped
