@@ -578,7 +578,7 @@ let package = Package(
         .testTarget(
             name: "CommandLineIntegrationTests",
             dependencies: [
-                "GatewayCore", "GatewayPostgres", "GatewayHTTPTestSupport", "GatewayTestSupport",
+                "GatewayCore", "GatewayPostgres", "GatewayHTTPTestSupport", "GatewayPluginKit", "GatewayRuntime", "GatewayTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"), Products.nioCore,
                 .product(name: "NIOHTTP1", package: "swift-nio"), Products.nioPosix,
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), Products.postgresNIO,

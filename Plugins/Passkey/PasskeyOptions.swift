@@ -35,6 +35,46 @@ struct PasskeyOptions: Sendable, Equatable {
 
     static let maximumOrigins = 20
     static let maximumApps = 20
+    static let challengeLifetimes = 30...300
+
+    /// The options as declared once (``OptionSchema``); ``init(_:environment:)`` adds what a type cannot say.
+    static let schema = OptionSchema(
+        name: "PasskeyOptions", description: "The app as a WebAuthn relying party (docs/plugins.md, \"Passkeys\").",
+        fields: [
+            OptionField(
+                "rp_id", .text(maximumLength: 253), required: true,
+                description: "The lower-case domain the passkeys belong to, e.g. example.com."),
+            OptionField(
+                "rp_name", .text(TextRule(length: 1...64)),
+                description: "Shown by some platforms while creating a passkey; rp_id by default."),
+            OptionField(
+                "origins", .list(of: .text(maximumLength: 2048), count: 0...maximumOrigins),
+                description:
+                    "https://<rp_id or a subdomain>[:port] (http://localhost only for rp_id localhost); https://<rp_id> by default, which iOS sends."
+            ),
+            OptionField("user_verification", .choice(["required", "preferred"], default: "required")),
+            OptionField(
+                "algorithms", .list(of: .choice(["ES256", "RS256", "EdDSA"]), count: 0...3, defaultValue: ["ES256", "RS256", "EdDSA"]),
+                description: "Must include ES256."),
+            OptionField(
+                "ios_app_ids", .list(of: .text(maximumLength: 256), count: 0...maximumApps),
+                description: "<team id>.<bundle id> of each iOS app, for apple-app-site-association."),
+            OptionField(
+                "android_apps",
+                .list(
+                    of: .object([
+                        OptionField("package_name", .text(maximumLength: 256), required: true),
+                        OptionField(
+                            "sha256_cert_fingerprints",
+                            .list(
+                                of: .text(
+                                    TextRule(
+                                        pattern: ("^([0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$", meaning: "32 hex bytes joined by colons"))),
+                                count: 1...10), required: true),
+                    ]), count: 0...maximumApps),
+                description: "Each adds the android:apk-key-hash origins its fingerprints make, and its assetlinks.json statement."),
+            OptionField("challenge_lifetime_seconds", .integer(challengeLifetimes, default: 300)),
+        ])
 
     let relyingParty: RelyingParty
     let name: String
@@ -107,7 +147,7 @@ struct PasskeyOptions: Sendable, Equatable {
             androidApps.append(AndroidApp(packageName: package, fingerprints: fingerprints))
         }
         self.androidApps = androidApps
-        challengeLifetimeSeconds = try reader.integer("challenge_lifetime_seconds", in: 30...300) ?? 300
+        challengeLifetimeSeconds = try reader.integer("challenge_lifetime_seconds", in: Self.challengeLifetimes) ?? 300
 
         let androidOrigins = androidApps.flatMap(\.fingerprints).map { "android:apk-key-hash:\(Base64URL.encode($0))" }
         relyingParty = RelyingParty(

@@ -27,6 +27,8 @@ public struct PasskeyPlugin: CredentialPlugin {
 
     public static var rateLimitPolicies: [RateLimitPolicy] { [.passkeyChallenges] }
 
+    public var optionSchema: OptionSchema? { PasskeyOptions.schema }
+
     public var migrations: [Migration] {
         embeddedMigrations.map { Migration(source: "passkey", name: $0.name, sql: $0.text) }
     }

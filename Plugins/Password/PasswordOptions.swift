@@ -17,6 +17,24 @@ struct PasswordOptions: Sendable, Equatable {
     static let minimumLengthFloor = 8
     static let minimumLengthCeiling = 128
 
+    /// The options as declared once (``OptionSchema``); ``init(_:hashLimits:)`` adds the operator's argon2 ceiling.
+    static let schema = OptionSchema(
+        name: "PasswordOptions", description: "Passwords in the app's user directory (docs/plugins.md, \"Passwords\").",
+        fields: [
+            OptionField(
+                "argon2",
+                .object([
+                    OptionField("memory_kib", .integer(Argon2Parameters.memoryKiBRange, default: Argon2Parameters.owasp.memoryKiB)),
+                    OptionField("iterations", .integer(Argon2Parameters.iterationsRange, default: Argon2Parameters.owasp.iterations)),
+                ]),
+                description: "The cost of new hashes, at most the operator's ceiling (password.max_memory_kib, password.max_iterations)."),
+            OptionField("min_length", .integer(minimumLengthFloor...minimumLengthCeiling, default: minimumLengthFloor)),
+            OptionField(
+                "human_check", .reference("SendProtection/properties/human_check"),
+                description:
+                    "A CAPTCHA every sign-in passes before its password is checked (credentials.captcha_token); the operator's to loosen."),
+        ])
+
     /// The cost of new hashes, and of the comparison for unknown users.
     let argon2: Argon2Parameters
     /// Characters a new password needs at least.

@@ -47,6 +47,8 @@ public struct PasswordPlugin: CredentialPlugin {
         return PasswordPlugin(hasher: PasswordHasher(limits: limits), lastLoginDelay: lastLoginDelay)
     }
 
+    public var optionSchema: OptionSchema? { PasswordOptions.schema }
+
     public var migrations: [Migration] {
         embeddedMigrations.map { Migration(source: "password", name: $0.name, sql: $0.text) }
     }

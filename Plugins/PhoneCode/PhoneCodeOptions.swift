@@ -47,6 +47,58 @@ struct PhoneCodeOptions: Sendable {
     static let lifetimes = 60...900
     static let attempts = 1...10
     static let resendDelays = 10...3600
+    static let secretBytes = 16...256
+
+    /// The options as declared once (``OptionSchema``); ``init(_:environment:allowsLogSender:)`` adds what a type cannot say.
+    static let schema = OptionSchema(
+        name: "PhoneCodeOptions", description: "One-time codes by SMS (docs/plugins.md, \"Phone codes\").",
+        fields: [
+            OptionField("code_length", .integer(codeLengths, default: 6)),
+            OptionField("code_ttl_seconds", .integer(lifetimes, default: 300)),
+            OptionField("max_attempts", .integer(attempts, default: 5)),
+            OptionField("resend_after_seconds", .integer(resendDelays, default: 60)),
+            OptionField(
+                "allowed_prefixes",
+                .list(of: .text(TextRule(pattern: (#"^\+[0-9]{1,7}$"#, meaning: "+ and 1 to 7 digits"))), count: 0...100),
+                description: "E.164 prefixes a number must start with; every country when left out."),
+            OptionField(
+                "allow_unbound_numbers", .boolean(default: false), description: "A number bound to no user signs in as itself."),
+            OptionField(
+                "test_numbers",
+                .list(
+                    of: .object([
+                        OptionField("phone_number", .text(maximumLength: 16), required: true),
+                        OptionField("code", .text(maximumLength: 10), required: true, description: "code_length digits."),
+                        OptionField(
+                            "expires_at", .text(TextRule(format: .dateTime)), description: "Required for production apps."),
+                    ]), count: 0...100)),
+            OptionField(
+                "sender",
+                .variants([
+                    OptionVariant(
+                        "webhook", description: "The app's own endpoint, each call signed with the secret.",
+                        [
+                            OptionField("url", .url, required: true, destination: true),
+                            OptionField("secret", .secret(secretBytes), required: true),
+                        ]),
+                    OptionVariant(
+                        "twilio", description: "Twilio's Messages API.",
+                        [
+                            OptionField("account_sid", .text(TextRule(length: 1...64)), required: true),
+                            OptionField("auth_token", .secret(secretBytes), required: true),
+                            OptionField("from", .text(maximumLength: 16), required: true),
+                            OptionField(
+                                "message", .text(maximumLength: 320, default: "Your code is {code}"),
+                                description: "Must contain {code}."),
+                            OptionField(
+                                "base_url", .url, operatorOnly: true, destination: true,
+                                description: "https://api.twilio.com unless an operator points it elsewhere (a regional edge, a test double)."),
+                        ]),
+                    OptionVariant("log", description: "Development apps only: the code goes to the gateway's log.", []),
+                ]), required: true),
+            OptionField("send_protection", .reference("SendProtection")),
+            CircuitBreaker<AppID>.Settings.option,
+        ])
 
     init(_ options: JSONValue, environment: AppEnvironment, allowsLogSender: Bool = true) throws(GatewayError) {
         let reader = try JSONInput(options, path: "plugins.phone_code")

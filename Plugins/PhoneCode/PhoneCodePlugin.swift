@@ -100,11 +100,13 @@ public struct PhoneCodePlugin: CredentialPlugin {
         ).addRoutes(to: router)
     }
 
-    /// The sender's `secret` (webhook) or `auth_token` (Twilio).
+    public var optionSchema: OptionSchema? { PhoneCodeOptions.schema }
+
+    /// The sender's secrets (declared) and the human check's (`send_protection`, not declared yet).
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue {
-        try options.mappingStrings(at: ["sender", "secret"], transform).mappingStrings(at: ["sender", "auth_token"], transform)
+        try PhoneCodeOptions.schema.mapSecrets(options, transform)
             .mappingStrings(at: ["send_protection", "human_check", "secret"], transform)
     }
 

@@ -17,6 +17,32 @@ struct WebhookOptions: Sendable {
     static let forwardedFieldCount = 1...8
     static let secretBytes = 16...256
 
+    /// The options as declared once (``OptionSchema``); ``init(_:environment:passwordsInstalled:)`` adds what a type cannot say.
+    static let schema = OptionSchema(
+        name: "WebhookOptions",
+        description: "The tenant's user service vouches for each sign-in (docs/plugins.md, \"Webhooks\").",
+        fields: [
+            OptionField(
+                "url", .text(maximumLength: 2048), required: true, destination: true,
+                description:
+                    "The tenant's user service: https in production apps; public addresses only unless the operator sets webhook.allow_private_addresses."
+            ),
+            OptionField(
+                "secret", .secret(secretBytes), required: true,
+                description: "Signs each call (docs/plugins.md, \"Verifying the gateway's signature\"). Write-only, sealed at rest."),
+            OptionField("timeout_ms", .integer(timeouts, default: 2000)),
+            OptionField(
+                "forward_fields",
+                .list(
+                    of: .text(TextRule(pattern: ("^[a-z0-9_]{1,64}$", meaning: "a credential field name (a-z, 0-9, _)"))),
+                    count: forwardedFieldCount, unique: true, defaultValue: ["password"]),
+                description: "The credential fields sent to the service (not type); each is required in a token request."),
+            OptionField(
+                "migrate_on_success", .choice(["password"], nullable: true),
+                description: "Move users the service vouches for into the password plugin's directory."),
+            CircuitBreaker<AppID>.Settings.option,
+        ])
+
     let url: URL
     let secret: String
     let timeout: Duration

@@ -64,12 +64,7 @@ public struct WebhookPlugin: CredentialPlugin {
         ).addRoutes(to: admin)
     }
 
-    /// The webhook's `secret`.
-    public func mapSecrets(
-        _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
-    ) rethrows -> JSONValue {
-        try options.mappingStrings(at: ["secret"], transform)
-    }
+    public var optionSchema: OptionSchema? { WebhookOptions.schema }
 
     /// Returns once every user move under way has finished (tests await it instead of sleeping).
     public func migrationsFinished() async {

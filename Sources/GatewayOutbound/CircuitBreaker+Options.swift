@@ -23,3 +23,20 @@ extension CircuitBreaker.Settings {
                 ?? Self.standard.coolDown)
     }
 }
+
+extension CircuitBreaker.Settings {
+    /// The `circuit_breaker` option as plugins declare it (``OptionSchema``), published as `CircuitBreaker`.
+    public static var option: OptionField {
+        OptionField(
+            "circuit_breaker",
+            .component(
+                OptionSchema(
+                    name: "CircuitBreaker",
+                    description:
+                        "After failures calls in a row that failed on the other side (no connection, no answer in time, a 5xx), the app's calls fail fast for the cool-down; then one trial call decides. Per replica.",
+                    fields: [
+                        OptionField("failures", .integer(failureCounts, default: standard.failures)),
+                        OptionField("cool_down_seconds", .integer(coolDownSeconds, default: 30)),
+                    ])))
+    }
+}

@@ -32,8 +32,8 @@ import WebhookPlugin
         (["url": "https://0x7f.1/verify", "secret": tenantSecret], "must be a name or a canonical address"),
         (["url": "https://users.example.com/", "secret": tenantSecret, "timeout_ms": 60000], "plugins.webhook.timeout_ms"),
         (["url": "https://users.example.com/", "secret": tenantSecret, "forward_fields": ["type"]], "is not a credential field name"),
-        (["url": "https://users.example.com/", "secret": tenantSecret, "forward_fields": [String]()], "forward_fields must name 1 to 8"),
-        (["url": "https://users.example.com/", "secret": tenantSecret, "migrate_on_success": "ldap"], "only \"password\""),
+        (["url": "https://users.example.com/", "secret": tenantSecret, "forward_fields": [String]()], "forward_fields must be a list of 1 to 8 entries"),
+        (["url": "https://users.example.com/", "secret": tenantSecret, "migrate_on_success": "ldap"], "migrate_on_success must be password or null"),
         (
             ["url": "https://users.example.com/", "secret": tenantSecret, "migrate_on_success": "password", "forward_fields": ["otp"]],
             "needs \"password\" among forward_fields"

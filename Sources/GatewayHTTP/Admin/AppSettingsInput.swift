@@ -129,6 +129,7 @@ struct AppSettingsInput {
         if let next = updated.selfService, let loosened = next.loosening(of: current.selfService ?? SelfServiceSettings()) {
             throw operatorOnly("Loosening self_service.\(loosened)")
         }
+        if let path = plugins.operatorOnlyChange(of: updated, from: current) { throw operatorOnly("Changing \(path)") }
         // A plugin's protections (a channel's send protection) are the operator's to loosen.
         if let loosened = plugins.loosening(of: updated, from: current) {
             throw operatorOnly("Loosening \(loosened)")
@@ -176,7 +177,10 @@ struct AppSettingsInput {
         }
         if let enabled = try input.bool("enabled") { settings.isEnabled = enabled }
         if let types = try input.strings("credential_types") { settings.credentialTypes = types }
-        if let options = try input.object("plugins") { settings.plugins = options.members }
+        if let options = try input.object("plugins") {
+            // A secret sent back as ******** keeps the stored one, where it would still go where it went.
+            settings.plugins = plugins.keepingSecrets(options.members, stored: settings.plugins)
+        }
         if let limits = try input.object("rate_limits") { settings.rateLimits = try rateLimitOverrides(limits) }
         if input.has("sessions") { settings.sessions = try Self.sessionSettings(input.object("sessions")) }
         if input.has("mfa") { settings.mfa = try Self.secondFactorSettings(input.object("mfa")) }
@@ -327,6 +331,7 @@ struct AppSettingsInput {
         if let stray = settings.plugins.keys.sorted().first(where: { !types.contains($0) }) {
             throw .invalidRequest("plugins.\(stray): '\(stray)' is not among credential_types.")
         }
+        try plugins.checkDeclaredOptions(settings.plugins)
         for case let (_, .failure(error)) in plugins.verifiers(for: settings, services: pluginServices) {
             throw .invalidRequest(error.message)
         }

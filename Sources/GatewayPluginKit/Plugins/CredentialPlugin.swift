@@ -22,6 +22,13 @@ public protocol CredentialPlugin: Sendable {
     /// Schema changes for this plugin's own tables, applied after the core ones.
     var migrations: [Migration] { get }
 
+    /// The plugin's options, declared once (``OptionSchema``): the admin API
+    /// checks an app's options against it before ``makeVerifier(for:options:services:)``
+    /// reads them, `openapi.yaml` publishes it, and the console renders it as
+    /// a form. `nil` (the default): the plugin checks its options alone and
+    /// the console edits them as JSON.
+    var optionSchema: OptionSchema? { get }
+
     /// Builds the verifier for one app from the app's options for this plugin
     /// (`plugins[credentialType]`, `.null` when absent). Called when an app is
     /// loaded or changed, never per request.
@@ -78,13 +85,19 @@ extension CredentialPlugin {
 
     public var migrations: [Migration] { [] }
 
+    public var optionSchema: OptionSchema? { nil }
+
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {}
 
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {}
 
+    /// The secrets ``optionSchema`` declares; none without one.
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
-    ) rethrows -> JSONValue { options }
+    ) rethrows -> JSONValue {
+        guard let optionSchema else { return options }
+        return try optionSchema.mapSecrets(options, transform)
+    }
 
     public func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String? { nil }
 

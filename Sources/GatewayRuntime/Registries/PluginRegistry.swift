@@ -60,6 +60,83 @@ public struct PluginRegistry: Sendable {
         return nil
     }
 
+    /// Each plugin's declared options (``CredentialPlugin/optionSchema``), by credential type, in registration order.
+    public var optionSchemas: [(type: String, schema: OptionSchema)] {
+        order.compactMap { type in plugins[type]?.optionSchema.map { (type, $0) } }
+    }
+
+    /// Refuses options a plugin's declaration does not allow, naming the
+    /// member (`plugins.phone_code.code_length`); before the plugins read them.
+    public func checkDeclaredOptions(_ options: [String: JSONValue]) throws(GatewayError) {
+        for (type, schema) in optionSchemas {
+            guard let value = options[type] else { continue }
+            try schema.check(value, path: "plugins.\(type)")
+        }
+    }
+
+    /// `options` with each secret sent back as ``RedactedSecret/marker``
+    /// replaced by the one `stored` (opened) holds at the same place, so a
+    /// form can leave a secret as it is. Kept only while it would go where it
+    /// went: in an object its plugin declares, every destination beside it
+    /// (``OptionField/destination``) and the kind (`type`) unchanged; in one
+    /// it does not, every other member unchanged. Otherwise the marker stays
+    /// and the plugin refuses it, so a kept secret is never sent somewhere new.
+    public func keepingSecrets(_ options: [String: JSONValue], stored: [String: JSONValue]) -> [String: JSONValue] {
+        var kept = options
+        for type in order {
+            guard let plugin = plugins[type], let new = options[type], let old = stored[type] else { continue }
+            var storedSecrets: [String: String] = [:]
+            _ = plugin.mapSecrets(old) { path, value in
+                storedSecrets[path] = value
+                return value
+            }
+            kept[type] = plugin.mapSecrets(new) { path, value in
+                guard value == RedactedSecret.marker, let secret = storedSecrets[path],
+                    Self.goesWhereItWent(path, new: new, old: old, schema: plugin.optionSchema)
+                else { return value }
+                return secret
+            }
+        }
+        return kept
+    }
+
+    /// Whether the object holding the secret at `path` still sends it where it did.
+    private static func goesWhereItWent(_ path: String, new: JSONValue, old: JSONValue, schema: OptionSchema?) -> Bool {
+        let segments = path.split(separator: ".").map(String.init)
+        let parent = Array(segments.dropLast())
+        func object(at value: JSONValue) -> [String: JSONValue]? {
+            var value = value
+            for segment in parent {
+                switch value {
+                case .object(let members): value = members[segment] ?? .null
+                case .array(let elements): value = Int(segment).flatMap { elements.indices.contains($0) ? elements[$0] : nil } ?? .null
+                default: return nil
+                }
+            }
+            if case .object(let members) = value { return members }
+            return nil
+        }
+        guard let now = object(at: new), let before = object(at: old) else { return false }
+        guard let declared = schema?.declaredFields(at: parent, in: new) else {
+            return now.filter { $0.key != segments.last } == before.filter { $0.key != segments.last }
+        }
+        if declared.isVariant && now["type"] != before["type"] { return false }
+        return declared.fields.filter(\.destination).allSatisfy { now[$0.name] == before[$0.name] }
+    }
+
+    /// The first declared operator-only option (``OptionField/operatorOnly``)
+    /// `updated` changes from `current`, by its path.
+    public func operatorOnlyChange(of updated: AppSettings, from current: AppSettings) -> String? {
+        for (type, schema) in optionSchemas {
+            if let path = schema.operatorOnlyChange(
+                updated.plugins[type] ?? .null, from: current.plugins[type] ?? .null, path: "plugins.\(type)")
+            {
+                return path
+            }
+        }
+        return nil
+    }
+
     /// An app's token profiles with every profile's secrets replaced by
     /// ``RedactedSecret/marker``, for answers.
     public func redacted(_ entries: [TokenProfileEntry]) -> [TokenProfileEntry] {

@@ -1,0 +1,50 @@
+import Foundation
+import GatewayCore
+import GatewayHTTPTestSupport
+import GatewayPluginKit
+import GatewayRuntime
+import Testing
+import Yams
+
+/// What `openapi.yaml` publishes of each plugin's options is its one
+/// declaration (``CredentialPlugin/optionSchema``): `components.schemas.<name>`
+/// equals ``OptionSchema/jsonSchema``, and every shared shape it declares its
+/// ``OptionSchema/components`` entry, member for member.
+@Suite struct OptionSchemaDocumentTests {
+    @Test func theDocumentPublishesEachPluginsDeclaredOptions() throws {
+        let document = try #require(try Yams.load(yaml: String(contentsOf: openAPIDocumentURL, encoding: .utf8)) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let declared = PluginRegistry.installed.optionSchemas
+        #expect(declared.count >= 4, "plugins with declared options: \(declared.map(\.type))")
+        let pluginOptions = try #require((schemas["PluginOptions"] as? [String: Any])?["properties"] as? [String: Any])
+        for (type, schema) in declared {
+            #expect(
+                Self.value(pluginOptions[type]) == .object(["$ref": .string("#/components/schemas/\(schema.name)")]),
+                "PluginOptions.\(type) names \(schema.name)")
+            for (name, expected) in [(schema.name, schema.jsonSchema)] + schema.components.sorted(by: { $0.key < $1.key }) {
+                let published = Self.value(schemas[name])
+                #expect(
+                    published == expected,
+                    "openapi.yaml's \(name) differs from the declaration (./scripts/openapi-options rewrites it); the declaration as JSON:\n\(JSONText(expected))")
+            }
+        }
+    }
+
+    /// A YAML value as JSON; numbers as doubles, as ``JSONValue`` holds them.
+    static func value(_ any: Any?) -> JSONValue {
+        switch any {
+        case nil, is NSNull: return .null
+        case let value as Bool: return .bool(value)
+        case let value as Int: return .number(Double(value))
+        case let value as Double: return .number(value)
+        case let value as String: return .string(value)
+        case let value as [Any]: return .array(value.map { Self.value($0) })
+        case let value as [String: Any]: return .object(value.mapValues { Self.value($0) })
+        default: return .string("\(any!)")
+        }
+    }
+}
+
+private func JSONText(_ value: JSONValue) -> String {
+    String(decoding: JSONCoding.bytes(of: value, indented: true), as: UTF8.self)
+}
