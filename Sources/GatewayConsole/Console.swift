@@ -20,6 +20,8 @@ public struct Console: AdminAPIFrontEnd {
     /// The plugins that add pages of their own.
     let pluginPages: [any ConsolePageProvider]
     let pages: PageRenderer
+    /// The declared plugins' option pages.
+    let optionPages: PluginOptionPages
 
     /// The console over `plugins`: its app forms offer their credential
     /// types, and a plugin with pages (``ConsolePageProvider``) adds them.
@@ -33,6 +35,8 @@ public struct Console: AdminAPIFrontEnd {
         self.pluginPages = plugins.all.compactMap { $0 as? any ConsolePageProvider }
         self.pages = try PageRenderer(
             files: embeddedConsoleAssets + pluginPages.flatMap(\.consoleTemplates), pluginTabs: pluginPages.map(\.consoleTab))
+        self.optionPages = PluginOptionPages(
+            pages: pages, schemas: Dictionary(uniqueKeysWithValues: plugins.optionSchemas.map { ($0.type, $0.schema) }))
     }
 
     public func addRoutes(to router: Router<GatewayRequestContext>, api: AdminAPI) {
@@ -53,7 +57,8 @@ public struct Console: AdminAPIFrontEnd {
             return response
         }
         SignInPages(gate: gate, pages: pages).addRoutes(to: group, routes: routes)
-        AppPages(pages: pages, credentialTypes: credentialTypes).addRoutes(routes)
+        AppPages(pages: pages, credentialTypes: credentialTypes, optionPages: optionPages).addRoutes(routes)
+        optionPages.addRoutes(routes)
         KeyPages(pages: pages).addRoutes(routes)
         AuditPages(pages: pages).addRoutes(routes)
         ValidatorPage(pages: pages).addRoutes(routes)

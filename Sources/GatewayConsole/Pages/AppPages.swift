@@ -9,6 +9,7 @@ import Hummingbird
 struct AppPages: Sendable {
     let pages: PageRenderer
     let credentialTypes: [String]
+    let optionPages: PluginOptionPages
 
     static let pageSize = 20
     static let notices = [
@@ -122,6 +123,9 @@ struct AppPages: Sendable {
         ]
         data["self_service"] = SelfServiceForm.values(stored: app.selfService, form: form)
         data["types"] = Set(credentialTypes + header.types).sorted().map { ["type": $0, "checked": chosen.contains($0)] }
+        data["option_pages"] = optionPages.links(appID: appID, types: credentialTypes).map { link in
+            link.merging(["used": header.types.contains(link["type"] as? String ?? "")]) { $1 }
+        }
         data["enabled"] = app.enabled
         data["jwks_href"] = "/v1/apps/\(ConsolePaths.segment(appID))/jwks.json"
         data["notice"] = visit.request.uri.queryParameters["notice"].flatMap { Self.notices[String($0)] }
