@@ -2,12 +2,17 @@
 
 Usage: console_browser_test.py BASE_URL OPERATOR_TOKEN SCREENSHOT_DIR
 
-Signs in, creates an app, generates and activates a key, adds a user, gets
-a token for that user from the public endpoint, checks it in the validator,
-finds the issued row and the chart on the audit page, then revokes the
-signed-in admin token and sees the session end. On every page it checks
-that each form field has a label and that the page fits a phone's width.
-Screenshots of the apps page and the audit chart go to SCREENSHOT_DIR.
+Signs in, creates an app, generates and activates a key, adds a user, sets
+the app's phone codes up through the typed options form (a wrong value's
+message beside its field, the rest of the input kept, a Twilio sender
+saved), gets a token for that user from the public endpoint, checks it in
+the validator, finds the issued row and the chart on the audit page, then,
+as the app's own admin, finds the operator-only option read-only and
+unchangeable by editing the page, and last revokes the signed-in admin
+token and sees the session end. On every page it checks that each form
+field has a label, that the page fits a phone's width, and that axe-core
+finds no serious or critical accessibility violation. Screenshots of the
+apps page, the options form and the audit chart go to SCREENSHOT_DIR.
 Exits 0 when every step held; otherwise prints the step that failed.
 """
 
@@ -17,6 +22,7 @@ import sys
 import urllib.error
 import urllib.request
 
+from axe_selenium_python import Axe
 from selenium import webdriver
 from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
@@ -77,8 +83,26 @@ def page_is_usable(driver, name):
     settle(driver)
     overflow = driver.execute_script(
         "return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    widest = driver.execute_script("""
+        const edge = document.documentElement.clientWidth;
+        return Array.from(document.body.querySelectorAll('*'))
+          .filter(e => e.getBoundingClientRect().right > edge + 1 && !Array.from(e.children).some(c => c.getBoundingClientRect().right > edge + 1))
+          .slice(0, 3).map(e => e.outerHTML.slice(0, 120));
+    """)
     driver.set_window_size(size["width"], size["height"])
-    check(overflow <= 1, f"{name}: wider than a phone screen by {overflow} px")
+    check(overflow <= 1, f"{name}: wider than a phone screen by {overflow} px; past the edge: {widest}")
+    accessible(driver, name)
+
+
+def accessible(driver, name):
+    """axe-core (through axe-selenium-python) finds no serious or critical violation."""
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run()
+    grave = [f"{v['id']} ({v['impact']}): {[node['target'] for node in v['nodes']][:3]}"
+             for v in results["violations"] if v.get("impact") in ("serious", "critical")]
+    check(not grave, f"{name}: accessibility violations: {grave}")
+    check(results["passes"], f"{name}: axe ran no rule")
 
 
 def submit(driver, form_css, fields, confirm=False):
@@ -108,9 +132,12 @@ def follow(driver, link_text):
     settle(driver)
 
 
-def post_json(path, body):
-    request = urllib.request.Request(BASE + path, data=json.dumps(body).encode(),
-                                     headers={"content-type": "application/json"})
+def post_json(path, body, token=None, method="POST"):
+    headers = {"content-type": "application/json"}
+    if token:
+        headers["authorization"] = "Bearer " + token
+    request = urllib.request.Request(BASE + path, data=None if body is None else json.dumps(body).encode(),
+                                     headers=headers, method=method)
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:
             return answer.status, json.loads(answer.read())
@@ -139,12 +166,14 @@ def run(driver):
     first = driver.switch_to.active_element
     check(first.get_attribute("class") == "skip", f"{step}: the first Tab reaches {first.get_attribute('outerHTML')[:80]}")
     check(TOKEN not in driver.page_source, f"{step}: the token is in the page")
+    page_is_usable(driver, "apps")
 
     step = "create an app"
     submit(driver, "form[method=post][action='/console/apps']", {"name": "Browser Shop", "credential_types": "password"})
     check("App created" in notice(driver), f"{step}: {notice(driver)!r}")
     app_id = driver.find_element(By.CSS_SELECTOR, "p.id code").text
     app_page = driver.current_url.split("?")[0]
+    app_uuid = app_id.rsplit("/", 1)[-1]  # the admin API's path takes the bare id
     page_is_usable(driver, "app settings")
 
     step = "generate and activate a key"
@@ -161,11 +190,47 @@ def run(driver):
 
     step = "add a user"
     follow(driver, "Users")
+    page_is_usable(driver, "users")
     submit(driver, "form[method=post][action$='/users']",
            {"user_id": "dana", "password": "a-long-enough-password", "display_name": "Dana Scully"})
     check("User saved" in notice(driver), f"{step}: {notice(driver)!r}")
     check("a-long-enough-password" not in driver.page_source, f"{step}: the password is in the page")
     page_is_usable(driver, "user")
+
+    step = "set phone codes up through the options form"
+    driver.get(app_page)
+    settle(driver)
+    follow(driver, "phone_code options")
+    page_is_usable(driver, "phone_code options")
+    twilio_token = "twilio-auth-token-0123456789"
+    submit(driver, "form.options-form", {
+        "o.code_length": "99", "o.sender.type": "twilio", "o.sender.twilio.account_sid": "AC0123456789",
+        "o.sender.twilio.auth_token": twilio_token, "o.sender.twilio.from": "+15005550006"})
+    message = wait_for(driver, "#opt-code_length-error").text
+    check(message == "plugins.phone_code.code_length must be a whole number from 4 to 10.", f"{step}: {message!r}")
+    field = driver.find_element(By.ID, "opt-code_length")
+    check(field.get_attribute("aria-invalid") == "true", f"{step}: the field is not marked invalid")
+    check(field.get_attribute("aria-describedby").endswith("opt-code_length-error"), f"{step}: the message is not the field's")
+    check(not driver.find_element(By.ID, "opt-sender-webhook-url").is_displayed(),
+          f"{step}: the webhook sender's fields show beside the chosen twilio's")
+    label = driver.find_element(By.CSS_SELECTOR, "label[for='opt-sender-twilio-account_sid']").text
+    check(label.startswith("Account SID"), f"{step}: the account SID's label reads {label!r}")
+    kept = driver.find_element(By.ID, "opt-sender-twilio-account_sid").get_attribute("value")
+    check(kept == "AC0123456789", f"{step}: the typed account SID became {kept!r}")
+    check(twilio_token not in driver.page_source, f"{step}: the auth token is in the page")
+    page_is_usable(driver, "phone_code options, refused")
+    submit(driver, "form.options-form", {"o.code_length": "6", "o.sender.twilio.auth_token": twilio_token})
+    check("Options saved" in notice(driver), f"{step}: {notice(driver)!r}")
+    sender = driver.find_element(By.ID, "opt-sender")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", sender)
+    sender.screenshot(os.path.join(SHOTS, "console-phone-code-options.png"))
+    status, app = post_json(f"/admin/v1/apps/{app_uuid}", None, token=TOKEN, method="GET")
+    check(status == 200 and "phone_code" in app.get("credential_types", []), f"{step}: GET /admin/v1/apps/{app_uuid}: {status} {app}")
+    sender = app["plugins"]["phone_code"]["sender"]
+    check(sender["type"] == "twilio" and sender["auth_token"] == "********", f"{step}: sender {sender}")
+    # Saved again untouched: the auth token left empty is kept, not cleared.
+    submit(driver, "form.options-form", {"o.max_attempts": "4"})
+    check("Options saved" in notice(driver), f"{step}: saving again: {notice(driver)!r}")
 
     step = "get a token through the public endpoint"
     status, answer = post_json("/v1/identity_tokens", {
@@ -202,9 +267,43 @@ def run(driver):
     figure = driver.find_element(By.CSS_SELECTOR, "figure.chart-box")
     driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", figure)
     figure.screenshot(os.path.join(SHOTS, "console-audit-chart.png"))
+    driver.get(BASE + "/console/audit")
+    settle(driver)
+    page_is_usable(driver, "every app's audit")
     driver.get(BASE + "/console/apps")
     settle(driver)
     driver.save_screenshot(os.path.join(SHOTS, "console-apps.png"))
+
+    step = "every plugin's options form is usable"
+    driver.get(app_page)
+    settle(driver)
+    links = [link.text for link in driver.find_elements(By.CSS_SELECTOR, "a") if link.text.endswith(" options")]
+    check({"password options", "phone_code options", "webhook options", "passkey options"} <= set(links),
+          f"{step}: the app page links {links}")
+    for link in links:
+        driver.get(app_page)
+        settle(driver)
+        follow(driver, link)
+        page_is_usable(driver, link)
+
+    step = "as the app's admin, an operator-only option is read-only"
+    status, created = post_json("/admin/v1/admin_tokens", {"name": "app admin", "scope": f"app:{app_uuid}"}, token=TOKEN)
+    check(status == 201, f"{step}: creating the token: {status} {created}")
+    submit(driver, "form.sign-out", {})
+    submit(driver, "form[action='/console/sign-in']", {"token": created["token"]})
+    driver.get(app_page + "/options/phone_code")
+    settle(driver)
+    base_url = driver.find_element(By.ID, "opt-sender-twilio-base_url")
+    check(base_url.get_attribute("readonly") is not None, f"{step}: base_url is editable")
+    page_is_usable(driver, "phone_code options, app admin")
+    # The page's HTML edited as an attacker would: readonly removed, a value of their own typed.
+    driver.execute_script("arguments[0].removeAttribute('readonly')", base_url)
+    submit(driver, "form.options-form", {"o.sender.twilio.base_url": "https://attacker.example"})
+    check("Options saved" in notice(driver), f"{step}: {notice(driver)!r}")
+    status, app = post_json(f"/admin/v1/apps/{app_uuid}", None, token=TOKEN, method="GET")
+    check("base_url" not in app["plugins"]["phone_code"]["sender"], f"{step}: {app['plugins']['phone_code']['sender']}")
+    submit(driver, "form.sign-out", {})
+    submit(driver, "form[action='/console/sign-in']", {"token": TOKEN})
 
     step = "create an admin token, sign in with it, revoke it"
     driver.get(BASE + "/console/admin-tokens")
