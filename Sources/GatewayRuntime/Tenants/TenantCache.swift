@@ -99,11 +99,16 @@ public final class TenantCache: TenantLookup {
         }
         do {
             return try await Spans.run("tenant lookup", attributes: Self.lookup("load", appID)) { _ in
-                try await withDatabaseTimeout(timeout) { try await self.tenant(for: appID) }
+                try await withTimeout(timeout) { try await self.tenant(for: appID) }
             }
         } catch let error as GatewayError {
             throw error
+        } catch is TimeoutError {
+            // The load goes on for the next request; this one answers 503, and says why here.
+            logger.warning("loading an app took longer than its timeout", metadata: ["app_id": "\(appID)", "timeout": "\(timeout)"])
+            throw .unavailable
         } catch {
+            logger.error("loading an app failed", metadata: ["app_id": "\(appID)", "error": "\(error)"])
             throw .unavailable
         }
     }
