@@ -21,7 +21,7 @@ public struct Console: AdminAPIFrontEnd {
     let pluginPages: [any ConsolePageProvider]
     let pages: PageRenderer
     /// The declared plugins' option pages.
-    let optionPages: PluginOptionPages
+    let optionPages: OptionPages
 
     /// The console over `plugins`: its app forms offer their credential
     /// types, and a plugin with pages (``ConsolePageProvider``) adds them.
@@ -35,8 +35,7 @@ public struct Console: AdminAPIFrontEnd {
         self.pluginPages = plugins.all.compactMap { $0 as? any ConsolePageProvider }
         self.pages = try PageRenderer(
             files: embeddedConsoleAssets + pluginPages.flatMap(\.consoleTemplates), pluginTabs: pluginPages.map(\.consoleTab))
-        self.optionPages = PluginOptionPages(
-            pages: pages, schemas: Dictionary(uniqueKeysWithValues: plugins.optionSchemas.map { ($0.type, $0.schema) }))
+        self.optionPages = OptionPages(pages: pages, plugins: plugins.optionSchemas)
     }
 
     public func addRoutes(to router: Router<GatewayRequestContext>, api: AdminAPI) {

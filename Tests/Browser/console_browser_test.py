@@ -232,11 +232,35 @@ def run(driver):
     submit(driver, "form.options-form", {"o.max_attempts": "4"})
     check("Options saved" in notice(driver), f"{step}: saving again: {notice(driver)!r}")
 
+    step = "turn sessions and the second factor on through their forms"
+    driver.get(app_page)
+    settle(driver)
+    follow(driver, "Sessions")
+    page_is_usable(driver, "sessions")
+    submit(driver, "form.options-form", {"on": "true", "o.idle_timeout_seconds": "3600", "o.max_sessions_per_user": "3"})
+    check("Options saved" in notice(driver), f"{step}: sessions: {notice(driver)!r}")
+    driver.get(app_page)
+    settle(driver)
+    follow(driver, "Second factor")
+    page_is_usable(driver, "second factor")
+    submit(driver, "form.options-form", {"on": "true", "o.requirement": "optional", "o.issuer": "Browser Shop"})
+    check("Options saved" in notice(driver), f"{step}: second factor: {notice(driver)!r}")
+    driver.get(app_page)
+    settle(driver)
+    follow(driver, "Self-service")
+    page_is_usable(driver, "self-service")
+    status, app = post_json(f"/admin/v1/apps/{app_uuid}", None, token=TOKEN, method="GET")
+    check(app.get("sessions", {}).get("idle_timeout_seconds") == 3600 and app["sessions"]["max_sessions_per_user"] == 3,
+          f"{step}: sessions stored as {app.get('sessions')}")
+    check(app.get("mfa", {}).get("requirement") == "optional" and app["mfa"]["issuer"] == "Browser Shop",
+          f"{step}: mfa stored as {app.get('mfa')}")
+
     step = "get a token through the public endpoint"
     status, answer = post_json("/v1/identity_tokens", {
         "app_id": app_id, "user_id": "dana", "nonce": "browser+nonce/=",
         "credentials": {"type": "password", "password": "a-long-enough-password"}})
     check(status == 200, f"{step}: {status} {answer}")
+    check(answer.get("refresh_token"), f"{step}: sessions are on, yet no refresh token in {sorted(answer)}")
     token = answer["identity_token"]
     status, answer = post_json("/v1/identity_tokens", {
         "app_id": app_id, "user_id": "dana", "nonce": "n",

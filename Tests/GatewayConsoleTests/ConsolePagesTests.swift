@@ -224,11 +224,11 @@ import Testing
         }
     }
 
-    /// Self-service is a fieldset of the app's settings: the operator opens
-    /// it; an app's admin turns a flow off but cannot open sign-up further,
-    /// and the refusal stands beside the fieldset; a form without the
-    /// fieldset leaves it as it is.
-    @Test func selfServiceIsSetOnTheAppsSettingsPage() async throws {
+    /// Self-service (like sessions and the second factor) has its own page,
+    /// the form its declaration renders: the operator turns it on; an app's
+    /// admin turns a flow off but cannot open sign-up further, and the
+    /// refusal stands beside the field; the switch off sends `null`.
+    @Test func selfServiceIsSetOnItsOwnPage() async throws {
         try await withMemoryConsoleGateway { gateway in
             let operatorToken = try await gateway.adminToken(.operator)
             let app = try await gateway.createApp {
@@ -236,19 +236,14 @@ import Testing
                 $0.plugins = ["email_code": .object(["sender": .object(["type": .string("log")]), "from": .string("a@shop.example")])]
             }
             let appID = app.appID.uuid.lowercasedText
-            let appPath = "/console/apps/\(appID)"
-            @Sendable func settings(signUp: String?, reset: Bool = true, lifetime: String = "900") -> [(String, String)] {
+            let page = "/console/apps/\(appID)/options/self_service"
+            @Sendable func fields(on: Bool = true, signUp: String, reset: Bool = true, lifetime: String = "900") -> [(String, String)] {
                 var fields = [
-                    ("name", app.name), ("environment", "development"), ("credential_types", "password"),
-                    ("credential_types", "email_code"), ("token_ttl_seconds", "120"),
+                    ("o.sign_up", signUp), ("o.user_ids", "generated"), ("o.account_deletion", "true"),
+                    ("o.code_ttl_seconds", lifetime), ("o.max_attempts", "5"), ("o.recent_sign_in_seconds", "600"),
                 ]
-                guard let signUp else { return fields }
-                fields += [
-                    ("self_service_sign_up", signUp), ("self_service_user_ids", "generated"), ("self_service_account_deletion", "true"),
-                    ("self_service_code_ttl_seconds", lifetime), ("self_service_max_attempts", "5"),
-                    ("self_service_recent_sign_in_seconds", "600"),
-                ]
-                if reset { fields.append(("self_service_password_reset", "true")) }
+                if on { fields.append(("on", "true")) }
+                if reset { fields.append(("o.password_reset", "true")) }
                 return fields
             }
             @Sendable func stored() async throws -> [String: Any]? {
@@ -258,30 +253,39 @@ import Testing
             try await gateway.test { client in
                 var browser = ConsoleBrowser(client)
                 try await browser.signIn(operatorToken)
-                let page = text(try await browser.get(appPath))
-                #expect(page.contains(#"<option value="closed" selected>closed</option>"#), "\(page)")
-                let notANumber = try await browser.post("\(appPath)/settings", settings(signUp: "open", lifetime: "soon"))
-                #expect(notANumber.status == .badRequest && text(notANumber).contains("Code lifetime (seconds): enter a whole number."))
-                let saved = try await browser.post("\(appPath)/settings", settings(signUp: "verified_email"))
-                #expect(saved.location == "\(appPath)?notice=saved", "\(text(saved))")
+                #expect(text(try await browser.get("/console/apps/\(appID)")).contains(#"options/self_service">Self-service</a> (off)"#))
+                let off = text(try await browser.get(page))
+                #expect(off.contains(#"name="on" value="true">"#) && off.contains("default (closed)"), "\(off)")
+                let notANumber = try await browser.post(page, fields(signUp: "open", lifetime: "soon"))
+                #expect(notANumber.status == .badRequest)
+                #expect(
+                    text(notANumber).contains(#"id="opt-code_ttl_seconds-error">self_service.code_ttl_seconds must be a whole number from 60 to 3600."#),
+                    "\(text(notANumber))")
+                #expect(text(notANumber).contains(#"value="soon""#), "what was typed stays")
+                let saved = try await browser.post(page, fields(signUp: "verified_email"))
+                #expect(saved.location == "\(page)?notice=saved", "\(text(saved))")
                 let after = try #require(try await stored())
                 #expect(after["sign_up"] as? String == "verified_email" && after["password_reset"] as? Bool == true)
                 #expect(after["email_change"] as? Bool == false && after["account_deletion"] as? Bool == true)
-                #expect(text(try await browser.get(appPath)).contains(#"<option value="verified_email" selected>"#))
-                let untouched = try await browser.post("\(appPath)/settings", settings(signUp: nil))
-                #expect(untouched.location == "\(appPath)?notice=saved")
-                #expect(try await stored()?["sign_up"] as? String == "verified_email")
+                #expect(text(try await browser.get(page)).contains(#"<option value="verified_email" selected>"#))
             }
             let appToken = try await gateway.adminToken(.app(app.appID))
             try await gateway.test { client in
                 var browser = ConsoleBrowser(client)
                 try await browser.signIn(appToken)
-                let opened = try await browser.post("\(appPath)/settings", settings(signUp: "open"))
+                let opened = try await browser.post(page, fields(signUp: "open"))
                 #expect(opened.status == .forbidden, "\(text(opened))")
-                #expect(text(opened).contains("self_service.sign_up") && text(opened).contains("field-error"), "\(text(opened))")
-                let tightened = try await browser.post("\(appPath)/settings", settings(signUp: "verified_email", reset: false))
-                #expect(tightened.location == "\(appPath)?notice=saved", "\(text(tightened))")
+                #expect(text(opened).contains(#"id="opt-sign_up-error">"#) && text(opened).contains("self_service.sign_up"), "\(text(opened))")
+                let tightened = try await browser.post(page, fields(signUp: "verified_email", reset: false))
+                #expect(tightened.location == "\(page)?notice=saved", "\(text(tightened))")
                 #expect(try await stored()?["password_reset"] as? Bool == false)
+            }
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(operatorToken)
+                let turnedOff = try await browser.post(page, fields(on: false, signUp: "verified_email"))
+                #expect(turnedOff.location == "\(page)?notice=saved", "\(text(turnedOff))")
+                #expect(try await stored() == nil, "the switch off turns self-service off")
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayCore
+import GatewayHTTP
 import GatewayHTTPTestSupport
 import GatewayPluginKit
 import GatewayRuntime
@@ -21,12 +22,29 @@ import Yams
             #expect(
                 Self.value(pluginOptions[type]) == .object(["$ref": .string("#/components/schemas/\(schema.name)")]),
                 "PluginOptions.\(type) names \(schema.name)")
-            for (name, expected) in [(schema.name, schema.jsonSchema)] + schema.components.sorted(by: { $0.key < $1.key }) {
-                let published = Self.value(schemas[name])
-                #expect(
-                    published == expected,
-                    "openapi.yaml's \(name) differs from the declaration (./scripts/openapi-options rewrites it); the declaration as JSON:\n\(JSONText(expected))")
-            }
+            Self.expectPublished(schema, in: schemas)
+        }
+    }
+
+    /// The app's own settings declared the same way (`sessions`, `mfa`, `self_service`).
+    @Test func theDocumentPublishesTheAppSettingsDeclarations() throws {
+        let document = try #require(try Yams.load(yaml: String(contentsOf: openAPIDocumentURL, encoding: .utf8)) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let app = try #require((schemas["App"] as? [String: Any])?["properties"] as? [String: Any])
+        for setting in AppSettingSchemas.all {
+            #expect(
+                Self.value(app[setting.member]) == .object(["$ref": .string("#/components/schemas/\(setting.schema.name)")]),
+                "App.\(setting.member) names \(setting.schema.name)")
+            Self.expectPublished(setting.schema, in: schemas)
+        }
+    }
+
+    static func expectPublished(_ schema: OptionSchema, in schemas: [String: Any]) {
+        for (name, expected) in [(schema.name, schema.jsonSchema)] + schema.components.sorted(by: { $0.key < $1.key }) {
+            let published = Self.value(schemas[name])
+            #expect(
+                published == expected,
+                "openapi.yaml's \(name) differs from the declaration (./scripts/openapi-options rewrites it); the declaration as JSON:\n\(JSONText(expected))")
         }
     }
 

@@ -9,7 +9,7 @@ import Hummingbird
 struct AppPages: Sendable {
     let pages: PageRenderer
     let credentialTypes: [String]
-    let optionPages: PluginOptionPages
+    let optionPages: OptionPages
 
     static let pageSize = 20
     static let notices = [
@@ -121,9 +121,9 @@ struct AppPages: Sendable {
             "token_profiles": profiles,
             "token_profiles_shown": profiles,
         ]
-        data["self_service"] = SelfServiceForm.values(stored: app.selfService, form: form)
         data["types"] = Set(credentialTypes + header.types).sorted().map { ["type": $0, "checked": chosen.contains($0)] }
-        data["option_pages"] = optionPages.links(appID: appID, types: credentialTypes).map { link in
+        data["setting_pages"] = optionPages.settingLinks(appID: appID, app: app)
+        data["option_pages"] = optionPages.pluginLinks(appID: appID, types: credentialTypes).map { link in
             link.merging(["used": header.types.contains(link["type"] as? String ?? "")]) { $1 }
         }
         data["enabled"] = app.enabled
@@ -165,14 +165,6 @@ struct AppPages: Sendable {
             }
             body["token_profiles"] = .array(entries)
         }
-        let stored = try await AppHeader.load(appID, visit, pages).app.selfService
-        switch SelfServiceForm.member(form, stored: stored) {
-        case .failure(let problem):
-            return try await settings(
-                visit, appID: appID, form: form, errors: FormErrors.local("self_service", problem.message), status: .badRequest)
-        case .success(let member?): body["self_service"] = member
-        case .success(nil): break
-        }
         let answer = await visit.call(.patch, ConsolePaths.adminApp(appID), json: body)
         guard answer.succeeded else {
             return try await settings(
@@ -181,7 +173,7 @@ struct AppPages: Sendable {
                     answer.errorMessage,
                     fields: [
                         "name", "environment", "provider_id", "token_ttl_seconds", "credential_types", "plugins", "rate_limits",
-                        "token_profiles", "self_service",
+                        "token_profiles",
                     ]),
                 status: answer.status)
         }

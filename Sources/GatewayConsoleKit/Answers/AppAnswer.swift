@@ -13,8 +13,10 @@ public struct AppAnswer: Decodable, Sendable {
     public let plugins: [String: JSONValue]
     public let rateLimits: JSONValue
     public let tokenProfiles: JSONValue
-    /// What the app's users may do for themselves; nil while self-service is off.
-    public let selfService: SelfServiceSettings?
+    /// The settings `null` turns off, as the API answers them; nil while off.
+    let sessions: JSONValue?
+    let mfa: JSONValue?
+    let selfService: JSONValue?
 
     enum CodingKeys: String, CodingKey {
         case appID = "app_id"
@@ -24,7 +26,19 @@ public struct AppAnswer: Decodable, Sendable {
         case plugins
         case rateLimits = "rate_limits"
         case tokenProfiles = "token_profiles"
+        case sessions, mfa
         case selfService = "self_service"
+    }
+
+    /// One of the settings `null` turns off (`sessions`, `mfa`,
+    /// `self_service`) by its member; nil while it is off.
+    public func setting(_ member: String) -> JSONValue? {
+        switch member {
+        case CodingKeys.sessions.rawValue: sessions
+        case CodingKeys.mfa.rawValue: mfa
+        case CodingKeys.selfService.rawValue: selfService
+        default: nil
+        }
     }
 
     /// What the templates show of the app (`app.name`, ...).

@@ -19,7 +19,7 @@ public struct SelfServiceSettings: Sendable, Equatable, Codable {
     }
 
     /// What a new account's user id is.
-    public enum UserIDs: String, Sendable, Codable {
+    public enum UserIDs: String, Sendable, Codable, CaseIterable {
         /// A random UUID (lower case): the address can change, the id never does.
         case generated
         /// The address itself, as normalised.

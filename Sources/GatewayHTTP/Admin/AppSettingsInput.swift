@@ -182,6 +182,9 @@ struct AppSettingsInput {
             settings.plugins = plugins.keepingSecrets(options.members, stored: settings.plugins)
         }
         if let limits = try input.object("rate_limits") { settings.rateLimits = try rateLimitOverrides(limits) }
+        for setting in AppSettingSchemas.all {
+            if let value = input.members[setting.member], value != .null { try setting.schema.check(value, path: setting.member) }
+        }
         if input.has("sessions") { settings.sessions = try Self.sessionSettings(input.object("sessions")) }
         if input.has("mfa") { settings.mfa = try Self.secondFactorSettings(input.object("mfa")) }
         if input.has("self_service") { settings.selfService = try Self.selfServiceSettings(input.object("self_service")) }

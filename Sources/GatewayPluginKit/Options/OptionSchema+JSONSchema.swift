@@ -7,6 +7,7 @@ extension OptionSchema {
     /// is a `$ref` to its own component (``components``).
     public var jsonSchema: JSONValue {
         var schema = OptionShape.objectSchema(fields)
+        if nullTurnsOff { schema["type"] = .array([.string("object"), .string("null")]) }
         if let description { schema["description"] = .string(description) }
         return .object(schema)
     }

@@ -10,10 +10,15 @@ public struct OptionSchema: Sendable {
     public let name: String
     public let description: String?
     public let fields: [OptionField]
+    /// Whether `null` turns the whole setting off (an app's `sessions`):
+    /// published as `type: [object, 'null']`, and the console's form has an
+    /// "on" switch.
+    public let nullTurnsOff: Bool
 
-    public init(name: String, description: String? = nil, fields: [OptionField]) {
+    public init(name: String, description: String? = nil, nullTurnsOff: Bool = false, fields: [OptionField]) {
         self.name = name
         self.description = description
+        self.nullTurnsOff = nullTurnsOff
         self.fields = fields
     }
 
