@@ -79,12 +79,8 @@ public struct IDTokenPlugin: CredentialPlugin {
             logger: services.logger, now: now)
     }
 
-    /// Each provider's Apple key (`apple_api.private_key`).
-    public func mapSecrets(
-        _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
-    ) rethrows -> JSONValue {
-        try options.mappingStrings(at: ["providers", "*", "apple_api", "private_key"], transform)
-    }
+    /// Declared: each provider's Apple key (`apple_api.private_key`) is the secret.
+    public var optionSchema: OptionSchema? { IDTokenOptions.schema }
 
     /// Delivers the outbox's Apple revocations until the gateway stops.
     public func runInBackground(_ services: BackgroundServices) async {

@@ -6,6 +6,11 @@ extension OptionSchema {
     /// within its bounds. The 400's message names the member by its whole
     /// path (`plugins.phone_code.code_length`), as the plugins' own messages do.
     public func check(_ options: JSONValue, path: String) throws(GatewayError) {
+        if case .object(let members) = options, let name = members.keys.sorted().first(where: { retired[$0] != nil }),
+            let instead = retired[name]
+        {
+            throw .invalidRequest("\(path).\(name) \(instead)")
+        }
         try shape.check(options == .null ? .object([:]) : options, path: path)
     }
 }

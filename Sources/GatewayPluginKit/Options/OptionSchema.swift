@@ -14,11 +14,19 @@ public struct OptionSchema: Sendable {
     /// published as `type: [object, 'null']`, and the console's form has an
     /// "on" switch.
     public let nullTurnsOff: Bool
+    /// Options taken once and no longer, each with what to do instead
+    /// ("is each provider's own setting now: ..."): refused with that
+    /// sentence, not as an unknown option.
+    public let retired: [String: String]
 
-    public init(name: String, description: String? = nil, nullTurnsOff: Bool = false, fields: [OptionField]) {
+    public init(
+        name: String, description: String? = nil, nullTurnsOff: Bool = false, retired: [String: String] = [:],
+        fields: [OptionField]
+    ) {
         self.name = name
         self.description = description
         self.nullTurnsOff = nullTurnsOff
+        self.retired = retired
         self.fields = fields
     }
 
