@@ -129,13 +129,15 @@ public struct EmailCodePlugin: CredentialPlugin {
         smtp.closeAll()
     }
 
-    /// The sender's secrets: SMTP's `password`, SES's `secret_access_key`, the `http` sender's `secret`.
+    public var optionSchema: OptionSchema? { EmailCodeOptions.schema }
+
+    /// The sender's secrets (declared: SMTP's `password`, SES's
+    /// `secret_access_key`, the `http` sender's `secret`) and the human
+    /// check's (`send_protection`, not declared yet).
     public func mapSecrets(
         _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue {
-        try options.mappingStrings(at: ["sender", "password"], transform)
-            .mappingStrings(at: ["sender", "secret_access_key"], transform)
-            .mappingStrings(at: ["sender", "secret"], transform)
+        try EmailCodeOptions.schema.mapSecrets(options, transform)
             .mappingStrings(at: ["send_protection", "human_check", "secret"], transform)
     }
 

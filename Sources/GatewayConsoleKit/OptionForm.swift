@@ -112,6 +112,25 @@ public struct OptionForm: Sendable {
             entry["lines"] = true
             let items: [JSONValue] = if case .array(let items)? = value { items } else { [] }
             entry["value"] = items.map(Self.text).joined(separator: "\n")
+        case .map(.object(let fields), let count, let key):
+            // Rows as a list's, each with its name (a template's language) as its first field.
+            entry["rows"] = true
+            let members: [(String, JSONValue)] = if case .object(let members)? = value { members.sorted { $0.key < $1.key } } else { [] }
+            let shown = members + (members.count < count.upperBound ? [("", JSONValue.object([:]))] : [])
+            entry["row_count"] = shown.count
+            entry["entries"] = shown.enumerated().map { index, member -> [String: Any] in
+                let (memberName, item) = member
+                let keyField = OptionField(key, .text(TextRule()), required: true)
+                let named = render(keyField, value: .string(memberName), name: Self.keySlot(name, index), api: "\(api).\(memberName)", placement: &placement)
+                return [
+                    "index": index, "number": index + 1, "is_new": index >= members.count,
+                    "remove_id": Self.id("\(name).\(index).remove"), "remove_name": "\(name).\(index).remove",
+                    "fields": [named] + render(fields, values: item, name: "\(name).\(index)", api: "\(api).\(memberName)", placement: &placement),
+                ]
+            }
+        case .map:
+            entry["json"] = true
+            entry["value"] = value.map { String(decoding: JSONCoding.bytes(of: $0, indented: true), as: UTF8.self) } ?? ""
         case .object(let fields):
             entry["group"] = true
             entry["fields"] = render(fields, values: value ?? .object([:]), name: name, api: api, placement: &placement)
@@ -145,6 +164,9 @@ public struct OptionForm: Sendable {
         }
         return entry
     }
+
+    /// The form name of a map row's own name (its member's name), apart from the member's fields.
+    static func keySlot(_ name: String, _ index: Int) -> String { "\(name).\(index).~name" }
 
     /// An HTML id for a form name: letters, digits, `-` and `_` only.
     static func id(_ name: String) -> String {
@@ -230,6 +252,20 @@ public struct OptionForm: Sendable {
             let lines = (form[name] ?? "").split(whereSeparator: \.isNewline)
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             return lines.isEmpty ? nil : .array(lines.map(JSONValue.string))
+        case .map(.object(let fields), _, _):
+            let rows = min(Int(form["\(name).rows"] ?? "") ?? 0, 1000)
+            var members: [String: JSONValue] = [:]
+            for index in 0..<rows where !form.isChecked("\(name).\(index).remove") {
+                let memberName = form.text(Self.keySlot(name, index)) ?? ""
+                let item = read(fields, form: form, name: "\(name).\(index)", stored: stored?[memberName])
+                // A row left wholly empty adds nothing; one without its name is sent so that the API names what is missing.
+                if memberName.isEmpty && item == nil { continue }
+                members[memberName] = item ?? .object([:])
+            }
+            return members.isEmpty ? nil : .object(members)
+        case .map:
+            guard let typed = form.text(name) else { return nil }
+            return JSONText.value(typed) ?? .string(typed)
         case .object(let fields):
             return read(fields, form: form, name: name, stored: stored)
         case .component(let schema):

@@ -232,6 +232,26 @@ def run(driver):
     submit(driver, "form.options-form", {"o.max_attempts": "4"})
     check("Options saved" in notice(driver), f"{step}: saving again: {notice(driver)!r}")
 
+    step = "set email codes up through the options form: an SMTP sender and a template"
+    driver.get(app_page)
+    settle(driver)
+    follow(driver, "email_code options")
+    smtp_password = "smtp-password-0123456789"
+    submit(driver, "form.options-form", {
+        "o.from": "codes@shop.example", "o.sender.type": "smtp", "o.sender.smtp.host": "smtp.shop.example",
+        "o.sender.smtp.username": "codes", "o.sender.smtp.password": smtp_password,
+        "o.templates.0.~name": "en", "o.templates.0.subject": "Your Browser Shop code",
+        "o.templates.0.text": "Your code is {code}. It lasts {minutes} minutes."})
+    check("Options saved" in notice(driver), f"{step}: {notice(driver)!r} {driver.find_elements(By.CSS_SELECTOR, '.field-error')}")
+    check(smtp_password not in driver.page_source, f"{step}: the SMTP password is in the page")
+    status, app = post_json(f"/admin/v1/apps/{app_uuid}", None, token=TOKEN, method="GET")
+    options = app.get("plugins", {}).get("email_code", {})
+    check(options.get("sender", {}).get("password") == "********" and options["sender"]["host"] == "smtp.shop.example",
+          f"{step}: sender stored as {options.get('sender')}")
+    check(options.get("templates", {}).get("en", {}).get("subject") == "Your Browser Shop code",
+          f"{step}: templates stored as {options.get('templates')}")
+    check("email_code" in app["credential_types"], f"{step}: credential types {app['credential_types']}")
+
     step = "turn sessions and the second factor on through their forms"
     driver.get(app_page)
     settle(driver)

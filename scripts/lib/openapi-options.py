@@ -76,9 +76,13 @@ def inline(value):
 
 def write(value, indent, old_section, lines):
     pad = " " * indent
+    # Within one kind of several, its members keep their order from that kind's own block.
+    kind = value.get("properties", {}).get("type", {}).get("const") if isinstance(value.get("properties"), dict) else None
+    anchor = old_section.find(f"const: {kind}") if kind else -1
+    anchor = max(old_section.rfind("\n", 0, anchor), 0) if anchor >= 0 else 0
 
     def position(name):
-        found = re.search(r"\n\s+" + re.escape(name) + r":", old_section)
+        found = re.compile(r"\n\s+" + re.escape(name) + r":").search(old_section, anchor)
         return found.start() if found else 10**9
 
     for key in ordered(value):

@@ -31,6 +31,10 @@ extension OptionSchema {
                 else { return nil }
                 shape = element
                 value = elements[index]
+            case .map(let element, _, _):
+                guard let name = remaining.popFirst(), let member = value[name] else { return nil }
+                shape = element
+                value = member
             case .text, .integer, .boolean, .choice, .reference:
                 return nil
             }
@@ -74,6 +78,11 @@ extension OptionShape {
                 mapped.append(try element.mapSecrets(item, path: Self.path(path, "\(index)"), transform))
             }
             return .array(mapped)
+        case .map(let element, _, _):
+            guard case .object(let members) = value else { return value }
+            var mapped: [String: JSONValue] = [:]
+            for (name, member) in members { mapped[name] = try element.mapSecrets(member, path: Self.path(path, name), transform) }
+            return .object(mapped)
         case .text, .integer, .boolean, .choice, .reference:
             return value
         }
@@ -106,7 +115,7 @@ extension OptionShape {
             return Self.operatorOnlyChange(value, from: stored, fields: fields, path: path)
         case .component(let schema):
             return schema.shape.operatorOnlyChange(value, from: stored, path: path)
-        case .list, .text, .integer, .boolean, .choice, .reference:
+        case .list, .map, .text, .integer, .boolean, .choice, .reference:
             return nil
         }
     }

@@ -40,6 +40,11 @@ extension OptionShape {
             for (index, element) in elements.enumerated() { try elementShape.check(element, path: "\(path)[\(index)]") }
         case .object(let fields):
             try Self.check(value, fields: fields, path: path)
+        case .map(let valueShape, let count, _):
+            guard case .object(let members) = value, count.contains(members.count) else {
+                throw .invalidRequest("\(path) must be an object of \(Self.count(count)).")
+            }
+            for (name, member) in members.sorted(by: { $0.key < $1.key }) { try valueShape.check(member, path: "\(path).\(name)") }
         case .variants(let variants):
             guard case .object(let members) = value else { throw .invalidRequest("\(path) must be an object.") }
             let types = variants.map(\.type)

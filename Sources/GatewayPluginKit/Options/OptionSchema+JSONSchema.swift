@@ -58,6 +58,11 @@ extension OptionShape {
             return schema
         case .object(let fields):
             return Self.objectSchema(fields)
+        case .map(let valueShape, let count, _):
+            var schema: [String: JSONValue] = ["type": .string("object"), "additionalProperties": .object(valueShape.jsonSchema)]
+            if count.lowerBound > 0 { schema["minProperties"] = .integer(count.lowerBound) }
+            if count.upperBound < .max { schema["maxProperties"] = .integer(count.upperBound) }
+            return schema
         case .variants(let variants):
             return [
                 "oneOf": .array(
@@ -97,7 +102,7 @@ extension OptionShape {
     func collectComponents(into found: inout [String: JSONValue]) {
         switch self {
         case .text, .integer, .boolean, .choice, .reference: break
-        case .list(let element, _, _, _): element.collectComponents(into: &found)
+        case .list(let element, _, _, _), .map(let element, _, _): element.collectComponents(into: &found)
         case .object(let fields): for field in fields { field.shape.collectComponents(into: &found) }
         case .variants(let variants):
             for variant in variants { for field in variant.fields { field.shape.collectComponents(into: &found) } }

@@ -79,6 +79,10 @@ public indirect enum OptionShape: Sendable {
     case list(of: OptionShape, count: ClosedRange<Int>, unique: Bool = false, defaultValue: [String]? = nil)
     /// An object with exactly these members.
     case object([OptionField])
+    /// An object whose members are named freely (an email template by its
+    /// language tag), each of one shape; `key` says what a name is (`language`,
+    /// the console's label for it). The plugin checks the names.
+    case map(of: OptionShape, count: ClosedRange<Int>, key: String)
     /// One of several objects, told apart by their `type` member (an SMS sender: `webhook`, `twilio`, `log`).
     case variants([OptionVariant])
     /// An object of its own name in `openapi.yaml`, shared between plugins (`CircuitBreaker`).
