@@ -517,8 +517,8 @@ let package = Package(
             name: "GatewayConsoleTests",
             dependencies: [
                 "GatewayConsole", "GatewayConsoleKit", "GatewayCore", "GatewayCourier", "GatewayHTTP", "GatewayHTTPTestSupport",
-                "GatewayTestSupport", "GatewayPluginKit", "GatewayRuntime", Products.hummingbird, Products.hummingbirdTesting,
-                Products.httpTypes, Products.nioCore,
+                "GatewayTestSupport", "GatewayPluginKit", "GatewayRuntime", Products.crypto, Products.hummingbird,
+                Products.hummingbirdTesting, Products.httpTypes, Products.nioCore,
             ],
             swiftSettings: upcomingFeatures
         ),

@@ -36,6 +36,25 @@ public struct FirebaseProfile: TokenProfile {
 
     public var name: String { "firebase" }
 
+    public var optionFields: [OptionField] {
+        [
+            OptionField(
+                "service_account", .secretDocument(maximumLength: 16_384), required: true,
+                description:
+                    "The service account's JSON key file as an object (client_email, private_key_id, private_key); read back as \"********\"."
+            ),
+            OptionField("lifetime_seconds", .integer(Self.lifetimes, default: Self.lifetimes.upperBound)),
+            OptionField(
+                "claims", .map(of: .text(), count: 0...Int.max, key: "claim"),
+                description: "Developer claims, at most 1000 bytes; reserved names refused."),
+            OptionField(
+                "sign_in_claims", .boolean(default: false),
+                description:
+                    "When true, the developer claims also carry sign_in_amr (RFC 8176 values) and sign_in_acr (aal1, aal2): how the user signed in, under names Firebase does not reserve."
+            ),
+        ]
+    }
+
     public func makeMinter(
         for app: AppSettings, settings: [String: JSONValue], keys: AppSigningKeys
     ) throws(GatewayError) -> any TokenMinter {

@@ -57,6 +57,19 @@ public struct OIDCProfile: TokenProfile {
         return text + "/v1/apps/" + appID.uuid.lowercasedText
     }
 
+    public var optionFields: [OptionField] {
+        [
+            OptionField(
+                "audiences",
+                .list(
+                    of: .text(TextRule(length: 1...256, pattern: ("^[!-~]+$", meaning: "visible ASCII"))), count: 1...Self.maximumAudiences,
+                    unique: true),
+                required: true),
+            OptionField(
+                "lifetime_seconds", .integer(Self.lifetimes), description: "The app's token_ttl_seconds when absent."),
+        ]
+    }
+
     public func makeMinter(
         for app: AppSettings, settings: [String: JSONValue], keys: AppSigningKeys
     ) throws(GatewayError) -> any TokenMinter {

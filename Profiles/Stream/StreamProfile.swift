@@ -18,6 +18,15 @@ public struct StreamProfile: TokenProfile {
 
     public var name: String { "stream" }
 
+    public var optionFields: [OptionField] {
+        [
+            OptionField("api_key", .text(TextRule(length: 1...64, pattern: ("^[!-~]+$", meaning: "visible ASCII"))), required: true),
+            OptionField("api_secret", .secret(16...256), required: true, description: "Write-only."),
+            OptionField(
+                "lifetime_seconds", .integer(Self.lifetimes), description: "The app's token_ttl_seconds when absent."),
+        ]
+    }
+
     public func makeMinter(
         for app: AppSettings, settings: [String: JSONValue], keys: AppSigningKeys
     ) throws(GatewayError) -> any TokenMinter {

@@ -21,6 +21,19 @@ public struct TwilioProfile: TokenProfile {
 
     public var name: String { "twilio" }
 
+    public var optionFields: [OptionField] {
+        func sid(_ prefix: String) -> OptionShape {
+            .text(TextRule(pattern: ("^\(prefix)[0-9a-f]{32}$", meaning: "\(prefix) followed by 32 lowercase hexadecimal digits")))
+        }
+        return [
+            OptionField("account_sid", sid("AC"), required: true),
+            OptionField("api_key_sid", sid("SK"), required: true),
+            OptionField("api_key_secret", .secret(16...256), required: true, description: "Write-only."),
+            OptionField("chat_service_sid", sid("IS"), required: true),
+            OptionField("lifetime_seconds", .integer(Self.lifetimes, default: 3600)),
+        ]
+    }
+
     public func makeMinter(
         for app: AppSettings, settings: [String: JSONValue], keys: AppSigningKeys
     ) throws(GatewayError) -> any TokenMinter {

@@ -35,7 +35,7 @@ public struct Console: AdminAPIFrontEnd {
         self.pluginPages = plugins.all.compactMap { $0 as? any ConsolePageProvider }
         self.pages = try PageRenderer(
             files: embeddedConsoleAssets + pluginPages.flatMap(\.consoleTemplates), pluginTabs: pluginPages.map(\.consoleTab))
-        self.optionPages = OptionPages(pages: pages, plugins: plugins.optionSchemas)
+        self.optionPages = OptionPages(pages: pages, plugins: plugins.optionSchemas, profiles: plugins.profiles.optionShape)
     }
 
     public func addRoutes(to router: Router<GatewayRequestContext>, api: AdminAPI) {

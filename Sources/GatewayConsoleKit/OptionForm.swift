@@ -45,7 +45,7 @@ public struct OptionForm: Sendable {
         _ fields: [OptionField], values: JSONValue, name: String, api: String, placement: inout ErrorPlacement
     ) -> [[String: Any]] {
         fields.map { field in
-            render(field, value: values[field.name], name: "\(name).\(field.name)", api: "\(api).\(field.name)", placement: &placement)
+            render(field, value: values[field.name], name: "\(name).\(field.name)", api: api.isEmpty ? field.name : "\(api).\(field.name)", placement: &placement)
         }
     }
 
@@ -95,6 +95,21 @@ public struct OptionForm: Sendable {
             entry["help"] = [field.description, defaultValue.map { "None ticked: \($0.joined(separator: ", "))." }]
                 .compactMap { $0 }.joined(separator: " ")
             entry["has_help"] = true
+        case .list(.variants(let variants), let count, _, _):
+            // Rows, each one kind chosen by its `type`; a row's messages name it by that type (`token_profiles.stream.api_secret`).
+            entry["rows"] = true
+            let items: [JSONValue] = if case .array(let items)? = value { items } else { [] }
+            let shown = items + (items.count < count.upperBound ? [JSONValue.object([:])] : [])
+            entry["row_count"] = shown.count
+            entry["entries"] = shown.enumerated().map { index, item -> [String: Any] in
+                let kind = OptionField("kind", .variants(variants), required: index < items.count)
+                let type = item["type"]?.stringValue ?? "new"
+                return [
+                    "index": index, "number": index + 1, "is_new": index >= items.count,
+                    "remove_id": Self.id("\(name).\(index).remove"), "remove_name": "\(name).\(index).remove",
+                    "fields": [render(kind, value: item, name: "\(name).\(index)", api: "\(api).\(type)", placement: &placement)],
+                ]
+            }
         case .list(.object(let fields), let count, _, _):
             entry["rows"] = true
             let items: [JSONValue] = if case .array(let items)? = value { items } else { [] }
@@ -239,6 +254,16 @@ public struct OptionForm: Sendable {
         case .list(.choice(let values, _, _), _, _, _):
             let chosen = values.filter { form.isChecked("\(name).\($0)") }
             return chosen.isEmpty ? nil : .array(chosen.map(JSONValue.string))
+        case .list(.variants(let variants), _, _, _):
+            let rows = min(Int(form["\(name).rows"] ?? "") ?? 0, 1000)
+            let storedItems: [JSONValue] = if case .array(let items)? = stored { items } else { [] }
+            var items: [JSONValue] = []
+            for index in 0..<rows where !form.isChecked("\(name).\(index).remove") {
+                let before = index < storedItems.count ? storedItems[index] : nil
+                let kind = OptionField("kind", .variants(variants))
+                if let item = read(kind, form: form, name: "\(name).\(index)", stored: before) { items.append(item) }
+            }
+            return items.isEmpty ? nil : .array(items)
         case .list(.object(let fields), _, _, _):
             let rows = min(Int(form["\(name).rows"] ?? "") ?? 0, 1000)
             let storedItems: [JSONValue] = if case .array(let items)? = stored { items } else { [] }

@@ -275,6 +275,18 @@ def run(driver):
     check(app.get("mfa", {}).get("requirement") == "optional" and app["mfa"]["issuer"] == "Browser Shop",
           f"{step}: mfa stored as {app.get('mfa')}")
 
+    step = "add a Stream token profile through its form"
+    driver.get(app_page)
+    settle(driver)
+    follow(driver, "Token profiles")
+    page_is_usable(driver, "token profiles")
+    stream_secret = "stream-api-secret-0123456789"
+    submit(driver, "form.options-form", {
+        "o.token_profiles.1.type": "stream", "o.token_profiles.1.stream.api_key": "browser-shop",
+        "o.token_profiles.1.stream.api_secret": stream_secret})
+    check("Options saved" in notice(driver), f"{step}: {notice(driver)!r}")
+    check(stream_secret not in driver.page_source, f"{step}: the Stream secret is in the page")
+
     step = "get a token through the public endpoint"
     status, answer = post_json("/v1/identity_tokens", {
         "app_id": app_id, "user_id": "dana", "nonce": "browser+nonce/=",
@@ -282,6 +294,10 @@ def run(driver):
     check(status == 200, f"{step}: {status} {answer}")
     check(answer.get("refresh_token"), f"{step}: sessions are on, yet no refresh token in {sorted(answer)}")
     token = answer["identity_token"]
+    status, streamed = post_json("/v1/identity_tokens", {
+        "app_id": app_id, "user_id": "dana", "nonce": "stream-nonce", "token_profile": "stream",
+        "credentials": {"type": "password", "password": "a-long-enough-password"}})
+    check(status == 200 and streamed.get("token_profile", "stream") == "stream", f"{step}: as Stream: {status} {streamed}")
     status, answer = post_json("/v1/identity_tokens", {
         "app_id": app_id, "user_id": "dana", "nonce": "n",
         "credentials": {"type": "password", "password": "not-her-password"}})
@@ -304,7 +320,7 @@ def run(driver):
     check(any("token.denied" in row and "bad_password" in row for row in rows), f"{step}: no denial in {rows[:5]}")
     chart = driver.find_element(By.CSS_SELECTOR, "svg.chart")
     label = chart.get_attribute("aria-label")
-    check("1 issued" in label and "1 denied" in label, f"{step}: chart says {label!r}")
+    check("2 issued" in label and "1 denied" in label, f"{step}: chart says {label!r}")
     legend = [text.text for text in chart.find_elements(By.CSS_SELECTOR, "text.legend")]
     check("denied: bad_password: 1" in legend, f"{step}: legend {legend}")
     page_is_usable(driver, "audit")

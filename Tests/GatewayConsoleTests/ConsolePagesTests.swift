@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GatewayConsole
 import GatewayCore
@@ -171,45 +172,64 @@ import Testing
         }
     }
 
-    /// Token profiles are edited as JSON on the app's page, their secrets
-    /// never shown again; the validator checks a token as the app's profile.
+    /// Token profiles have their own page, the form their declarations
+    /// render: a row per profile, each chosen by its type; a secret is never
+    /// shown again and, left empty, keeps the stored one; the validator
+    /// checks a token as the app's profile.
     @Test func tokenProfilesAreEditedAndTheValidatorChecksThem() async throws {
         try await withMemoryConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)
             let app = try await gateway.createApp()
             let appPath = "/console/apps/\(app.appID.uuid.lowercasedText)"
+            let page = "\(appPath)/options/token_profiles"
             let secret = "console-stream-secret-0123456789"
-            @Sendable func settings(_ profiles: String) -> [(String, String)] {
-                [
-                    ("name", app.name), ("environment", "development"), ("credential_types", "static"),
-                    ("token_ttl_seconds", "120"), ("token_profiles", profiles),
-                ]
-            }
             try await gateway.test { client in
                 var browser = ConsoleBrowser(client)
                 try await browser.signIn(token)
+                let form = text(try await browser.get(page))
+                #expect(form.contains(#"<option value="stream">stream</option>"#) && form.contains(#"name="o.token_profiles.rows""#), "\(form)")
                 let refusedSecret = "typed-but-refused-secret-42"
                 let refused = try await browser.post(
-                    "\(appPath)/settings",
-                    settings(#"[{"type":"stream","api_key":"k","api_secret":"\#(refusedSecret)","lifetime_seconds":1}]"#))
+                    page,
+                    [
+                        ("o.token_profiles.rows", "2"), ("o.token_profiles.0.type", "layer"), ("o.token_profiles.1.type", "stream"),
+                        ("o.token_profiles.1.stream.api_key", "k"), ("o.token_profiles.1.stream.api_secret", refusedSecret),
+                        ("o.token_profiles.1.stream.lifetime_seconds", "1"),
+                    ])
                 #expect(refused.status == .badRequest)
-                #expect(text(refused).contains("token_profiles.stream.lifetime_seconds"), "\(text(refused))")
+                #expect(
+                    text(refused).contains(#"id="opt-token_profiles-1-stream-lifetime_seconds-error">token_profiles.stream.lifetime_seconds"#),
+                    "\(text(refused))")
                 #expect(!text(refused).contains(refusedSecret), "a refused edit does not show the typed secret again")
-                let notJSON = try await browser.post("\(appPath)/settings", settings("{}"))
-                #expect(notJSON.status == .badRequest && text(notJSON).contains("This must be a JSON list."))
 
                 let saved = try await browser.post(
-                    "\(appPath)/settings", settings(#"[{"type":"layer"},{"type":"stream","api_key":"k","api_secret":"\#(secret)"}]"#))
-                #expect(saved.location == "\(appPath)?notice=saved", "\(text(saved))")
-                let page = text(try await browser.get(appPath))
-                #expect(page.contains("&quot;api_secret&quot;: &quot;********&quot;"), "\(page)")
-                #expect(!page.contains(secret))
+                    page,
+                    [
+                        ("o.token_profiles.rows", "2"), ("o.token_profiles.0.type", "layer"), ("o.token_profiles.1.type", "stream"),
+                        ("o.token_profiles.1.stream.api_key", "k"), ("o.token_profiles.1.stream.api_secret", secret),
+                    ])
+                #expect(saved.location == "\(page)?notice=saved", "\(text(saved))")
+                let shown = text(try await browser.get(page))
+                #expect(shown.contains("stored: left empty, it is kept") && !shown.contains(secret), "\(shown)")
+                // Saved again with the secret left empty, and a lifetime: the stored secret is kept.
+                let again = try await browser.post(
+                    page,
+                    [
+                        ("o.token_profiles.rows", "3"), ("o.token_profiles.0.type", "layer"), ("o.token_profiles.1.type", "stream"),
+                        ("o.token_profiles.1.stream.api_key", "k"), ("o.token_profiles.1.stream.api_secret", ""),
+                        ("o.token_profiles.1.stream.lifetime_seconds", "600"),
+                    ])
+                #expect(again.location == "\(page)?notice=saved", "\(text(again))")
 
                 var request = aliceRequest(app)
                 request["token_profile"] = "stream"
                 let issued = try await client.postJSON(request)
                 #expect(issued.status == .ok, "\(text(issued))")
                 let compact = try #require(identityToken(in: issued))
+                let parts = compact.split(separator: ".").map(String.init)
+                let mac = HMAC<SHA256>.authenticationCode(
+                    for: Array("\(parts[0]).\(parts[1])".utf8), using: SymmetricKey(data: Array(secret.utf8)))
+                #expect(Base64URL.encode(Array(mac)) == parts[2], "the token is signed with the secret the empty field kept")
                 let valid = try await browser.post(
                     "/console/validator",
                     [("identity_token", compact), ("app_id", app.appID.uuid.lowercasedText), ("token_profile", "stream")])

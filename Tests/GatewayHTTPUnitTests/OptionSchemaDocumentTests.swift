@@ -39,6 +39,17 @@ import Yams
         }
     }
 
+    /// `token_profiles`: a list of the installed profiles, each its declared settings.
+    @Test func theDocumentPublishesEachProfilesDeclaredSettings() throws {
+        let document = try #require(try Yams.load(yaml: String(contentsOf: openAPIDocumentURL, encoding: .utf8)) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let expected = PluginRegistry.installed.profiles.jsonSchema
+        #expect(PluginRegistry.installed.profiles.names.count >= 5)
+        #expect(
+            Self.value(schemas["TokenProfiles"]) == expected,
+            "openapi.yaml's TokenProfiles differs from the declaration (./scripts/openapi-options rewrites it); the declaration as JSON:\n\(JSONText(expected))")
+    }
+
     static func expectPublished(_ schema: OptionSchema, in schemas: [String: Any]) {
         for (name, expected) in [(schema.name, schema.jsonSchema)] + schema.components.sorted(by: { $0.key < $1.key }) {
             let published = Self.value(schemas[name])

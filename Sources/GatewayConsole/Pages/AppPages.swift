@@ -106,7 +106,6 @@ struct AppPages: Sendable {
         let app = header.app
         let plugins = JSONText.pretty(.object(app.plugins))
         let limits = JSONText.pretty(app.rateLimits)
-        let profiles = JSONText.pretty(app.tokenProfiles)
         let chosen = form.map { $0.all("credential_types") } ?? header.types
         data["form"] = [
             "name": form?["name"] ?? app.name,
@@ -117,9 +116,6 @@ struct AppPages: Sendable {
             "plugins_shown": plugins,
             "rate_limits": form?["rate_limits"] ?? limits,
             "rate_limits_shown": form?["rate_limits_shown"] ?? limits,
-            // Profile settings hold secrets too: the stored ones again after a refusal.
-            "token_profiles": profiles,
-            "token_profiles_shown": profiles,
         ]
         data["types"] = Set(credentialTypes + header.types).sorted().map { ["type": $0, "checked": chosen.contains($0)] }
         data["setting_pages"] = optionPages.settingLinks(appID: appID, app: app)
@@ -157,14 +153,6 @@ struct AppPages: Sendable {
             }
             body[field] = .object(object)
         }
-        if let text = form["token_profiles"], text != form["token_profiles_shown"] {
-            guard case .array(let entries)? = JSONText.value(text) else {
-                return try await settings(
-                    visit, appID: appID, form: form, errors: FormErrors.local("token_profiles", "This must be a JSON list."),
-                    status: .badRequest)
-            }
-            body["token_profiles"] = .array(entries)
-        }
         let answer = await visit.call(.patch, ConsolePaths.adminApp(appID), json: body)
         guard answer.succeeded else {
             return try await settings(
@@ -173,7 +161,6 @@ struct AppPages: Sendable {
                     answer.errorMessage,
                     fields: [
                         "name", "environment", "provider_id", "token_ttl_seconds", "credential_types", "plugins", "rate_limits",
-                        "token_profiles",
                     ]),
                 status: answer.status)
         }

@@ -18,6 +18,8 @@ struct OptionPages: Sendable {
             case plugin(String)
             /// A member of the app's settings that `null` turns off.
             case setting(String)
+            /// `token_profiles`, the form's one field.
+            case profiles
         }
 
         let slug: String
@@ -29,6 +31,7 @@ struct OptionPages: Sendable {
             switch place {
             case .plugin(let type): "plugins.\(type)"
             case .setting(let member): member
+            case .profiles: ""
             }
         }
     }
@@ -36,7 +39,9 @@ struct OptionPages: Sendable {
     let pages: PageRenderer
     let subjects: [String: Subject]
 
-    init(pages: PageRenderer, plugins: [(type: String, schema: OptionSchema)]) {
+    static let profilesSlug = "token_profiles"
+
+    init(pages: PageRenderer, plugins: [(type: String, schema: OptionSchema)], profiles: OptionShape) {
         self.pages = pages
         var subjects: [String: Subject] = [:]
         for plugin in plugins {
@@ -45,6 +50,14 @@ struct OptionPages: Sendable {
         for setting in AppSettingSchemas.all {
             subjects[setting.member] = Subject(slug: setting.member, title: setting.title, schema: setting.schema, place: .setting(setting.member))
         }
+        subjects[Self.profilesSlug] = Subject(
+            slug: Self.profilesSlug, title: "Token profiles",
+            schema: OptionSchema(
+                name: "TokenProfiles",
+                description:
+                    "The tokens the app issues, the first for requests that name none. Secrets are write-only: left empty, each keeps the stored one of its profile.",
+                fields: [OptionField(Self.profilesSlug, profiles, required: true)]),
+            place: .profiles)
         self.subjects = subjects
     }
 
@@ -62,11 +75,11 @@ struct OptionPages: Sendable {
         types.filter { subjects[$0] != nil }.map { ["type": $0, "href": href(appID, $0)] }
     }
 
-    /// The links to the pages of the app's own settings, with whether each is on.
+    /// The links to the pages of the app's own settings, with whether each is on (token profiles always are).
     func settingLinks(appID: String, app: AppAnswer) -> [[String: Any]] {
         AppSettingSchemas.all.map { setting in
-            ["title": setting.title, "href": href(appID, setting.member), "on": app.setting(setting.member) != nil]
-        }
+            ["title": setting.title, "href": href(appID, setting.member), "on": app.setting(setting.member) != nil, "switchable": true]
+        } + [["title": "Token profiles", "href": href(appID, Self.profilesSlug), "on": true, "switchable": false]]
     }
 
     private func href(_ appID: String, _ slug: String) -> String {
@@ -85,6 +98,7 @@ struct OptionPages: Sendable {
         switch subject.place {
         case .plugin(let type): app.plugins[type]
         case .setting(let member): app.setting(member)
+        case .profiles: .object([Self.profilesSlug: app.tokenProfiles])
         }
     }
 
@@ -132,6 +146,8 @@ struct OptionPages: Sendable {
             }
         case .setting(let member):
             body[member] = on ? options : .null
+        case .profiles:
+            body[Self.profilesSlug] = options[Self.profilesSlug] ?? .array([])
         }
         let answer = await visit.call(.patch, ConsolePaths.adminApp(appID), json: body)
         guard answer.succeeded else {

@@ -188,11 +188,15 @@ struct AppSettingsInput {
         if input.has("sessions") { settings.sessions = try Self.sessionSettings(input.object("sessions")) }
         if input.has("mfa") { settings.mfa = try Self.secondFactorSettings(input.object("mfa")) }
         if input.has("self_service") { settings.selfService = try Self.selfServiceSettings(input.object("self_service")) }
-        if let profiles = try input.objects("token_profiles", maximumCount: TokenProfileRegistry.maximumPerApp) {
-            settings.tokenProfiles = try profiles.map { entry throws(GatewayError) in
+        if let entries = try input.objects("token_profiles", maximumCount: TokenProfileRegistry.maximumPerApp) {
+            let listed = try entries.map { entry throws(GatewayError) in
                 let type = try entry.requiredString("type")
                 return TokenProfileEntry(type: type, options: entry.members.filter { $0.key != "type" })
             }
+            // A secret sent back as ******** keeps the stored one of the profile of that type.
+            let kept = plugins.profiles.keepingSecrets(listed, stored: settings.tokenProfiles)
+            try plugins.profiles.checkDeclared(kept)
+            settings.tokenProfiles = kept
         }
         try check(settings)
     }

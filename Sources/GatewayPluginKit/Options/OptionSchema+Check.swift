@@ -16,9 +16,11 @@ extension OptionSchema {
 }
 
 extension OptionShape {
-    func check(_ value: JSONValue, path: String) throws(GatewayError) {
+    /// Refuses `value` unless it has this shape; the 400's message names the member by its path under `path`.
+    public func check(_ value: JSONValue, path: String) throws(GatewayError) {
         switch self {
         case .text(let rule):
+            if rule.acceptsObject, case .object = value { return }
             guard case .string(let text) = value else { throw .invalidRequest("\(path) must be a string.") }
             try rule.check(text, path: path)
         case .integer(let range, _):

@@ -21,10 +21,15 @@ extension OptionSchema {
 }
 
 extension OptionShape {
+    /// The shape as JSON Schema, as `openapi.yaml` publishes it.
+    public var jsonSchemaValue: JSONValue { .object(jsonSchema) }
+
     var jsonSchema: [String: JSONValue] {
         switch self {
         case .text(let rule):
-            var schema: [String: JSONValue] = ["type": .string("string")]
+            var schema: [String: JSONValue] = [
+                "type": rule.acceptsObject ? .array([.string("object"), .string("string")]) : .string("string")
+            ]
             schema["minLength"] = rule.minimumLength.map(JSONValue.integer)
             schema["maxLength"] = rule.maximumLength.map(JSONValue.integer)
             schema["pattern"] = rule.pattern.map { .string($0.expression) }

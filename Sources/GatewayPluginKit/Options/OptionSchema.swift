@@ -121,6 +121,9 @@ public struct TextRule: Sendable {
     /// Write-only: answered as ``RedactedSecret/marker``, sealed at rest.
     public var secret: Bool
     public var defaultValue: String?
+    /// Also takes the JSON object the text would spell (a key file pasted
+    /// as text, or sent as the object it is).
+    public var acceptsObject: Bool = false
 
     public init(
         length: ClosedRange<Int>? = nil, maximumLength: Int? = nil, pattern: (String, meaning: String)? = nil,
@@ -144,6 +147,14 @@ extension OptionShape {
     /// A write-only secret of `length` scalars.
     public static func secret(_ length: ClosedRange<Int>) -> OptionShape {
         .text(TextRule(length: length, secret: true))
+    }
+
+    /// A write-only secret that is a JSON document (a service account's key
+    /// file): the object itself, or its text.
+    public static func secretDocument(maximumLength: Int) -> OptionShape {
+        var rule = TextRule(length: 1...maximumLength, secret: true)
+        rule.acceptsObject = true
+        return .text(rule)
     }
 
     /// An absolute URL (its scheme and host the plugin checks).

@@ -10,6 +10,9 @@ public struct LayerProfile: TokenProfile {
 
     public var name: String { "layer" }
 
+    /// None: its keys and lifetime are the app's.
+    public var optionFields: [OptionField] { [] }
+
     public func makeMinter(
         for app: AppSettings, settings: [String: JSONValue], keys: AppSigningKeys
     ) throws(GatewayError) -> any TokenMinter {

@@ -37,6 +37,15 @@ public protocol TokenProfile: Sendable {
     /// operator's missing), or `nil`. A production gateway refuses to start
     /// while an app lists a profile it cannot mint.
     var unavailableReason: String? { get }
+
+    /// Its settings (the `token_profiles` entry without `type`), declared
+    /// as a plugin declares its options: checked by the admin API before
+    /// ``makeMinter(for:settings:keys:)``, published in `openapi.yaml`, and
+    /// rendered by the console. Its secrets are named in ``mapSecrets(_:_:)``.
+    var optionFields: [OptionField] { get }
+
+    /// What the profile is, for the API document and the console.
+    var summary: String? { get }
 }
 
 extension TokenProfile {
@@ -47,4 +56,6 @@ extension TokenProfile {
     public func addPublicRoutes(to router: Router<GatewayRequestContext>, services: RouteServices) {}
 
     public var unavailableReason: String? { nil }
+
+    public var summary: String? { nil }
 }

@@ -66,6 +66,53 @@ public struct TokenProfileRegistry: Sendable {
 
     public static let maximumPerApp = 8
 
+    // MARK: Declared settings
+
+    /// `token_profiles` as one shape: a list of the profiles offered, each told apart by its `type`.
+    public var optionShape: OptionShape {
+        .list(
+            of: .variants(all.map { OptionVariant($0.name, description: $0.summary, $0.optionFields) }), count: 1...Self.maximumPerApp)
+    }
+
+    /// What `openapi.yaml` publishes as `components.schemas.TokenProfiles`.
+    public var jsonSchema: JSONValue {
+        guard case .object(var schema) = optionShape.jsonSchemaValue else { return .null }
+        schema["description"] = .string(
+            "The tokens the app issues, the first for requests that name none (docs/tokens.md, \"Token profiles\"). Each profile's settings are checked strictly; secrets are write-only, sealed at rest and read back as \"********\", which keeps the stored one while the list still has a profile of that type.")
+        schema["default"] = .array([.object(["type": .string(LayerProfile().name)])])
+        return .object(schema)
+    }
+
+    /// Refuses an entry whose settings do not fit its profile's declaration;
+    /// the message names the setting as `token_profiles.<type>.<name>`, as
+    /// the profiles' own messages do. Unknown types are ``check(_:)``'s.
+    public func checkDeclared(_ entries: [TokenProfileEntry]) throws(GatewayError) {
+        for entry in entries {
+            guard let profile = profiles[entry.type] else { continue }
+            try OptionShape.object(profile.optionFields).check(.object(entry.options), path: "token_profiles.\(entry.type)")
+        }
+    }
+
+    /// `entries` with each secret sent back as ``RedactedSecret/marker``
+    /// replaced by the stored one of the profile of the same type: a
+    /// profile's secrets sign tokens here and go nowhere, so the type is all
+    /// that must not change. A marker with no stored secret stays, and is refused.
+    public func keepingSecrets(_ entries: [TokenProfileEntry], stored: [TokenProfileEntry]) -> [TokenProfileEntry] {
+        entries.map { entry in
+            guard let profile = profiles[entry.type], let before = stored.first(where: { $0.type == entry.type }) else { return entry }
+            var kept: [String: String] = [:]
+            _ = profile.mapSecrets(before.options) { name, value in
+                kept[name] = value
+                return value
+            }
+            var mapped = entry
+            mapped.options = profile.mapSecrets(entry.options) { name, value in
+                value == RedactedSecret.marker ? kept[name] ?? value : value
+            }
+            return mapped
+        }
+    }
+
     /// `entries` with each profile's secrets replaced by `transform(type, name, value)`.
     func mapSecrets(
         _ entries: [TokenProfileEntry], _ transform: (_ type: String, _ name: String, _ value: String) throws -> String
