@@ -77,3 +77,28 @@ struct StaticUsersOptions: Sendable {
         return User(identity: VerifiedIdentity(userID: userID, profile: profile), password: try password())
     }
 }
+
+extension StaticUsersOptions {
+    /// `plugins.static`, declared. A user's password is kept (sent back as
+    /// `********`) only while the entry's `user_id` is unchanged: it is that
+    /// user's. User ids' and profile fields' forms, and ids that repeat,
+    /// the plugin checks.
+    static let schema = OptionSchema(
+        name: "StaticUsersOptions",
+        description:
+            "Fixed test users for development apps on a development deployment (docs/plugins.md, the table of plugins); production apps can never use them.",
+        fields: [
+            OptionField(
+                "users",
+                .list(
+                    of: .object(
+                        [
+                            OptionField("user_id", .text(TextRule(length: 1...1024)), required: true, destination: true),
+                            OptionField("password", .secret(1...1024), description: "A listed user with a password must send it; one without needs none."),
+                        ] + UserProfile.fieldNames.map { OptionField($0, .text(maximumLength: 1024)) }),
+                    count: 0...maximumUsers)),
+            OptionField(
+                "allow_any_user", .boolean(default: false),
+                description: "Also accept any unlisted user id with no credential at all, as Layer's quick-start sample backend did."),
+        ])
+}

@@ -20,12 +20,8 @@ public struct StaticUsersPlugin: CredentialPlugin {
         setup.isDevelopment ? StaticUsersPlugin() : nil
     }
 
-    /// Each listed user's password (`users.<index>.password`).
-    public func mapSecrets(
-        _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
-    ) rethrows -> JSONValue {
-        try options.mappingStrings(at: ["users", "*", "password"], transform)
-    }
+    /// Declared: each listed user's password (`users.<index>.password`) is the secret.
+    public var optionSchema: OptionSchema? { StaticUsersOptions.schema }
 
     public func makeVerifier(
         for app: AppSettings, options: JSONValue, services: PluginServices

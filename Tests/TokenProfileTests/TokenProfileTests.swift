@@ -183,6 +183,46 @@ import TwilioProfile
         #expect(!shown.contains("sealed:") && shown.contains("********"))
     }
 
+    /// Each profile's declaration takes every setting its minter takes
+    /// (every profile's good settings pass it), and refuses what it declares
+    /// against, naming the setting as the profile's own messages do.
+    @Test func theDeclarationsTakeWhatTheProfilesTake() throws {
+        #expect(throws: Never.self) { try Self.registry.checkDeclared(Self.everyProfile) }
+        let firebaseAsText = TokenProfileEntry(type: "firebase", options: ["service_account": .string(String(decoding: JSONCoding.bytes(of: Self.serviceAccount, indented: false), as: UTF8.self))])
+        #expect(throws: Never.self) { try Self.registry.checkDeclared([firebaseAsText]) }
+        for (type, settings, field) in [
+            ("stream", ["api_key": JSONValue.string("k"), "api_secret": .string("short")], "token_profiles.stream.api_secret"),
+            ("stream", ["api_key": .string("k"), "api_secret": .string("stream-secret-0123456789"), "extra": .bool(true)], "token_profiles.stream.extra"),
+            ("twilio", Self.twilio.merging(["account_sid": .string("AC123")]) { $1 }, "token_profiles.twilio.account_sid"),
+            ("oidc", ["audiences": .array([.string("api"), .string("api")])], "token_profiles.oidc.audiences"),
+            ("layer", ["lifetime_seconds": .number(60)], "token_profiles.layer.lifetime_seconds"),
+        ] as [(String, [String: JSONValue], String)] {
+            #expect {
+                try Self.registry.checkDeclared([TokenProfileEntry(type: type, options: settings)])
+            } throws: { error in
+                (error as? GatewayError)?.message.hasPrefix(field) == true
+            }
+        }
+    }
+
+    /// ******** keeps the stored secret of the profile of the same type, and
+    /// only that: a profile listed for the first time must be given its secret.
+    @Test func theMarkerKeepsTheStoredSecretOfTheSameProfileOnly() throws {
+        let stored = [TokenProfileEntry.layer, TokenProfileEntry(type: "stream", options: ["api_key": .string("k"), "api_secret": .string("stream-secret-0123456789")])]
+        let sentBack = [
+            TokenProfileEntry(type: "stream", options: ["api_key": .string("k2"), "api_secret": .string(RedactedSecret.marker)]),
+            TokenProfileEntry(type: "twilio", options: Self.twilio.merging(["api_key_secret": .string(RedactedSecret.marker)]) { $1 }),
+        ]
+        let kept = Self.registry.keepingSecrets(sentBack, stored: stored)
+        #expect(kept[0].options["api_secret"] == .string("stream-secret-0123456789") && kept[0].options["api_key"] == .string("k2"))
+        #expect(kept[1].options["api_key_secret"] == .string(RedactedSecret.marker))
+        #expect {
+            try Self.registry.checkDeclared(kept)
+        } throws: { error in
+            (error as? GatewayError)?.message.hasPrefix("token_profiles.twilio.api_key_secret must be the secret itself") == true
+        }
+    }
+
     @Test func aUserIDFirebaseCannotTakeIsRefusedBeforeAnyRow() throws {
         let app = Self.app([TokenProfileEntry(type: "firebase", options: ["service_account": Self.serviceAccount])])
         let minter = try #require(try Self.registry.minters(for: app, keys: AppSigningKeys.none)["firebase"]?.get())

@@ -20,7 +20,7 @@ import Testing
         (["credential_types": ["static", "telepathy"]], "credential_types: 'telepathy' is not offered by this gateway"),
         (["credential_types": [String]()], "credential_types must name at least one"),
         (["plugins": ["password": [String: String]()]], "plugins.password: 'password' is not among credential_types."),
-        (["plugins": ["static": ["allow_anyone": true]]], "plugins.static.allow_anyone is not an option"),
+        (["plugins": ["static": ["allow_anyone": true]]], "plugins.static.allow_anyone is not a known option."),
         (["environment": "production"], "Static test users are only available to development apps."),
         (["colour": "blue"], "colour is not a field of this request."),
         // Members inside the body's objects are named by their whole path.
