@@ -104,16 +104,12 @@ struct AppPages: Sendable {
         let header = try await AppHeader.load(appID, visit, pages)
         var data = header.values(current: "settings").merging(errors) { $1 }
         let app = header.app
-        let plugins = JSONText.pretty(.object(app.plugins))
         let limits = JSONText.pretty(app.rateLimits)
         let chosen = form.map { $0.all("credential_types") } ?? header.types
         data["form"] = [
             "name": form?["name"] ?? app.name,
             "ttl": form?["token_ttl_seconds"] ?? "\(app.tokenTTLSeconds)",
             "production": (form?["environment"] ?? app.environment) == "production",
-            // Never what was typed: plugin options hold secrets. A refused edit shows the stored options again.
-            "plugins": plugins,
-            "plugins_shown": plugins,
             "rate_limits": form?["rate_limits"] ?? limits,
             "rate_limits_shown": form?["rate_limits_shown"] ?? limits,
         ]
@@ -128,10 +124,9 @@ struct AppPages: Sendable {
         return pages.page("app", title: app.name, visit: visit, data: data, status: status)
     }
 
-    /// A PATCH of what the form changed; the plugin, limit and profile JSON
-    /// only when edited, so an untouched secret (shown as ********) is never
-    /// sent back. After a refusal the page shows the stored plugin options
-    /// and profiles, not the edited ones, which may hold a secret typed in.
+    /// A PATCH of what the form changed, the rate-limit overrides only when
+    /// edited. Plugin options, token profiles and the settings that `null`
+    /// turns off have their own typed pages (``OptionPages``).
     private func save(_ visit: ConsoleVisit, appID: String, _ form: FormInput) async throws -> Response {
         var body: [String: JSONValue] = [
             "name": .string(form["name"] ?? ""),
@@ -144,14 +139,13 @@ struct AppPages: Sendable {
                 status: .badRequest)
         }
         body["token_ttl_seconds"] = .number(Double(ttl))
-        for field in ["plugins", "rate_limits"] {
-            guard let text = form[field], text != form["\(field)_shown"] else { continue }
+        if let text = form["rate_limits"], text != form["rate_limits_shown"] {
             guard let object = JSONText.object(text) else {
                 return try await settings(
-                    visit, appID: appID, form: form, errors: FormErrors.local(field, "This must be a JSON object."),
+                    visit, appID: appID, form: form, errors: FormErrors.local("rate_limits", "This must be a JSON object."),
                     status: .badRequest)
             }
-            body[field] = .object(object)
+            body["rate_limits"] = .object(object)
         }
         let answer = await visit.call(.patch, ConsolePaths.adminApp(appID), json: body)
         guard answer.succeeded else {
@@ -160,7 +154,7 @@ struct AppPages: Sendable {
                 errors: FormErrors.place(
                     answer.errorMessage,
                     fields: [
-                        "name", "environment", "provider_id", "token_ttl_seconds", "credential_types", "plugins", "rate_limits",
+                        "name", "environment", "provider_id", "token_ttl_seconds", "credential_types", "rate_limits",
                     ]),
                 status: answer.status)
         }

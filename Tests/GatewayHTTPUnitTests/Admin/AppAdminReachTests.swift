@@ -243,9 +243,11 @@ import Testing
     }
 }
 
-/// Static test users' passwords are write-only, like the SMS senders' secrets.
+/// Static test users' passwords are write-only, like the SMS senders'
+/// secrets: the marker sent back keeps a user's password while the entry is
+/// still that user's, and is refused once its user id changed.
 @Suite struct StaticPasswordRedactionTests {
-    @Test func theAdminAPINeverShowsAStaticPasswordNorTakesTheMarkerForOne() async throws {
+    @Test func theAdminAPINeverShowsAStaticPasswordAndTheMarkerKeepsOnlyItsUsers() async throws {
         try await MemoryGateway.with { gateway in
             let app = try await gateway.createApp()
             let token = try await gateway.adminToken(.app(app.appID))
@@ -253,13 +255,20 @@ import Testing
             #expect(shown.status == .ok)
             #expect(!text(shown).contains("wonderland"))
             #expect(text(shown).contains("********"))
-            // Echoing what was shown does not set the password to the marker.
+            // Echoing what was shown keeps alice's password; it never becomes the marker.
             let echoed = try await gateway.admin(
                 .patch, "/admin/v1/apps/\(app.appID)", token: token,
                 json: ["plugins": ["static": ["users": [["user_id": "alice", "password": "********"]]]]])
-            #expect(echoed.status == .badRequest)
-            #expect(text(echoed).contains("send it again"))
+            #expect(echoed.status == .ok, "\(text(echoed))")
             #expect(try await gateway.test { try await $0.postJSON(aliceRequest(app)) }.status == .ok)
+            let markerAsPassword = aliceRequest(app).merging(["credentials": ["type": "static", "password": "********"]]) { $1 }
+            #expect(try await gateway.test { try await $0.postJSON(markerAsPassword) }.status == .unauthorized)
+            // The entry renamed: the marker no longer names anyone's password.
+            let renamed = try await gateway.admin(
+                .patch, "/admin/v1/apps/\(app.appID)", token: token,
+                json: ["plugins": ["static": ["users": [["user_id": "mallory", "password": "********"]]]]])
+            #expect(renamed.status == .badRequest)
+            #expect(text(renamed).contains("users[0].password must be the secret itself"), "\(text(renamed))")
         }
     }
 }
