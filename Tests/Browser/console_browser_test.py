@@ -259,6 +259,9 @@ def run(driver):
     page_is_usable(driver, "sessions")
     submit(driver, "form.options-form", {"on": "true", "o.idle_timeout_seconds": "3600", "o.max_sessions_per_user": "3"})
     check("Options saved" in notice(driver), f"{step}: sessions: {notice(driver)!r}")
+    form = driver.find_element(By.CSS_SELECTOR, "form.options-form")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", form)
+    form.screenshot(os.path.join(SHOTS, "console-sessions.png"))
     driver.get(app_page)
     settle(driver)
     follow(driver, "Second factor")
@@ -286,6 +289,13 @@ def run(driver):
         "o.token_profiles.1.stream.api_secret": stream_secret})
     check("Options saved" in notice(driver), f"{step}: {notice(driver)!r}")
     check(stream_secret not in driver.page_source, f"{step}: the Stream secret is in the page")
+    row = driver.find_element(By.ID, "opt-token_profiles-1")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", row)
+    row.screenshot(os.path.join(SHOTS, "console-token-profile.png"))
+    driver.get(app_page)
+    settle(driver)
+    follow(driver, "Rate limits")
+    page_is_usable(driver, "rate limits")
 
     step = "get a token through the public endpoint"
     status, answer = post_json("/v1/identity_tokens", {

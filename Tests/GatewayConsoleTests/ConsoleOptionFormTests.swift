@@ -119,6 +119,41 @@ import Testing
         }
     }
 
+    /// Rate limits are rows by policy, each a limit and a period; the API
+    /// names a wrong number beside its field, and an unknown policy at the top.
+    @Test func rateLimitsAreRowsByPolicy() async throws {
+        try await Self.withGateway { gateway in
+            let token = try await gateway.operatorToken()
+            let appID = try await gateway.createApp(
+                token: token, credentialTypes: ["declared"], plugins: ["declared": ["endpoint": "https://a.example", "key": Self.key]])
+            let page = "/console/apps/\(appID)/options/rate_limits"
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(token)
+                let form = text(try await browser.get(page))
+                #expect(form.contains(#"name="o.rate_limits.0.~name""#) && form.contains("Policy (required)"), "\(form)")
+                let wrong = try await browser.post(
+                    page, [("o.rate_limits.rows", "1"), ("o.rate_limits.0.~name", "ip"), ("o.rate_limits.0.limit", "0"), ("o.rate_limits.0.period_seconds", "60")])
+                #expect(wrong.status == .badRequest)
+                #expect(text(wrong).contains(#"id="opt-rate_limits-0-limit-error">rate_limits.ip.limit must be a whole number from 1 to 1000000."#), "\(text(wrong))")
+                let unknown = try await browser.post(
+                    page, [("o.rate_limits.rows", "1"), ("o.rate_limits.0.~name", "nope"), ("o.rate_limits.0.limit", "5"), ("o.rate_limits.0.period_seconds", "60")])
+                #expect(unknown.status == .badRequest && text(unknown).contains("rate_limits.nope is not a rate-limit policy"), "\(text(unknown))")
+                let saved = try await browser.post(
+                    page, [("o.rate_limits.rows", "1"), ("o.rate_limits.0.~name", "ip"), ("o.rate_limits.0.limit", "5"), ("o.rate_limits.0.period_seconds", "60")])
+                #expect(saved.status == .seeOther, "\(text(saved))")
+                let stored = try await gateway.send(.get, "/admin/v1/apps/\(appID)", token: token)
+                #expect(((stored.body["rate_limits"] as? [String: Any])?["ip"] as? [String: Any])?["limit"] as? Int == 5, "\(stored.body)")
+                // The row removed: the policy keeps the deployment's numbers again.
+                let removed = try await browser.post(
+                    page, [("o.rate_limits.rows", "2"), ("o.rate_limits.0.~name", "ip"), ("o.rate_limits.0.limit", "5"), ("o.rate_limits.0.period_seconds", "60"), ("o.rate_limits.0.remove", "true")])
+                #expect(removed.status == .seeOther, "\(text(removed))")
+                let after = try await gateway.send(.get, "/admin/v1/apps/\(appID)", token: token)
+                #expect((after.body["rate_limits"] as? [String: Any])?.isEmpty == true, "\(after.body)")
+            }
+        }
+    }
+
     static let key = "a-key-long-enough-to-take"
 
     static func withGateway(_ body: @Sendable (MemoryGateway) async throws -> Void) async throws {

@@ -50,6 +50,16 @@ import Yams
             "openapi.yaml's TokenProfiles differs from the declaration (./scripts/openapi-options rewrites it); the declaration as JSON:\n\(JSONText(expected))")
     }
 
+    /// `rate_limits`: numbers per policy, declared in ``AppSettingSchemas/rateLimits``.
+    @Test func theDocumentPublishesTheRateLimitDeclaration() throws {
+        let document = try #require(try Yams.load(yaml: String(contentsOf: openAPIDocumentURL, encoding: .utf8)) as? [String: Any])
+        let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+        let expected = AppSettingSchemas.rateLimitsJSONSchema
+        #expect(
+            Self.value(schemas["RateLimitOverrides"]) == expected,
+            "openapi.yaml's RateLimitOverrides differs from the declaration (./scripts/openapi-options rewrites it); the declaration as JSON:\n\(JSONText(expected))")
+    }
+
     static func expectPublished(_ schema: OptionSchema, in schemas: [String: Any]) {
         for (name, expected) in [(schema.name, schema.jsonSchema)] + schema.components.sorted(by: { $0.key < $1.key }) {
             let published = Self.value(schemas[name])

@@ -104,14 +104,11 @@ struct AppPages: Sendable {
         let header = try await AppHeader.load(appID, visit, pages)
         var data = header.values(current: "settings").merging(errors) { $1 }
         let app = header.app
-        let limits = JSONText.pretty(app.rateLimits)
         let chosen = form.map { $0.all("credential_types") } ?? header.types
         data["form"] = [
             "name": form?["name"] ?? app.name,
             "ttl": form?["token_ttl_seconds"] ?? "\(app.tokenTTLSeconds)",
             "production": (form?["environment"] ?? app.environment) == "production",
-            "rate_limits": form?["rate_limits"] ?? limits,
-            "rate_limits_shown": form?["rate_limits_shown"] ?? limits,
         ]
         data["types"] = Set(credentialTypes + header.types).sorted().map { ["type": $0, "checked": chosen.contains($0)] }
         data["setting_pages"] = optionPages.settingLinks(appID: appID, app: app)
@@ -124,9 +121,9 @@ struct AppPages: Sendable {
         return pages.page("app", title: app.name, visit: visit, data: data, status: status)
     }
 
-    /// A PATCH of what the form changed, the rate-limit overrides only when
-    /// edited. Plugin options, token profiles and the settings that `null`
-    /// turns off have their own typed pages (``OptionPages``).
+    /// A PATCH of the app's name, lifetime, environment and credential
+    /// types. Plugin options, token profiles, rate limits and the settings
+    /// that `null` turns off have their own typed pages (``OptionPages``).
     private func save(_ visit: ConsoleVisit, appID: String, _ form: FormInput) async throws -> Response {
         var body: [String: JSONValue] = [
             "name": .string(form["name"] ?? ""),
@@ -139,14 +136,6 @@ struct AppPages: Sendable {
                 status: .badRequest)
         }
         body["token_ttl_seconds"] = .number(Double(ttl))
-        if let text = form["rate_limits"], text != form["rate_limits_shown"] {
-            guard let object = JSONText.object(text) else {
-                return try await settings(
-                    visit, appID: appID, form: form, errors: FormErrors.local("rate_limits", "This must be a JSON object."),
-                    status: .badRequest)
-            }
-            body["rate_limits"] = .object(object)
-        }
         let answer = await visit.call(.patch, ConsolePaths.adminApp(appID), json: body)
         guard answer.succeeded else {
             return try await settings(
@@ -154,7 +143,7 @@ struct AppPages: Sendable {
                 errors: FormErrors.place(
                     answer.errorMessage,
                     fields: [
-                        "name", "environment", "provider_id", "token_ttl_seconds", "credential_types", "rate_limits",
+                        "name", "environment", "provider_id", "token_ttl_seconds", "credential_types",
                     ]),
                 status: answer.status)
         }

@@ -18,8 +18,9 @@ struct OptionPages: Sendable {
             case plugin(String)
             /// A member of the app's settings that `null` turns off.
             case setting(String)
-            /// `token_profiles`, the form's one field.
-            case profiles
+            /// A member of the app's settings that is a list or a map
+            /// (`token_profiles`, `rate_limits`): the form's one field.
+            case member(String, empty: JSONValue)
         }
 
         let slug: String
@@ -31,7 +32,7 @@ struct OptionPages: Sendable {
             switch place {
             case .plugin(let type): "plugins.\(type)"
             case .setting(let member): member
-            case .profiles: ""
+            case .member: ""
             }
         }
     }
@@ -40,6 +41,7 @@ struct OptionPages: Sendable {
     let subjects: [String: Subject]
 
     static let profilesSlug = "token_profiles"
+    static let rateLimitsSlug = "rate_limits"
 
     init(pages: PageRenderer, plugins: [(type: String, schema: OptionSchema)], profiles: OptionShape) {
         self.pages = pages
@@ -57,7 +59,15 @@ struct OptionPages: Sendable {
                 description:
                     "The tokens the app issues, the first for requests that name none. Secrets are write-only: left empty, each keeps the stored one of its profile.",
                 fields: [OptionField(Self.profilesSlug, profiles, required: true)]),
-            place: .profiles)
+            place: .member(Self.profilesSlug, empty: .array([])))
+        subjects[Self.rateLimitsSlug] = Subject(
+            slug: Self.rateLimitsSlug, title: "Rate limits",
+            schema: OptionSchema(
+                name: "RateLimitOverrides",
+                description:
+                    "This app's own numbers per policy (ip, app, user_failures, refresh_failures, mfa_failures, phone_failures, code_sends_number, code_sends_ip, passkey_challenges); a policy without a row keeps the deployment's. An app's admin may only add tighter ones; an operator's are the operator's.",
+                fields: [OptionField(Self.rateLimitsSlug, AppSettingSchemas.rateLimits)]),
+            place: .member(Self.rateLimitsSlug, empty: .object([:])))
         self.subjects = subjects
     }
 
@@ -79,7 +89,10 @@ struct OptionPages: Sendable {
     func settingLinks(appID: String, app: AppAnswer) -> [[String: Any]] {
         AppSettingSchemas.all.map { setting in
             ["title": setting.title, "href": href(appID, setting.member), "on": app.setting(setting.member) != nil, "switchable": true]
-        } + [["title": "Token profiles", "href": href(appID, Self.profilesSlug), "on": true, "switchable": false]]
+        } + [
+            ["title": "Token profiles", "href": href(appID, Self.profilesSlug), "on": true, "switchable": false],
+            ["title": "Rate limits", "href": href(appID, Self.rateLimitsSlug), "on": true, "switchable": false],
+        ]
     }
 
     private func href(_ appID: String, _ slug: String) -> String {
@@ -98,7 +111,7 @@ struct OptionPages: Sendable {
         switch subject.place {
         case .plugin(let type): app.plugins[type]
         case .setting(let member): app.setting(member)
-        case .profiles: .object([Self.profilesSlug: app.tokenProfiles])
+        case .member(let member, _): .object([member: app.member(member)])
         }
     }
 
@@ -146,8 +159,8 @@ struct OptionPages: Sendable {
             }
         case .setting(let member):
             body[member] = on ? options : .null
-        case .profiles:
-            body[Self.profilesSlug] = options[Self.profilesSlug] ?? .array([])
+        case .member(let member, let empty):
+            body[member] = options[member] ?? empty
         }
         let answer = await visit.call(.patch, ConsolePaths.adminApp(appID), json: body)
         guard answer.succeeded else {

@@ -30,6 +30,15 @@ public struct AppAnswer: Decodable, Sendable {
         case selfService = "self_service"
     }
 
+    /// A list or map member of the app's settings (`token_profiles`, `rate_limits`) by its name.
+    public func member(_ name: String) -> JSONValue {
+        switch name {
+        case CodingKeys.tokenProfiles.rawValue: tokenProfiles
+        case CodingKeys.rateLimits.rawValue: rateLimits
+        default: .null
+        }
+    }
+
     /// One of the settings `null` turns off (`sessions`, `mfa`,
     /// `self_service`) by its member; nil while it is off.
     public func setting(_ member: String) -> JSONValue? {

@@ -1,4 +1,4 @@
-import GatewayCore
+public import GatewayCore
 public import GatewayPluginKit
 
 /// The app settings that are one object each (`sessions`, `mfa`,
@@ -11,6 +11,23 @@ public enum AppSettingSchemas {
     public static let all: [(member: String, title: String, schema: OptionSchema)] = [
         ("sessions", "Sessions", sessions), ("mfa", "Second factor", secondFactor), ("self_service", "Self-service", selfService),
     ]
+
+    /// `rate_limits`: the app's numbers per policy, by the policy's name
+    /// (which the admin API checks against the deployment's policies).
+    public static let rateLimits = OptionShape.map(
+        of: .object([
+            OptionField("limit", .integer(RateLimitPolicy.limitRange), required: true),
+            OptionField("period_seconds", .integer(RateLimitPolicy.periodRange), required: true),
+        ]), count: 0...Int.max, key: "policy")
+
+    /// What `openapi.yaml` publishes as `components.schemas.RateLimitOverrides`.
+    public static var rateLimitsJSONSchema: JSONValue {
+        guard case .object(var schema) = rateLimits.jsonSchemaValue else { return .null }
+        schema["description"] = .string(
+            "This app's numbers per policy (ip, app, user_failures, refresh_failures, mfa_failures, phone_failures, code_sends_number, code_sends_ip, passkey_challenges). An override an operator set (listed in the app's rate_limits_set_by_operator) is the operator's to change or remove; the app's own admin may only add tighter ones of its own. A change of a policy's period counts, for one period, as if its whole limit had been spent at the change."
+        )
+        return .object(schema)
+    }
 
     public static let sessions = OptionSchema(
         name: "SessionSettings",

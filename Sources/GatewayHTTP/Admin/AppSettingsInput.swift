@@ -181,7 +181,10 @@ struct AppSettingsInput {
             // A secret sent back as ******** keeps the stored one, where it would still go where it went.
             settings.plugins = plugins.keepingSecrets(options.members, stored: settings.plugins)
         }
-        if let limits = try input.object("rate_limits") { settings.rateLimits = try rateLimitOverrides(limits) }
+        if let limits = try input.object("rate_limits") {
+            try AppSettingSchemas.rateLimits.check(.object(limits.members), path: "rate_limits")
+            settings.rateLimits = try rateLimitOverrides(limits)
+        }
         for setting in AppSettingSchemas.all {
             if let value = input.members[setting.member], value != .null { try setting.schema.check(value, path: setting.member) }
         }

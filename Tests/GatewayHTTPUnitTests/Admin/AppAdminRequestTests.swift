@@ -25,7 +25,7 @@ import Testing
         (["colour": "blue"], "colour is not a field of this request."),
         // Members inside the body's objects are named by their whole path.
         (["rate_limits": ["ip": ["limit": 5, "period_seconds": 60, "burst": 1]]], "rate_limits.ip.burst is not a known option."),
-        (["rate_limits": ["ip": ["limit": 5.5, "period_seconds": 60]]], "rate_limits.ip.limit must be a whole number."),
+        (["rate_limits": ["ip": ["limit": 5.5, "period_seconds": 60]]], "rate_limits.ip.limit must be a whole number from 1 to 1000000."),
         (["name": ""], "name must be 1 to 200 bytes."),
         (["app_id": UUID().uuidString], "app_id cannot be changed."),
     ] as [([String: any Sendable], String)])
