@@ -1,4 +1,5 @@
 import GatewayCore
+import GatewayCourier
 import GatewayPluginKit
 
 extension EmailCodeOptions {
@@ -22,7 +23,7 @@ extension EmailCodeOptions {
                 "default_locale", .text(default: "en"),
                 description: "A locale the app has a template for (built in: en, de, fr, es)."),
             OptionField(
-                "send_protection", .reference("SendProtection"),
+                "send_protection", .component(SendProtection.schema),
                 description: "The human check only: a mail has no country and costs nothing per prefix."),
             OptionField(
                 "templates",

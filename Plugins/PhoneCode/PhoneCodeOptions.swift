@@ -96,7 +96,7 @@ struct PhoneCodeOptions: Sendable {
                         ]),
                     OptionVariant("log", description: "Development apps only: the code goes to the gateway's log.", []),
                 ]), required: true),
-            OptionField("send_protection", .reference("SendProtection")),
+            OptionField("send_protection", .component(SendProtection.schema)),
             CircuitBreaker<AppID>.Settings.option,
         ])
 

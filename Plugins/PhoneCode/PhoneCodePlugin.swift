@@ -102,14 +102,6 @@ public struct PhoneCodePlugin: CredentialPlugin {
 
     public var optionSchema: OptionSchema? { PhoneCodeOptions.schema }
 
-    /// The sender's secrets (declared) and the human check's (`send_protection`, not declared yet).
-    public func mapSecrets(
-        _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
-    ) rethrows -> JSONValue {
-        try PhoneCodeOptions.schema.mapSecrets(options, transform)
-            .mappingStrings(at: ["send_protection", "human_check", "secret"], transform)
-    }
-
     /// An app admin may tighten `send_protection`; loosening it is an operator's.
     public func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String? {
         let path = "plugins.phone_code"

@@ -149,6 +149,23 @@ public struct OptionForm: Sendable {
         case .object(let fields):
             entry["group"] = true
             entry["fields"] = render(fields, values: value ?? .object([:]), name: name, api: api, placement: &placement)
+        case .oneMemberOf(let fields):
+            entry["group"] = true
+            let one = "Fill in one of \(fields.map(\.name).joined(separator: " or ")), not both."
+            entry["help"] = [field.description, one].compactMap { $0 }.joined(separator: " ")
+            entry["has_help"] = true
+            entry["fields"] = render(fields, values: value ?? .object([:]), name: name, api: api, placement: &placement)
+        case .offOr(let inner):
+            // Its own settings, and a box that turns it off (`false`) instead.
+            entry["group"] = true
+            let off = render(
+                OptionField("turned_off", .boolean()), value: .bool(value == .bool(false)), name: Self.offSlot(name), api: api,
+                placement: &placement)
+            let settings = value == .bool(false) ? nil : value
+            var inner = render(OptionField(field.name, inner), value: settings, name: name, api: api, placement: &placement)
+            let innerFields = inner["fields"] as? [[String: Any]] ?? [inner]
+            inner["fields"] = [off] + innerFields
+            entry["fields"] = inner["fields"]
         case .component(let schema):
             entry["group"] = true
             entry["help"] = field.description ?? schema.description ?? ""
@@ -179,6 +196,9 @@ public struct OptionForm: Sendable {
         }
         return entry
     }
+
+    /// The form name of the box that turns an ``OptionShape/offOr(_:)`` option off.
+    static func offSlot(_ name: String) -> String { "\(name).~off" }
 
     /// The form name of a map row's own name (its member's name), apart from the member's fields.
     static func keySlot(_ name: String, _ index: Int) -> String { "\(name).\(index).~name" }
@@ -291,8 +311,11 @@ public struct OptionForm: Sendable {
         case .map:
             guard let typed = form.text(name) else { return nil }
             return JSONText.value(typed) ?? .string(typed)
-        case .object(let fields):
+        case .object(let fields), .oneMemberOf(let fields):
             return read(fields, form: form, name: name, stored: stored)
+        case .offOr(let inner):
+            if form.isChecked(Self.offSlot(name)) { return .bool(false) }
+            return read(OptionField(field.name, inner), form: form, name: name, stored: stored == .bool(false) ? nil : stored)
         case .component(let schema):
             return read(schema.fields, form: form, name: name, stored: stored)
         case .variants(let variants):

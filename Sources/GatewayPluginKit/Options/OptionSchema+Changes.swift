@@ -14,7 +14,10 @@ extension OptionSchema {
             case .component(let schema):
                 shape = schema.shape
                 continue
-            case .object(let fields):
+            case .offOr(let inner):
+                shape = inner
+                continue
+            case .object(let fields), .oneMemberOf(let fields):
                 guard let name = remaining.popFirst() else { return (fields, false) }
                 guard let field = fields.first(where: { $0.name == name }) else { return nil }
                 shape = field.shape
@@ -64,8 +67,10 @@ extension OptionShape {
         _ value: JSONValue, path: String?, _ transform: (_ path: String, _ value: String) throws -> String
     ) rethrows -> JSONValue {
         switch self {
-        case .object(let fields):
+        case .object(let fields), .oneMemberOf(let fields):
             return try Self.mapSecrets(value, fields: fields, path: path, transform)
+        case .offOr(let inner):
+            return try inner.mapSecrets(value, path: path, transform)
         case .variants(let variants):
             guard let variant = variants.first(where: { $0.type == value["type"]?.stringValue }) else { return value }
             return try Self.mapSecrets(value, fields: variant.fields, path: path, transform)
@@ -107,8 +112,10 @@ extension OptionShape {
 
     func operatorOnlyChange(_ value: JSONValue?, from stored: JSONValue?, path: String) -> String? {
         switch self {
-        case .object(let fields):
+        case .object(let fields), .oneMemberOf(let fields):
             return Self.operatorOnlyChange(value, from: stored, fields: fields, path: path)
+        case .offOr(let inner):
+            return inner.operatorOnlyChange(value == .bool(false) ? nil : value, from: stored == .bool(false) ? nil : stored, path: path)
         case .variants(let variants):
             let fields = Set(variants.flatMap(\.fields).map(\.name))
                 .compactMap { name in variants.lazy.flatMap(\.fields).first { $0.name == name } }

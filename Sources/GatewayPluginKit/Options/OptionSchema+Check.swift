@@ -42,6 +42,15 @@ extension OptionShape {
             for (index, element) in elements.enumerated() { try elementShape.check(element, path: "\(path)[\(index)]") }
         case .object(let fields):
             try Self.check(value, fields: fields, path: path)
+        case .oneMemberOf(let fields):
+            guard case .object(let members) = value, members.count == 1 else {
+                throw .invalidRequest("\(path) takes one of \(Self.words(fields.map(\.name))).")
+            }
+            try Self.check(value, fields: fields, path: path)
+        case .offOr(let shape):
+            if value == .bool(false) { return }
+            guard case .object = value else { throw .invalidRequest("\(path) must be an object, or false to turn it off.") }
+            try shape.check(value, path: path)
         case .map(let valueShape, let count, _):
             guard case .object(let members) = value, count.contains(members.count) else {
                 throw .invalidRequest("\(path) must be an object of \(Self.count(count)).")

@@ -63,6 +63,13 @@ extension OptionShape {
             return schema
         case .object(let fields):
             return Self.objectSchema(fields)
+        case .oneMemberOf(let fields):
+            var schema = Self.objectSchema(fields)
+            schema["minProperties"] = .integer(1)
+            schema["maxProperties"] = .integer(1)
+            return schema
+        case .offOr(let shape):
+            return ["oneOf": .array([.object(["const": .bool(false)]), .object(shape.jsonSchema)])]
         case .map(let valueShape, let count, _):
             var schema: [String: JSONValue] = ["type": .string("object"), "additionalProperties": .object(valueShape.jsonSchema)]
             if count.lowerBound > 0 { schema["minProperties"] = .integer(count.lowerBound) }
@@ -107,7 +114,8 @@ extension OptionShape {
     func collectComponents(into found: inout [String: JSONValue]) {
         switch self {
         case .text, .integer, .boolean, .choice, .reference: break
-        case .list(let element, _, _, _), .map(let element, _, _): element.collectComponents(into: &found)
+        case .list(let element, _, _, _), .map(let element, _, _), .offOr(let element): element.collectComponents(into: &found)
+        case .oneMemberOf(let fields): for field in fields { field.shape.collectComponents(into: &found) }
         case .object(let fields): for field in fields { field.shape.collectComponents(into: &found) }
         case .variants(let variants):
             for variant in variants { for field in variant.fields { field.shape.collectComponents(into: &found) } }

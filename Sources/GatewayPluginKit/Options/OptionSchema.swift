@@ -79,6 +79,11 @@ public indirect enum OptionShape: Sendable {
     case list(of: OptionShape, count: ClosedRange<Int>, unique: Bool = false, defaultValue: [String]? = nil)
     /// An object with exactly these members.
     case object([OptionField])
+    /// An object with exactly one of these members (a country list that
+    /// allows or denies).
+    case oneMemberOf([OptionField])
+    /// `false` (turned off), or a value of the shape (a breaker's settings).
+    case offOr(OptionShape)
     /// An object whose members are named freely (an email template by its
     /// language tag), each of one shape; `key` says what a name is (`language`,
     /// the console's label for it). The plugin checks the names.
