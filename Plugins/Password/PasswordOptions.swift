@@ -30,7 +30,7 @@ struct PasswordOptions: Sendable, Equatable {
                 description: "The cost of new hashes, at most the operator's ceiling (password.max_memory_kib, password.max_iterations)."),
             OptionField("min_length", .integer(minimumLengthFloor...minimumLengthCeiling, default: minimumLengthFloor)),
             OptionField(
-                "human_check", .reference("SendProtection/properties/human_check"),
+                "human_check", .component(SendProtection.humanCheck),
                 description:
                     "A CAPTCHA every sign-in passes before its password is checked (credentials.captcha_token); the operator's to loosen."),
         ])

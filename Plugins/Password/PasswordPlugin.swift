@@ -53,13 +53,6 @@ public struct PasswordPlugin: CredentialPlugin {
         embeddedMigrations.map { Migration(source: "password", name: $0.name, sql: $0.text) }
     }
 
-    /// The human check's `secret`.
-    public func mapSecrets(
-        _ options: JSONValue, _ transform: (_ path: String, _ value: String) throws -> String
-    ) rethrows -> JSONValue {
-        try options.mappingStrings(at: ["human_check", "secret"], transform)
-    }
-
     /// An app admin may tighten `human_check`; loosening it is an operator's.
     public func loosening(_ options: JSONValue, from stored: JSONValue, in app: AppSettings) -> String? {
         // The check alone: the comparison must not hang on an argon2 ceiling an operator lowered since.

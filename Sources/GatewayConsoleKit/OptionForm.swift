@@ -190,9 +190,6 @@ public struct OptionForm: Sendable {
                         : render(variant.fields, values: .object([:]), name: "\(name).\(variant.type)", api: api, placement: &elsewhere),
                 ]
             }
-        case .reference:
-            entry["json"] = true
-            entry["value"] = value.map { String(decoding: JSONCoding.bytes(of: $0, indented: true), as: UTF8.self) } ?? ""
         }
         return entry
     }
@@ -328,10 +325,6 @@ public struct OptionForm: Sendable {
                 members.merge(rest) { _, new in new }
             }
             return .object(members)
-        case .reference:
-            guard let typed = form.text(name) else { return nil }
-            // Not JSON: sent as typed, so the API's message names the field.
-            return JSONText.value(typed) ?? .string(typed)
         }
     }
 }

@@ -4,7 +4,7 @@ extension OptionSchema {
     /// The members declared for the object at `path` (dotted, with list
     /// indices, as ``mapSecrets(_:_:)`` names places) within `options`, and
     /// whether it is one kind of several (told apart by `type`); `nil` where
-    /// the object is not declared (inside a ``OptionShape/reference(_:)``).
+    /// no object is declared there.
     public func declaredFields(at path: [String], in options: JSONValue) -> (fields: [OptionField], isVariant: Bool)? {
         var shape = self.shape
         var value = options
@@ -38,7 +38,7 @@ extension OptionSchema {
                 guard let name = remaining.popFirst(), let member = value[name] else { return nil }
                 shape = element
                 value = member
-            case .text, .integer, .boolean, .choice, .reference:
+            case .text, .integer, .boolean, .choice:
                 return nil
             }
         }
@@ -88,7 +88,7 @@ extension OptionShape {
             var mapped: [String: JSONValue] = [:]
             for (name, member) in members { mapped[name] = try element.mapSecrets(member, path: Self.path(path, name), transform) }
             return .object(mapped)
-        case .text, .integer, .boolean, .choice, .reference:
+        case .text, .integer, .boolean, .choice:
             return value
         }
     }
@@ -122,7 +122,7 @@ extension OptionShape {
             return Self.operatorOnlyChange(value, from: stored, fields: fields, path: path)
         case .component(let schema):
             return schema.shape.operatorOnlyChange(value, from: stored, path: path)
-        case .list, .map, .text, .integer, .boolean, .choice, .reference:
+        case .list, .map, .text, .integer, .boolean, .choice:
             return nil
         }
     }

@@ -65,8 +65,6 @@ extension OptionShape {
             try Self.check(value, fields: [OptionField("type", .choice([type]), required: true)] + variant.fields, path: path)
         case .component(let schema):
             try schema.shape.check(value, path: path)
-        case .reference:
-            return
         }
     }
 

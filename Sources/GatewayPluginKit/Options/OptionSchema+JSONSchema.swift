@@ -90,8 +90,6 @@ extension OptionShape {
             ]
         case .component(let schema):
             return ["$ref": .string("#/components/schemas/\(schema.name)")]
-        case .reference(let name):
-            return ["$ref": .string("#/components/schemas/\(name)")]
         }
     }
 
@@ -113,7 +111,7 @@ extension OptionShape {
 
     func collectComponents(into found: inout [String: JSONValue]) {
         switch self {
-        case .text, .integer, .boolean, .choice, .reference: break
+        case .text, .integer, .boolean, .choice: break
         case .list(let element, _, _, _), .map(let element, _, _), .offOr(let element): element.collectComponents(into: &found)
         case .oneMemberOf(let fields): for field in fields { field.shape.collectComponents(into: &found) }
         case .object(let fields): for field in fields { field.shape.collectComponents(into: &found) }

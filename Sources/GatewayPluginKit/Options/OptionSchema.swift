@@ -92,9 +92,6 @@ public indirect enum OptionShape: Sendable {
     case variants([OptionVariant])
     /// An object of its own name in `openapi.yaml`, shared between plugins (`CircuitBreaker`).
     case component(OptionSchema)
-    /// A shape of its own name in `openapi.yaml` not declared here yet:
-    /// checked by the plugin alone, published by reference, edited as JSON.
-    case reference(String)
 }
 
 /// One kind of a ``OptionShape/variants(_:)`` value.
