@@ -56,7 +56,7 @@ let credentialPlugins: [(name: String, parts: Set<PluginPart>, uses: [Target.Dep
     // beside it for the walk of every user change against every holder (UserLifecycleWalkTests).
     // Email codes: the courier's codes and outbox, the SMTP client (GatewayOutbound); its tests install the
     // password plugin, whose users' emails the codes sign in.
-    ("EmailCode", [.migrations, .tests], ["GatewayCourier", "GatewayOutbound", Products.crypto, Products.httpTypes], ["GatewayCourier", "GatewayOutbound", "PasswordPlugin", Products.crypto]),
+    ("EmailCode", [.console, .migrations, .tests], ["GatewayCourier", "GatewayOutbound", Products.crypto, Products.httpTypes], ["GatewayCourier", "GatewayOutbound", "PasswordPlugin", Products.crypto]),
     ("Passkey", [.console, .migrations, .tests], [Products.crypto, Products.cryptoExtras], [Products.crypto, "PasswordPlugin", "PhoneCodePlugin", "PasskeyTestSupport"]),
 ]
 

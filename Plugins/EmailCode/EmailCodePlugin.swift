@@ -99,6 +99,7 @@ public struct EmailCodePlugin: CredentialPlugin {
 
     public func addAdminRoutes(to admin: RouterGroup<GatewayRequestContext>, services: RouteServices) {
         AccountAdminController(services: services, sender: accountCodeSender(services.plugin), doorbell: doorbell).addRoutes(to: admin)
+        EmailPreviewController(services: services, outboxKey: outboxKey, doorbell: doorbell).addRoutes(to: admin)
     }
 
     /// Self-service codes under their own key, mailed through the outbox.

@@ -70,6 +70,11 @@ struct EmailTemplates: Sendable {
 
     func template(for locale: String) -> Template { byLocale[locale] ?? byLocale[defaultLocale]! }
 
+    /// The locales with a template, built in or the app's.
+    var locales: [String] { byLocale.keys.sorted() }
+
+    func has(_ locale: String) -> Bool { byLocale[locale] != nil }
+
     /// A BCP 47 tag as the templates key it: a 2–3 letter language and subtags of 1–8 letters or digits, lower case.
     static func isLocale(_ tag: String) -> Bool {
         let parts = tag.split(separator: "-", omittingEmptySubsequences: false)

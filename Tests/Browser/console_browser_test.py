@@ -251,6 +251,13 @@ def run(driver):
     check(options.get("templates", {}).get("en", {}).get("subject") == "Your Browser Shop code",
           f"{step}: templates stored as {options.get('templates')}")
     check("email_code" in app["credential_types"], f"{step}: credential types {app['credential_types']}")
+    follow(driver, "Email")
+    submit(driver, "form[action$='/email/preview']", {"locale": "en"})
+    subject = wait_for(driver, "#preview-title").text
+    check(subject == "Your Browser Shop code", f"{step}: the preview's subject is {subject!r}")
+    page_is_usable(driver, "email preview")
+    submit(driver, "form[action$='/email/test']", {"to": "ops@shop.example"})
+    check("Test message queued" in notice(driver), f"{step}: {notice(driver)!r}")
 
     step = "turn sessions and the second factor on through their forms"
     driver.get(app_page)

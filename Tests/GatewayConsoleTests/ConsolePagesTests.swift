@@ -351,6 +351,34 @@ import Testing
         }
     }
 
+    /// The email tab previews the app's code email and queues a test message.
+    @Test func theEmailTabPreviewsTheMessageAndSendsATest() async throws {
+        try await withMemoryConsoleGateway { gateway in
+            let token = try await gateway.adminToken(.operator)
+            let app = try await gateway.createApp {
+                $0.name = "Shop & Co"
+                $0.credentialTypes = ["email_code"]
+                $0.plugins = ["email_code": .object(["sender": .object(["type": .string("log")]), "from": .string("codes@shop.example")])]
+            }
+            let page = "/console/apps/\(app.appID.uuid.lowercasedText)/email"
+            try await gateway.test { client in
+                var browser = ConsoleBrowser(client)
+                try await browser.signIn(token)
+                let tab = text(try await browser.get(page))
+                #expect(tab.contains("Send a test message") && tab.contains(#"href="\#(page)""#), "\(tab)")
+                let preview = text(try await browser.post("\(page)/preview", [("locale", "de")]))
+                #expect(preview.contains("123456") && preview.contains("Shop &amp; Co"), "\(preview)")
+                #expect(preview.contains(#"<pre id="preview-html">"#) && !preview.contains("<p>Ihr"), "the HTML is shown as its source")
+                let unknown = try await browser.post("\(page)/preview", [("locale", "xx")])
+                #expect(unknown.status == .badRequest && text(unknown).contains(#"id="locale-error" class="field-error">locale: this app has no template for &#39;xx&#39;"#), "\(text(unknown))")
+                let bad = try await browser.post("\(page)/test", [("to", "nobody")])
+                #expect(bad.status == .badRequest && text(bad).contains(#"id="to-error""#), "\(text(bad))")
+                let queued = try await browser.post("\(page)/test", [("to", "ops@shop.example")])
+                #expect(queued.location == "\(page)?notice=queued", "\(text(queued))")
+            }
+        }
+    }
+
     @Test func appsArePagedAndAnOperatorDeletesOne() async throws {
         try await withMemoryConsoleGateway { gateway in
             let token = try await gateway.adminToken(.operator)

@@ -70,6 +70,53 @@ import Testing
         }
     }
 
+    /// What an operator checks before users get a code: the preview is the
+    /// message the app's options make (its template, the sample code), and
+    /// the test message reaches a real SMTP server (aiosmtpd) through the
+    /// outbox, audited, its sample code signing nobody in.
+    @Test func aPreviewAndATestMessageShowTheAppsEmailBeforeAnyUserGetsOne() async throws {
+        try await SMTPSink.with { sink in
+            try await TestGateway.with(plugins: try .emailCodeTests(caFile: sink.caFile)) { gateway in
+                let app = try await gateway.createEmailApp(
+                    sender: sink.sender("starttls"), name: "Shop",
+                    ["templates": .object(["pt-br": .object(["subject": .string("Código {code}"), "text": .string("Seu código: {code}")])])])
+                let token = try await gateway.operatorToken()
+                let base = "/admin/v1/apps/\(app.appID)/email_code"
+                let preview = try await gateway.admin(.post, base + ":preview", token: token, json: ["locale": "pt-br"])
+                #expect(preview.status == .ok, "\(text(preview))")
+                let shown = try jsonObject(preview)
+                #expect(shown["subject"] as? String == "Código 123456" && shown["text"] as? String == "Seu código: 123456")
+                #expect((shown["html"] as? String)?.contains("123456") == true && shown["from"] as? String == "codes@gateway.example")
+                let english = try jsonObject(try await gateway.admin(.post, base + ":preview", token: token, json: [:]))
+                #expect(english["locale"] as? String == "en" && (english["subject"] as? String)?.contains("Shop") == true)
+                let unknown = try await gateway.admin(.post, base + ":preview", token: token, json: ["locale": "xx"])
+                #expect(unknown.status == .badRequest && text(unknown).contains("no template for 'xx'"), "\(text(unknown))")
+
+                let queued = try await gateway.admin(.post, base + ":test_message", token: token, json: ["to": "ops@shop.example", "locale": "pt-br"])
+                #expect(queued.status == .accepted, "\(text(queued))")
+                let messageID = try #require(try jsonObject(queued)["message_id"] as? String)
+                let message = try #require(try await sink.messages(atLeast: 1).first)
+                #expect(message["rcpt_tos"] as? [String] == ["ops@shop.example"])
+                #expect(message["subject"] as? String == "Código 123456" && message["message_id"] as? String == "<\(messageID)@gateway.example>")
+                #expect((message["defects"] as? [String])?.isEmpty == true, "\(message["defects"] ?? "")")
+                #expect(try await gateway.details(of: "admin.email.test_queued").first?.detail["message_id"] == messageID)
+                #expect(try await gateway.signInByEmail(app, email: "ops@shop.example", code: "123456").status == .unauthorized)
+                let bad = try await gateway.admin(.post, base + ":test_message", token: token, json: ["to": "not an address"])
+                #expect(bad.status == .badRequest, "\(text(bad))")
+            }
+        }
+    }
+
+    @Test func anAppWithoutEmailCodesHasNoPreview() async throws {
+        try await TestGateway.with(plugins: try .emailCodeTests(caFile: nil)) { gateway in
+            let app = try await gateway.createApp(activeKey: true) { _ in }
+            let token = try await gateway.operatorToken()
+            let answer = try await gateway.admin(.post, "/admin/v1/apps/\(app.appID)/email_code:preview", token: token, json: [:])
+            let error = try jsonObject(answer)["error"] as? String
+            #expect(answer.status == .conflict && error == "email_code_off", "\(text(answer))")
+        }
+    }
+
     @Test func implicitTLSOnItsOwnPortCarriesTheCodeToo() async throws {
         try await SMTPSink.with { sink in
             try await TestGateway.with(plugins: try .emailCodeTests(caFile: sink.caFile)) { gateway in

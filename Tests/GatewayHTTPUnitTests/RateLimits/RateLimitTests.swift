@@ -119,8 +119,8 @@ import Testing
             #expect(limits == ["user_failures": ["limit": 5, "period_seconds": 300]])
             for (body, message) in [
                 (["rate_limits": ["sms": ["limit": 5, "period_seconds": 300]]], "rate_limits.sms is not a rate-limit policy"),
-                (["rate_limits": ["ip": ["limit": 0, "period_seconds": 300]]], "rate_limits.ip needs limit"),
-                (["rate_limits": ["ip": ["limit": 5]]], "rate_limits.ip needs limit"),
+                (["rate_limits": ["ip": ["limit": 0, "period_seconds": 300]]], "rate_limits.ip.limit must be a whole number from 1 to 1000000."),
+                (["rate_limits": ["ip": ["limit": 5]]], "rate_limits.ip.period_seconds is required."),
             ] as [([String: any Sendable], String)] {
                 let response = try await gateway.admin(.patch, "/admin/v1/apps/\(app.appID)", token: token, json: body)
                 #expect(response.status == .badRequest)
