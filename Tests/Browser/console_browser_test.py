@@ -259,6 +259,18 @@ def run(driver):
     submit(driver, "form[action$='/email/test']", {"to": "ops@shop.example"})
     check("Test message queued" in notice(driver), f"{step}: {notice(driver)!r}")
 
+    step = "set passkeys up through the options form and read the association files"
+    driver.get(app_page)
+    settle(driver)
+    follow(driver, "passkey options")
+    submit(driver, "form.options-form", {"o.rp_id": "shop.example", "o.ios_app_ids": "ABCDE12345.example.shop"})
+    check("Options saved" in notice(driver), f"{step}: {notice(driver)!r}")
+    follow(driver, "Passkeys")
+    page_is_usable(driver, "passkeys")
+    check("ABCDE12345.example.shop" in driver.page_source, f"{step}: the association files do not name the iOS app")
+    follow(driver, "Phone numbers")
+    page_is_usable(driver, "phone numbers")
+
     step = "turn sessions and the second factor on through their forms"
     driver.get(app_page)
     settle(driver)
