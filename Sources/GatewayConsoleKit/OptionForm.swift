@@ -25,9 +25,9 @@ public struct OptionForm: Sendable {
 
     static let root = "o"
     /// The template's flags, one per kind of field.
-    static let kinds = ["text", "secret", "number", "checkbox", "select", "choices", "rows", "lines", "group", "variants", "json"]
+    static let kinds = ["text", "secret", "number", "checkbox", "select", "choices", "rows", "lines", "group", "variants"]
     /// The kinds that are one control, with their help and error beneath.
-    static let leafKinds = ["text", "secret", "number", "checkbox", "select", "lines", "json"]
+    static let leafKinds = ["text", "secret", "number", "checkbox", "select", "lines"]
 
     // MARK: Rendering
 
@@ -127,7 +127,7 @@ public struct OptionForm: Sendable {
             entry["lines"] = true
             let items: [JSONValue] = if case .array(let items)? = value { items } else { [] }
             entry["value"] = items.map(Self.text).joined(separator: "\n")
-        case .map(.object(let fields), let count, let key):
+        case .map(let valueShape, let count, let key):
             // Rows as a list's, each with its name (a template's language) as its first field.
             entry["rows"] = true
             let members: [(String, JSONValue)] = if case .object(let members)? = value { members.sorted { $0.key < $1.key } } else { [] }
@@ -137,15 +137,19 @@ public struct OptionForm: Sendable {
                 let (memberName, item) = member
                 let keyField = OptionField(key, .text(TextRule()), required: true)
                 let named = render(keyField, value: .string(memberName), name: Self.keySlot(name, index), api: "\(api).\(memberName)", placement: &placement)
+                // An object's members beside the name; any other value as one field, `value`.
+                let valueFields: [[String: Any]] =
+                    if case .object(let fields) = valueShape {
+                        render(fields, values: item, name: "\(name).\(index)", api: "\(api).\(memberName)", placement: &placement)
+                    } else {
+                        [render(OptionField("value", valueShape), value: memberName.isEmpty ? nil : item, name: "\(name).\(index).value", api: "\(api).\(memberName)", placement: &placement)]
+                    }
                 return [
                     "index": index, "number": index + 1, "is_new": index >= members.count,
                     "remove_id": Self.id("\(name).\(index).remove"), "remove_name": "\(name).\(index).remove",
-                    "fields": [named] + render(fields, values: item, name: "\(name).\(index)", api: "\(api).\(memberName)", placement: &placement),
+                    "fields": [named] + valueFields,
                 ]
             }
-        case .map:
-            entry["json"] = true
-            entry["value"] = value.map { String(decoding: JSONCoding.bytes(of: $0, indented: true), as: UTF8.self) } ?? ""
         case .object(let fields):
             entry["group"] = true
             entry["fields"] = render(fields, values: value ?? .object([:]), name: name, api: api, placement: &placement)
@@ -294,20 +298,22 @@ public struct OptionForm: Sendable {
             let lines = (form[name] ?? "").split(whereSeparator: \.isNewline)
                 .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             return lines.isEmpty ? nil : .array(lines.map(JSONValue.string))
-        case .map(.object(let fields), _, _):
+        case .map(let valueShape, _, _):
             let rows = min(Int(form["\(name).rows"] ?? "") ?? 0, 1000)
             var members: [String: JSONValue] = [:]
             for index in 0..<rows where !form.isChecked("\(name).\(index).remove") {
                 let memberName = form.text(Self.keySlot(name, index)) ?? ""
-                let item = read(fields, form: form, name: "\(name).\(index)", stored: stored?[memberName])
+                let item =
+                    if case .object(let fields) = valueShape {
+                        read(fields, form: form, name: "\(name).\(index)", stored: stored?[memberName])
+                    } else {
+                        read(OptionField("value", valueShape), form: form, name: "\(name).\(index).value", stored: stored?[memberName])
+                    }
                 // A row left wholly empty adds nothing; one without its name is sent so that the API names what is missing.
                 if memberName.isEmpty && item == nil { continue }
                 members[memberName] = item ?? .object([:])
             }
             return members.isEmpty ? nil : .object(members)
-        case .map:
-            guard let typed = form.text(name) else { return nil }
-            return JSONText.value(typed) ?? .string(typed)
         case .object(let fields), .oneMemberOf(let fields):
             return read(fields, form: form, name: name, stored: stored)
         case .offOr(let inner):

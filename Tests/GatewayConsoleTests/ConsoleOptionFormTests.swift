@@ -38,12 +38,16 @@ import Testing
                 #expect(!page.contains(Self.key), "a secret is never shown")
                 let saved = try await browser.post(
                     "/console/apps/\(appID)/options/declared",
-                    [("o.endpoint", "https://a.example"), ("o.key", ""), ("o.level", "3"), ("o.mode", "fast")])
+                    [
+                        ("o.endpoint", "https://a.example"), ("o.key", ""), ("o.level", "3"), ("o.mode", "fast"), ("o.labels.rows", "1"),
+                        ("o.labels.0.~name", "team"), ("o.labels.0.value", "blue"),
+                    ])
                 #expect(saved.status == .seeOther, "\(text(saved))")
             }
             let stored = try await gateway.send(.get, "/admin/v1/apps/\(appID)", token: token)
             let options = try #require((stored.body["plugins"] as? [String: Any])?["declared"] as? [String: Any])
             #expect(options["level"] as? Int == 3 && options["mode"] as? String == "fast")
+            #expect(options["labels"] as? [String: String] == ["team": "blue"], "a map's row: its name, then its value")
             #expect(options["key"] as? String == RedactedSecret.marker)
             #expect(try await Self.signIn(gateway, appID: appID, key: Self.key) == .ok, "the key left empty was kept")
         }
@@ -191,6 +195,7 @@ private struct DeclaredPlugin: CredentialPlugin {
             OptionField("level", .integer(1...5, default: 1)),
             OptionField("mode", .choice(["fast", "careful"])),
             OptionField("region", .text(maximumLength: 8), operatorOnly: true),
+            OptionField("labels", .map(of: .text(maximumLength: 32), count: 0...4, key: "label")),
         ])
 
     var optionSchema: OptionSchema? { Self.schema }
