@@ -13,7 +13,9 @@ import Hummingbird
 /// - `POST /admin/v1/apps/{app_id}/email_code:test_message` `{to, locale?}`:
 ///   that message queued to `to` through the outbox and the app's sender,
 ///   202 `{message_id}`, audited as `admin.email.test_queued`. Its code is
-///   the sample's and signs nobody in: no code row is written.
+///   the sample's and signs nobody in: no code row is written. Each one is
+///   costly work (``AdminWorkLimit``): an admin token cannot fill the shared
+///   outbox with test messages.
 ///
 /// 409 `email_code_off` where the app has no email_code options.
 struct EmailPreviewController: Sendable {
@@ -45,6 +47,7 @@ struct EmailPreviewController: Sendable {
         let input = try await JSONInput.read(request)
         try input.rejectUnknown(allowed: ["to", "locale"])
         let to = try EmailAddress.parse(try input.string("to"), field: "to")
+        try await services.adminWork.charge(admin, for: appID)
         let (tenant, options) = try await Self.options(of: appID, services)
         let locale = try Self.locale(input, options)
         let id = UUID()

@@ -107,6 +107,27 @@ import Testing
         }
     }
 
+    /// Test messages are an admin's costly work: 40 asked at once by one
+    /// token queue exactly the token's 30 a minute, each audited, the rest 429.
+    @Test func testMessagesAtOnceQueueNoMoreThanTheAdminsWorkBudget() async throws {
+        try await TestGateway.with(plugins: try .emailCodeTests(caFile: nil)) { gateway in
+            let app = try await gateway.createEmailApp(sender: .object(["type": .string("log")]))
+            let token = try await gateway.operatorToken()
+            let path = "/admin/v1/apps/\(app.appID)/email_code:test_message"
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        Int(try await gateway.admin(.post, path, token: token, json: ["to": "ops\(index)@shop.example"]).status.code)
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 202 }.count == 30, "\(statuses.sorted())")
+            #expect(statuses.filter { $0 == 429 }.count == 10, "\(statuses.sorted())")
+            #expect(try await gateway.details(of: "admin.email.test_queued").count == 30)
+        }
+    }
+
     @Test func anAppWithoutEmailCodesHasNoPreview() async throws {
         try await TestGateway.with(plugins: try .emailCodeTests(caFile: nil)) { gateway in
             let app = try await gateway.createApp(activeKey: true) { _ in }
