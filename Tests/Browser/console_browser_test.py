@@ -125,6 +125,13 @@ def submit(driver, form_css, fields, confirm=False):
     settle(driver)
 
 
+def open_from(driver, page, link_text):
+    """Opens `page` (an app's settings page) and follows its link named `link_text`."""
+    driver.get(page)
+    settle(driver)
+    follow(driver, link_text)
+
+
 def follow(driver, link_text):
     link = driver.find_element(By.LINK_TEXT, link_text)
     link.click()
@@ -198,9 +205,7 @@ def run(driver):
     page_is_usable(driver, "user")
 
     step = "set phone codes up through the options form"
-    driver.get(app_page)
-    settle(driver)
-    follow(driver, "phone_code options")
+    open_from(driver, app_page, "phone_code options")
     page_is_usable(driver, "phone_code options")
     twilio_token = "twilio-auth-token-0123456789"
     submit(driver, "form.options-form", {
@@ -233,9 +238,7 @@ def run(driver):
     check("Options saved" in notice(driver), f"{step}: saving again: {notice(driver)!r}")
 
     step = "set email codes up through the options form: an SMTP sender and a template"
-    driver.get(app_page)
-    settle(driver)
-    follow(driver, "email_code options")
+    open_from(driver, app_page, "email_code options")
     smtp_password = "smtp-password-0123456789"
     submit(driver, "form.options-form", {
         "o.from": "codes@shop.example", "o.sender.type": "smtp", "o.sender.smtp.host": "smtp.shop.example",
@@ -260,9 +263,7 @@ def run(driver):
     check("Test message queued" in notice(driver), f"{step}: {notice(driver)!r}")
 
     step = "set passkeys up through the options form and read the association files"
-    driver.get(app_page)
-    settle(driver)
-    follow(driver, "passkey options")
+    open_from(driver, app_page, "passkey options")
     submit(driver, "form.options-form", {"o.rp_id": "shop.example", "o.ios_app_ids": "ABCDE12345.example.shop"})
     check("Options saved" in notice(driver), f"{step}: {notice(driver)!r}")
     follow(driver, "Passkeys")
@@ -272,24 +273,18 @@ def run(driver):
     page_is_usable(driver, "phone numbers")
 
     step = "turn sessions and the second factor on through their forms"
-    driver.get(app_page)
-    settle(driver)
-    follow(driver, "Sessions")
+    open_from(driver, app_page, "Sessions")
     page_is_usable(driver, "sessions")
     submit(driver, "form.options-form", {"on": "true", "o.idle_timeout_seconds": "3600", "o.max_sessions_per_user": "3"})
     check("Options saved" in notice(driver), f"{step}: sessions: {notice(driver)!r}")
     form = driver.find_element(By.CSS_SELECTOR, "form.options-form")
     driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", form)
     form.screenshot(os.path.join(SHOTS, "console-sessions.png"))
-    driver.get(app_page)
-    settle(driver)
-    follow(driver, "Second factor")
+    open_from(driver, app_page, "Second factor")
     page_is_usable(driver, "second factor")
     submit(driver, "form.options-form", {"on": "true", "o.requirement": "optional", "o.issuer": "Browser Shop"})
     check("Options saved" in notice(driver), f"{step}: second factor: {notice(driver)!r}")
-    driver.get(app_page)
-    settle(driver)
-    follow(driver, "Self-service")
+    open_from(driver, app_page, "Self-service")
     page_is_usable(driver, "self-service")
     status, app = post_json(f"/admin/v1/apps/{app_uuid}", None, token=TOKEN, method="GET")
     check(app.get("sessions", {}).get("idle_timeout_seconds") == 3600 and app["sessions"]["max_sessions_per_user"] == 3,
@@ -298,9 +293,7 @@ def run(driver):
           f"{step}: mfa stored as {app.get('mfa')}")
 
     step = "add a Stream token profile through its form"
-    driver.get(app_page)
-    settle(driver)
-    follow(driver, "Token profiles")
+    open_from(driver, app_page, "Token profiles")
     page_is_usable(driver, "token profiles")
     stream_secret = "stream-api-secret-0123456789"
     submit(driver, "form.options-form", {
@@ -311,9 +304,7 @@ def run(driver):
     row = driver.find_element(By.ID, "opt-token_profiles-1")
     driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", row)
     row.screenshot(os.path.join(SHOTS, "console-token-profile.png"))
-    driver.get(app_page)
-    settle(driver)
-    follow(driver, "Rate limits")
+    open_from(driver, app_page, "Rate limits")
     page_is_usable(driver, "rate limits")
 
     step = "get a token through the public endpoint"
@@ -370,9 +361,7 @@ def run(driver):
     check({"password options", "phone_code options", "webhook options", "passkey options"} <= set(links),
           f"{step}: the app page links {links}")
     for link in links:
-        driver.get(app_page)
-        settle(driver)
-        follow(driver, link)
+        open_from(driver, app_page, link)
         page_is_usable(driver, link)
 
     step = "as the app's admin, an operator-only option is read-only"
