@@ -81,12 +81,14 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
 
     /// - Parameters:
     ///   - concurrency: batches in flight at once, each on its own connection.
-    ///     One: every batch touches the same counter rows (the deployment's
-    ///     `ip`, each app's), so a second batch would only wait for the
-    ///     first's row locks until it commits, and the batches left for it are
-    ///     emptier. One batch keeps up as long as signatures stay off the
-    ///     cooperative pool (`SigningThreads` in GatewayHTTP), so its loop
-    ///     resumes as soon as the commit answers.
+    ///     One: a second batch in flight halves the batches, so PostgreSQL's
+    ///     CPU a token rises by half, and serves no more tokens, even when it
+    ///     overlaps only the first's commit (measured in docs/performance-journal.md,
+    ///     "2026-12-07 14:00"); a batch touching a counter row another has
+    ///     touched would wait for that one's commit anyway. One batch keeps up
+    ///     as long as signatures stay off the cooperative pool
+    ///     (`SigningThreads` in GatewayHTTP), so its loop resumes as soon as
+    ///     the commit answers.
     ///   - commitInterval: the least time from one batch's start to the next
     ///     one's (``GroupCommitQueue``'s `minimumInterval`); zero: a batch
     ///     starts as soon as the last one committed.
@@ -293,29 +295,35 @@ public final class PostgresRequestLedger: RequestLedger, Service, Sendable {
                 }
             }
         }
-        var counts: [CounterReading] = []
-        counts.reserveCapacity(statement.touches.count)
-        var changed: Set<Int64> = []
         // Committed before a verdict is read: an admission is a promise that its row and counts are stored.
-        // Each attempt first locks its rows' requests (RequestLocks) and holds them to its end: an attempt
-        // that timed out is not over (its COMMIT may still be on its way), and a retry beside it would not
-        // see what it commits.
+        // Each attempt locks its rows' requests (RequestLocks' keys) before it writes and holds them to its
+        // end: an attempt that timed out is not over (its commit may still be on its way), and a retry beside
+        // it would not see what it commits. A first attempt is one statement that takes the locks itself, in
+        // PostgreSQL's implicit transaction, and a confirmation of its commit: two round trips. A retry looks
+        // for an earlier attempt's rows after the locks, so its snapshot must come after them: BEGIN, the
+        // locks, its statement, COMMIT.
         // Once it holds a connection, an attempt runs to its end even when its waiter has gone (`withTimeout`
         // cancels it): a cancellation landing in the rows' iteration would roll it back, and one landing after
         // them would not, so whether a withheld token's row commits late would be chance. Unstructured, the
         // statements are not cancelled; a wait for a connection still is.
         let requestIDs = statement.rows.map(\.event.requestID)
         let written = statement
-        let rows = try await client.transaction(logger: logger) { connection in
-            try await Task {
-                if !requestIDs.isEmpty {
-                    try await connection.tracedExecute(RequestLocks(requestIDs: requestIDs), logger: logger)
-                }
-                return retrying
-                    ? try await connection.tracedExecute(LedgerWriteStatement.Retry(written), logger: logger)
-                    : try await connection.tracedExecute(written, logger: logger)
-            }.value
-        }
+        let rows =
+            retrying
+            ? try await client.transaction(logger: logger) { connection in
+                try await Task {
+                    if !requestIDs.isEmpty {
+                        try await connection.tracedExecute(RequestLocks(requestIDs: requestIDs), logger: logger)
+                    }
+                    return try await connection.tracedExecute(LedgerWriteStatement.Retry(written), logger: logger)
+                }.value
+            }
+            : try await client.withConnection { connection in
+                try await Task { try await connection.committedExecute(written, logger: logger) }.value
+            }
+        var counts: [CounterReading] = []
+        counts.reserveCapacity(statement.touches.count)
+        var changed: Set<Int64> = []
         for (kind, request, current, previous, allowed, granted) in rows {
             if kind == 0 {
                 counts.append(CounterReading(current: Int(current), previous: Int(previous), allowed: allowed, granted: Int(granted)))

@@ -35,22 +35,51 @@ extension PostgresClient {
 // statement's rows at its CommandComplete, and a lone statement commits only
 // at the Sync after it. A backend ended between the two (a failover's fast
 // shutdown terminates every backend) rolls back a write whose rows the caller
-// has already read; an awaited COMMIT cannot be undone that way.
+// has already read. So a lone write is confirmed: an empty query sent after
+// it on the same connection is answered only after PostgreSQL's
+// ReadyForQuery for the write, which comes once its commit is flushed, and a
+// commit that fails closes the connection (or answers an error), failing the
+// confirmation. Two round trips, where BEGIN, the statement and COMMIT took
+// three (`CommitConfirmationTests` makes the commit fail on purpose).
 extension PostgresClient {
-    /// `query` alone in a transaction: its rows, once COMMIT has answered.
+    /// `query` alone, committed: its rows, once the commit is confirmed.
     @discardableResult
     public func committedQuery(
         _ query: PostgresQuery, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> [PostgresRow] {
-        try await transaction(logger: logger) { try await $0.tracedQuery(query, logger: logger, file: file, line: line) }
+        try await withConnection { connection in
+            let rows = try await connection.tracedQuery(query, logger: logger, file: file, line: line)
+            try await connection.confirmCommit(logger: logger)
+            return rows
+        }
     }
 
-    /// A prepared statement alone in a transaction: its decoded rows, once COMMIT has answered.
+    /// A prepared statement alone, committed: its decoded rows, once the commit is confirmed.
     @discardableResult
     public func committedExecute<Statement: PostgresPreparedStatement>(
         _ statement: Statement, logger: Logger, file: String = #fileID, line: Int = #line
     ) async throws -> [Statement.Row] where Statement.Row: Sendable {
-        try await transaction(logger: logger) { try await $0.tracedExecute(statement, logger: logger, file: file, line: line) }
+        try await withConnection { try await $0.committedExecute(statement, logger: logger, file: file, line: line) }
+    }
+}
+
+extension PostgresConnection {
+    /// A prepared statement alone on this connection (never inside a
+    /// transaction: it would commit nothing), committed: its decoded rows,
+    /// once the commit is confirmed.
+    @discardableResult
+    public func committedExecute<Statement: PostgresPreparedStatement>(
+        _ statement: Statement, logger: Logger, file: String = #fileID, line: Int = #line
+    ) async throws -> [Statement.Row] {
+        let rows = try await tracedExecute(statement, logger: logger, file: file, line: line)
+        try await confirmCommit(logger: logger)
+        return rows
+    }
+
+    /// Returns once PostgreSQL has answered what was sent before: the last
+    /// statement's commit, when it ran alone.
+    func confirmCommit(logger: Logger) async throws {
+        _ = try await whileOpen { try await self.query("", logger: logger).collect() }
     }
 }
 

@@ -138,6 +138,64 @@ import Testing
         }
     }
 
+    /// A first attempt is one statement that takes its rows' request locks
+    /// itself. They must come before anything it writes: a retry beside an
+    /// attempt still waiting (here for a counter row another transaction
+    /// holds, as a slow replica's batch would) must wait for that attempt.
+    /// While the attempt waits for the counter row, it already holds its
+    /// request's lock, and the retry's own lock statement would queue behind it.
+    @Test func aFirstAttemptHoldsItsRequestLockBeforeItTouchesACounter() async throws {
+        try await TestDatabase.with { client, url in
+            let ledger = PostgresRequestLedger(client: client, logger: TestDatabase.logger, timeout: .seconds(60))
+            let appID = AppID(uuid: UUID())
+            let policy = RateLimitPolicy(name: "app", limit: 100, periodSeconds: 3_600, counting: .everyRequest)
+            let touch = CounterTouch(
+                appID: appID, window: SlidingWindow(policy: policy, now: Date().timeIntervalSince1970), subject: "*", mode: .count)
+            @Sendable func row(_ requestID: String) -> AuditEvent {
+                AuditEvent(appID: appID, event: "token.issued", outcome: .success, requestID: requestID)
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await ledger.run() }
+                #expect(try await ledger.countAndRecord([touch], ifAllowed: row("makes-the-row")).admitted)
+                try await TestDatabase.withClient(url) { other in
+                    let holds = AsyncStream<Void>.makeStream()
+                    let mayEnd = AsyncStream<Void>.makeStream()
+                    let holder = Task {
+                        try await other.withConnection { connection in
+                            try await connection.query("BEGIN", logger: TestDatabase.logger)
+                            _ = try await connection.query(
+                                "SELECT 1 FROM rate_limit_counters WHERE app_id = \(appID.uuid) FOR UPDATE", logger: TestDatabase.logger
+                            ).collect()
+                            holds.continuation.yield()
+                            for await _ in mayEnd.stream { break }
+                            try await connection.query("COMMIT", logger: TestDatabase.logger)
+                        }
+                    }
+                    for await _ in holds.stream { break }
+                    let waiting = Task { try await ledger.countAndRecord([touch], ifAllowed: row("waits-for-the-row")) }
+                    // The ledger's backend waits for the counter row, holding one advisory lock: its request's.
+                    let deadline = ContinuousClock.now + .seconds(20)
+                    while true {
+                        let held = try await other.query(
+                            """
+                            SELECT count(*)::int FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                            WHERE l.locktype = 'advisory' AND l.granted AND a.wait_event_type = 'Lock'
+                            """, logger: TestDatabase.logger
+                        ).collect()
+                        if try held.first?.decode(Int.self) == 1 { break }
+                        try #require(
+                            ContinuousClock.now < deadline, "the attempt waited for the counter row without its request's lock")
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                    mayEnd.continuation.yield()
+                    try await holder.value
+                    #expect(try await waiting.value.admitted)
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
     /// Issue 76.6: two requests with one client-sent request id. The first
     /// is written; the second's first attempt is refused at its COMMIT as a
     /// failover refuses one (SQLSTATE 40001, so it is tried again) and its

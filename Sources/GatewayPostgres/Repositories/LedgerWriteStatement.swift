@@ -13,6 +13,12 @@ import PostgresNIO
 /// every touch of that request is allowed, and, when it waits on a rotation
 /// (`needsRotation`), only if that rotation was made. That is how an issued
 /// token's row, its counters and its session take one statement.
+///
+/// A batch's first attempt runs it alone, in PostgreSQL's implicit
+/// transaction, and it first takes its rows' ``RequestLocks`` itself (`locked`,
+/// which the answer's first part and the audit insert wait on before they
+/// read or write anything). Its retry form takes them beforehand, in a
+/// transaction, since it must look for an earlier attempt's rows after them.
 struct LedgerWriteStatement: PostgresPreparedStatement {
     /// The audit columns, in the order of ``appendEventColumns(_:to:)``.
     static let eventColumns =
@@ -24,6 +30,9 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
         nullif(e.key_id, '')::uuid, nullif(e.client_ip, '')::inet, nullif(e.user_agent, ''), e.request_id,
         nullif(e.actor, '')::uuid, e.detail::jsonb
         """
+
+    /// The parameter holding the events' request ids (the tenth of their columns).
+    static let requestIDs = "$\(SlidingWindowSQL.parameterCount + 10)"
 
     /// The twelve parameters holding the events' columns, from `$first`.
     static func eventArrays(from first: Int) -> String {
@@ -56,8 +65,11 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
     /// already started. The write id, not the request id alone: a client's
     /// `x-request-id` is the request id, and two requests may send the same.
     static func text(retrying: Bool) -> String {
-        """
-        WITH \(SlidingWindowSQL.verdicts),
+        // The first attempt's own request locks, and the condition that waits for them.
+        let locks = retrying ? "" : "locked AS MATERIALIZED (SELECT count(*) AS n FROM (\(RequestLocks.taking(requestIDs))) AS l),\n"
+        let afterLocks = retrying ? "" : "(SELECT n FROM locked) >= 0"
+        return """
+        WITH \(locks)\(SlidingWindowSQL.verdicts),
         \(SessionChangesSQL.expressions(from: SlidingWindowSQL.parameterCount + eventParameterCount + 1, retrying: retrying)),
         audit AS (
             INSERT INTO audit_events (\(eventColumns), write_id)
@@ -65,11 +77,12 @@ struct LedgerWriteStatement: PostgresPreparedStatement {
             FROM unnest(\(eventArrays(from: SlidingWindowSQL.parameterCount + 1)), $\(SlidingWindowSQL.parameterCount + 13)::int8[],
                         $\(SlidingWindowSQL.parameterCount + 14)::bool[], $\(SlidingWindowSQL.parameterCount + 15)::uuid[])
                 AS e(\(eventColumns), admitted_by, needs_rotation, write_id)
-            WHERE (e.admitted_by = 0 OR e.admitted_by NOT IN (SELECT request FROM refused))
+            WHERE \(retrying ? "" : afterLocks + " AND ")(e.admitted_by = 0 OR e.admitted_by NOT IN (SELECT request FROM refused))
                 AND (NOT e.needs_rotation OR e.admitted_by IN (SELECT request FROM rotated))
                 \(retrying ? Self.notWrittenBefore : "")
         )
         SELECT 0::int4 AS kind, position AS request, current, previous, allowed, units_granted FROM verdicts
+            \(retrying ? "" : "WHERE " + afterLocks)
         UNION ALL SELECT 1, request, 0, 0, true, 0 FROM rotated
         UNION ALL SELECT 2, request, 0, 0, true, 0 FROM revoked
         ORDER BY kind, request
