@@ -49,14 +49,23 @@ import Testing
         #expect(allowed >= 1_000 - 2 * 15 - 2, "\(allowed)")
     }
 
-    @Test func theBlocksGrowFromEightToAFraction64thOfTheLimit() async throws {
+    @Test func theBlocksGrowFromA1024thToA64thOfTheLimit() async throws {
         let counters = SharedCounters()
         let clock = TestClock(now: 1_000_000)
         let replica = Self.replica(counters, clock: clock)
         let allowed = try await Self.send(2_000, over: [replica], app: Self.settings(appLimit: 64_000))
         #expect(allowed == 2_000)
-        // 8 + 16 + ... + 512, then blocks of 1 000: 2 000 requests take 8 blocks.
-        #expect(counters.unitsAskedFor == [8, 16, 32, 64, 128, 256, 512, 1_000])
+        // 62 + 124 + 248 + 496 + 992, then blocks of 1 000: 2 000 requests take 6 blocks.
+        #expect(counters.unitsAskedFor == [62, 124, 248, 496, 992, 1_000])
+    }
+
+    /// Where 1/1024 of the limit is less than 8 units, the first block is 8.
+    @Test func aFirstBlockIsAtLeastEightUnits() async throws {
+        let counters = SharedCounters()
+        let clock = TestClock(now: 1_000_000)
+        let replica = Self.replica(counters, clock: clock)
+        #expect(try await Self.send(30, over: [replica], app: Self.settings(appLimit: 6_400)) == 30)
+        #expect(counters.unitsAskedFor == [8, 16, 32])
     }
 
     @Test func aLimitBelowTheLeaseMinimumIsTouchedOnceARequestAndCountsEveryRefusal() async throws {
@@ -142,9 +151,9 @@ import Testing
         let clock = TestClock(now: 1_000_000)
         let replica = Self.replica(counters, clock: clock)
         let app = Self.settings(appLimit: 64_000)
-        // The blocks grow to 1 000 units (1/64 of the limit): 2 016 units taken, 16 left in the block.
-        var allowed = try await Self.send(2_000, over: [replica], app: app)
-        #expect(allowed == 2_000)
+        // The blocks grow to 1 000 units (1/64 of the limit): 2 922 units taken, 16 left in the block.
+        var allowed = try await Self.send(2_906, over: [replica], app: app)
+        #expect(allowed == 2_906)
         // Every statement commits and its answer is lost, as when a connection is cut while
         // synchronous replication holds the commit: the replica cannot know what it was granted.
         counters.loseAnswers(true)
@@ -163,20 +172,20 @@ import Testing
         #expect(allowed <= 64_000)
         // The block in flight when the fault began, and one unit for each failed request after it.
         #expect(allowed >= 64_000 - 1_000 - (failed - 1) - 1, "\(allowed) let through")
-        #expect(Array(counters.unitsAskedFor.dropFirst(asksBefore).prefix(3)) == [8, 16, 32], "blocks start again from the first")
+        #expect(Array(counters.unitsAskedFor.dropFirst(asksBefore).prefix(3)) == [62, 124, 248], "blocks start again from the first")
     }
 
     @Test func aFloodOfNewSubjectsHoldsAtMostTheCapacityAndIsSweptOncePast() async throws {
         let counters = SharedCounters()
         let clock = TestClock(now: 1_000_000 * 60)
-        let leases = CounterLeases()
+        let leases = CounterLeases(capacity: 1_000)
         let replica = RateLimiter(ledger: counters, settings: Self.leasing, leases: leases, now: { clock.now })
         let app = Self.settings(appLimit: 1_000_000, period: 60)
-        for index in 0..<(CounterLeases.capacity + 50) {
+        for index in 0..<(leases.capacity + 50) {
             let outcome = try await replica.check(["app": "subject-\(index)"], app: app, clientCounted: true)
             #expect(outcome.refusal == nil)
         }
-        #expect(leases.count == CounterLeases.capacity, "the 50 past the capacity were touched exactly, not held")
+        #expect(leases.count == leases.capacity, "the 50 past the capacity were touched exactly, not held")
         // Two periods on, the old counters weigh on nothing: a new subject sweeps them.
         clock.now += 180
         _ = try await replica.check(["app": "late"], app: app, clientCounted: true)

@@ -21,8 +21,11 @@ import Synchronization
 ///   window and weighing on the next by the sliding window's overlap: two
 ///   periods at most.
 /// - A block is at most 1/64 of the limit, and a subject's first block of
-///   a window is 8 units, doubling with each block it takes, so a client
-///   seen once strands at most 7 units of its own counter. A replica asks
+///   a window is 1/1024 of the limit (at least 8 units), doubling with each
+///   block it takes, so a client seen once strands at most that first block
+///   less one unit of its own counter. In proportion to the limit: a
+///   counter spent at a tenth of its limit's pace (an app among ten
+///   thousand) takes one block a window, not four. A replica asks
 ///   for one block of a counter at a time (requests meanwhile touch it
 ///   exactly), so it holds at most one block's unspent units.
 /// - A block whose statement failed may have been granted all the same
@@ -34,12 +37,18 @@ import Synchronization
 ///   room was left refuses its request without counting it: at most one
 ///   request a window, replica and counter.
 public final class CounterLeases: Sendable {
-    /// The first block of a window for one counter.
-    static let firstBlock = 8
+    /// The first block of a window is at least this, and at least this share of the limit.
+    static let smallestFirstBlock = 8
+    static let firstShare = 1024
     /// A block is at most this share of the limit.
     static let largestShare = 64
-    /// Counters held at most; past it, a counter not held is touched exactly.
-    public static let capacity = 10_000
+    /// Counters held at most by default; past it, a counter not held is
+    /// touched exactly. An app's `app` counter is one, and so is each client
+    /// address of a high `ip` limit: ten thousand apps with both leased hold
+    /// twenty thousand, a few MiB; a flood of new addresses stops here.
+    public static let defaultCapacity = 100_000
+    /// Counters held at most.
+    let capacity: Int
 
     struct Key: Hashable {
         let appID: AppID
@@ -67,7 +76,7 @@ public final class CounterLeases: Sendable {
         var current = 0
         var previous = 0
         /// What the next block asks for.
-        var nextBlock = CounterLeases.firstBlock
+        var nextBlock: Int
         /// The last reading left less room than two blocks: touch exactly.
         var exact = false
         /// A block has been asked for and not answered yet: one at a time,
@@ -77,6 +86,7 @@ public final class CounterLeases: Sendable {
         init(_ window: SlidingWindow) {
             windowStart = window.windowStart
             policy = window.policy
+            nextBlock = CounterLeases.firstBlock(of: window.policy)
         }
 
         /// Whether `window` is the one this block is of: the same start under the same period.
@@ -99,16 +109,18 @@ public final class CounterLeases: Sendable {
     private struct Held {
         var leases: [Key: Lease] = [:]
         var lastSweep = 0.0
-
-        /// Whether `key` is not held and the map has no room for it.
-        func isFull(without key: Key) -> Bool {
-            leases[key] == nil && leases.count >= CounterLeases.capacity
-        }
     }
 
     private let held = Mutex(Held())
 
-    public init() {}
+    public init(capacity: Int = CounterLeases.defaultCapacity) {
+        self.capacity = capacity
+    }
+
+    /// Whether `key` is not held and `state` has no room for it.
+    private func isFull(_ state: Held, without key: Key) -> Bool {
+        state.leases[key] == nil && state.leases.count >= capacity
+    }
 
     /// How `touch` (a `.count` touch of a leased policy) is applied, and the
     /// unspent units of a past window of its counter to give back first, if any.
@@ -121,9 +133,9 @@ public final class CounterLeases: Sendable {
             if let kept = state.leases[key], kept.isOf(window) {
                 lease = kept
             } else {
-                if state.isFull(without: key) {
+                if isFull(state, without: key) {
                     Self.sweep(&state, at: window)
-                    guard state.leases.count < Self.capacity else { return (.exact, nil) }
+                    guard state.leases.count < capacity else { return (.exact, nil) }
                 }
                 if let kept = state.leases[key], kept.unused > 0 {
                     // Back to the window the block came from, under the period it was granted with.
@@ -155,7 +167,7 @@ public final class CounterLeases: Sendable {
             // A reading of a window this replica has left behind changes nothing (a block granted
             // there is stranded: at most one); nor does one of a counter not held when the map is full.
             if let kept = state.leases[key], kept.windowStart > window.windowStart { return }
-            if state.isFull(without: key) { return }
+            if isFull(state, without: key) { return }
             // A block of another window (or period) left here is stranded: counted as spent, never given back elsewhere.
             var lease = state.leases[key].flatMap { $0.isOf(window) ? $0 : nil } ?? Lease(window)
             if leased {
@@ -170,6 +182,11 @@ public final class CounterLeases: Sendable {
             lease.exact = room < 2 * lease.nextBlock || (leased && reading.granted == 0)
             state.leases[key] = lease
         }
+    }
+
+    /// The first block of a window of `policy`'s counters: 1/1024 of its limit, at least 8 units.
+    static func firstBlock(of policy: RateLimitPolicy) -> Int {
+        max(policy.limit / firstShare, smallestFirstBlock)
     }
 
     /// The largest block of `policy`'s counters: 1/64 of its limit.
@@ -190,7 +207,7 @@ public final class CounterLeases: Sendable {
             guard var lease = state.leases[key], lease.isOf(touch.window) else { return }
             lease.asking = false
             lease.exact = true
-            lease.nextBlock = Self.firstBlock
+            lease.nextBlock = Self.firstBlock(of: lease.policy)
             state.leases[key] = lease
         }
     }
