@@ -24,8 +24,9 @@ import Synchronization
 ///   a window is 1/1024 of the limit (at least 8 units), doubling with each
 ///   block it takes, so a client seen once strands at most that first block
 ///   less one unit of its own counter. In proportion to the limit: a
-///   counter spent at a tenth of its limit's pace (an app among ten
-///   thousand) takes one block a window, not four. A replica asks
+///   counter that spends less than 1/1024 of its limit in a window (an app
+///   among ten thousand on one replica) takes one block a window, where
+///   blocks of 8 and then 16 units took two. A replica asks
 ///   for one block of a counter at a time (requests meanwhile touch it
 ///   exactly), so it holds at most one block's unspent units.
 /// - A block whose statement failed may have been granted all the same
@@ -37,9 +38,9 @@ import Synchronization
 ///   room was left refuses its request without counting it: at most one
 ///   request a window, replica and counter.
 public final class CounterLeases: Sendable {
-    /// The first block of a window is at least this, and at least this share of the limit.
-    static let smallestFirstBlock = 8
+    /// A window's first block: 1/`firstShare` of the limit, and at least `smallestFirstBlock` units.
     static let firstShare = 1024
+    static let smallestFirstBlock = 8
     /// A block is at most this share of the limit.
     static let largestShare = 64
     /// Counters held at most by default; past it, a counter not held is
