@@ -97,31 +97,16 @@ public struct OptionForm: Sendable {
             entry["has_help"] = true
         case .list(.variants(let variants), let count, _, _):
             // Rows, each one kind chosen by its `type`; a row's messages name it by that type (`token_profiles.stream.api_secret`).
-            entry["rows"] = true
             let items: [JSONValue] = if case .array(let items)? = value { items } else { [] }
-            let shown = items + (items.count < count.upperBound ? [JSONValue.object([:])] : [])
-            entry["row_count"] = shown.count
-            entry["entries"] = shown.enumerated().map { index, item -> [String: Any] in
+            Self.rows(items, adding: .object([:]), upTo: count.upperBound, name: name, into: &entry) { index, item in
                 let kind = OptionField("kind", .variants(variants), required: index < items.count)
                 let type = item["type"]?.stringValue ?? "new"
-                return [
-                    "index": index, "number": index + 1, "is_new": index >= items.count,
-                    "remove_id": Self.id("\(name).\(index).remove"), "remove_name": "\(name).\(index).remove",
-                    "fields": [render(kind, value: item, name: "\(name).\(index)", api: "\(api).\(type)", placement: &placement)],
-                ]
+                return [render(kind, value: item, name: "\(name).\(index)", api: "\(api).\(type)", placement: &placement)]
             }
         case .list(.object(let fields), let count, _, _):
-            entry["rows"] = true
             let items: [JSONValue] = if case .array(let items)? = value { items } else { [] }
-            // The entries stored, and one empty entry to add (while the list has room).
-            let shown = items + (items.count < count.upperBound ? [JSONValue.object([:])] : [])
-            entry["row_count"] = shown.count
-            entry["entries"] = shown.enumerated().map { index, item -> [String: Any] in
-                [
-                    "index": index, "number": index + 1, "is_new": index >= items.count,
-                    "remove_id": Self.id("\(name).\(index).remove"), "remove_name": "\(name).\(index).remove",
-                    "fields": render(fields, values: item, name: "\(name).\(index)", api: "\(api)[\(index)]", placement: &placement),
-                ]
+            Self.rows(items, adding: .object([:]), upTo: count.upperBound, name: name, into: &entry) { index, item in
+                render(fields, values: item, name: "\(name).\(index)", api: "\(api)[\(index)]", placement: &placement)
             }
         case .list:
             entry["lines"] = true
@@ -129,11 +114,8 @@ public struct OptionForm: Sendable {
             entry["value"] = items.map(Self.text).joined(separator: "\n")
         case .map(let valueShape, let count, let key):
             // Rows as a list's, each with its name (a template's language) as its first field.
-            entry["rows"] = true
             let members: [(String, JSONValue)] = if case .object(let members)? = value { members.sorted { $0.key < $1.key } } else { [] }
-            let shown = members + (members.count < count.upperBound ? [("", JSONValue.object([:]))] : [])
-            entry["row_count"] = shown.count
-            entry["entries"] = shown.enumerated().map { index, member -> [String: Any] in
+            Self.rows(members, adding: ("", .object([:])), upTo: count.upperBound, name: name, into: &entry) { index, member in
                 let (memberName, item) = member
                 let keyField = OptionField(key, .text(TextRule()), required: true)
                 let named = render(keyField, value: .string(memberName), name: Self.keySlot(name, index), api: "\(api).\(memberName)", placement: &placement)
@@ -144,11 +126,7 @@ public struct OptionForm: Sendable {
                     } else {
                         [render(OptionField("value", valueShape), value: memberName.isEmpty ? nil : item, name: "\(name).\(index).value", api: "\(api).\(memberName)", placement: &placement)]
                     }
-                return [
-                    "index": index, "number": index + 1, "is_new": index >= members.count,
-                    "remove_id": Self.id("\(name).\(index).remove"), "remove_name": "\(name).\(index).remove",
-                    "fields": [named] + valueFields,
-                ]
+                return [named] + valueFields
             }
         case .object(let fields):
             entry["group"] = true
@@ -202,6 +180,24 @@ public struct OptionForm: Sendable {
     static func offSlot(_ name: String) -> String { "\(name).~off" }
 
     /// The form name of a map row's own name (its member's name), apart from the member's fields.
+    /// A list's or map's rows: the entries stored, then one empty entry to
+    /// add while there is room; `fields` renders a row's fields.
+    private static func rows<Item>(
+        _ items: [Item], adding empty: Item, upTo maximum: Int, name: String, into entry: inout [String: Any],
+        fields: (_ index: Int, _ item: Item) -> [[String: Any]]
+    ) {
+        let shown = items + (items.count < maximum ? [empty] : [])
+        entry["rows"] = true
+        entry["row_count"] = shown.count
+        entry["entries"] = shown.enumerated().map { index, item -> [String: Any] in
+            [
+                "index": index, "number": index + 1, "is_new": index >= items.count,
+                "remove_id": id("\(name).\(index).remove"), "remove_name": "\(name).\(index).remove",
+                "fields": fields(index, item),
+            ]
+        }
+    }
+
     static func keySlot(_ name: String, _ index: Int) -> String { "\(name).\(index).~name" }
 
     /// An HTML id for a form name: letters, digits, `-` and `_` only.
