@@ -34,12 +34,12 @@ extension ConcurrentAttack {
         }
     }
 
-    /// Runs `body` with two instances sharing one fresh database.
+    /// Runs `body` with two instances sharing one fresh database; `signatures`, where given, counts both's signatures.
     public func withTwoInstances(
         plugins: PluginRegistry = TestGateway.staticUsersOnly, rateLimits: RateLimitSettings = RateLimitSettings(),
-        _ body: @Sendable @escaping ([TestGateway]) async throws -> Void
+        signatures: SignatureCount? = nil, _ body: @Sendable @escaping ([TestGateway]) async throws -> Void
     ) async throws {
-        try await TestGateway.with(plugins: plugins, rateLimits: rateLimits) { first in
+        try await TestGateway.with(plugins: plugins, rateLimits: rateLimits, signatures: signatures) { first in
             try await first.withReplica { second in try await body([first, second]) }
         }
     }

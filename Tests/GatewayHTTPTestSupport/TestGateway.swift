@@ -27,6 +27,8 @@ public struct TestGateway: GatewayUnderTest {
     public let dependencies: GatewayDependencies
     /// The request ledger the router writes to, for its statistics and backlog.
     public let ledger: PostgresRequestLedger
+    /// What counts this gateway's signatures, where the test asked (``with(plugins:rateLimits:logger:auditWriteTimeout:signatures:frontEnds:_:)``).
+    public let signatures: SignatureCount?
     public let application: Application<RouterResponder<GatewayRequestContext>>
     /// The test database, for a second instance (``withReplica(_:)``).
     public let databaseURL: String
@@ -37,7 +39,7 @@ public struct TestGateway: GatewayUnderTest {
     /// A gateway over a fresh database, with its audit writer running.
     public static func with(
         plugins: PluginRegistry = staticUsersOnly, rateLimits: RateLimitSettings = RateLimitSettings(),
-        logger: Logger = TestDatabase.logger, auditWriteTimeout: Duration = .seconds(20),
+        logger: Logger = TestDatabase.logger, auditWriteTimeout: Duration = .seconds(20), signatures: SignatureCount? = nil,
         frontEnds: FrontEnds = { _, _ in [] },
         _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
@@ -45,7 +47,7 @@ public struct TestGateway: GatewayUnderTest {
             let masterKey = try MasterKey(base64: MasterKey.generateBase64())
             try await run(
                 client: client, databaseURL: url, masterKey: masterKey, rateLimits: rateLimits, plugins: plugins,
-                logger: logger, auditWriteTimeout: auditWriteTimeout, frontEnds: frontEnds, body)
+                logger: logger, auditWriteTimeout: auditWriteTimeout, signatures: signatures, frontEnds: frontEnds, body)
         }
     }
 
@@ -55,14 +57,15 @@ public struct TestGateway: GatewayUnderTest {
         try await TestDatabase.withClient(databaseURL) { [self] client in
             try await Self.run(
                 client: client, databaseURL: databaseURL, masterKey: masterKey, rateLimits: dependencies.rateLimits,
-                plugins: dependencies.plugins, logger: dependencies.logger, auditWriteTimeout: .seconds(20), body)
+                plugins: dependencies.plugins, logger: dependencies.logger, auditWriteTimeout: .seconds(20),
+                signatures: signatures, body)
         }
     }
 
     private static func run(
         client: PostgresClient, databaseURL: String, masterKey: MasterKey, rateLimits: RateLimitSettings,
-        plugins: PluginRegistry, logger: Logger, auditWriteTimeout: Duration, frontEnds: FrontEnds = { _, _ in [] },
-        _ body: @Sendable (TestGateway) async throws -> Void
+        plugins: PluginRegistry, logger: Logger, auditWriteTimeout: Duration, signatures: SignatureCount?,
+        frontEnds: FrontEnds = { _, _ in [] }, _ body: @Sendable (TestGateway) async throws -> Void
     ) async throws {
         // Generous timeouts: a loaded CI machine must not turn slow steps into 503s (timing out is
         // tested against a real outage in ResilienceTests). Tests that hold audit writes back on
@@ -73,14 +76,15 @@ public struct TestGateway: GatewayUnderTest {
         let stores = GatewayStores.postgres(client: client, ledger: ledger, logger: logger, databaseRetry: .once(within: timeout))
         let dependencies = GatewayDependencies(
             stores: stores, pluginStorage: .postgres(client), plugins: plugins, masterKey: masterKey,
-            makeSigner: { try OpenSSLRS256Signer($0) },
+            makeSigner: { try signatures?.signer($0) ?? OpenSSLRS256Signer($0) },
             options: .init(
                 rateLimits: rateLimits, databaseRetry: .once(within: timeout), signers: .sharedByTests,
                 frontEnds: try frontEnds(stores, masterKey)),
             logger: logger)
         let gateway = TestGateway(
             client: client, masterKey: masterKey, tenants: dependencies.tenants, dependencies: dependencies,
-            ledger: ledger, application: Application(router: GatewayRouter.make(dependencies), logger: logger), databaseURL: databaseURL)
+            ledger: ledger, signatures: signatures, application: Application(router: GatewayRouter.make(dependencies), logger: logger),
+            databaseURL: databaseURL)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await ledger.run() }
             // The background work (the outbox's deliveries, the sweep of user changes), as the server runs it.

@@ -88,7 +88,8 @@ extension TokenIssuer {
                     appID: app.appID, sessionID: session.sessionID, generation: spent.generation,
                     tokenDigest: spent.digest, successorDigest: successor.digest,
                     idleTimeoutSeconds: settings.idleTimeoutSeconds)) : nil
-            guard try await attempt.passage.succeed(recording: issued, changing: change) else {
+            let signing = signatures(of: [grant] + additionalGrants, by: minter, asked)
+            guard try await succeed(&attempt, recording: issued, changing: change, signing: signing) else {
                 // Spent by another request meanwhile, or its session ended: read again, without counting again.
                 sessions.recent.forget(session.sessionID, in: app.appID)
                 continue
@@ -101,8 +102,8 @@ extension TokenIssuer {
             let left = session.expiresAt.timeIntervalSince(reading.now)
             let expiresIn = max(0, min(settings.idleTimeoutSeconds, Int(left.rounded(.down))))
             return Ready(
-                issued: issued, minter: minter, grant: grant,
-                session: IssuedSession(refreshToken: successor, expiresInSeconds: expiresIn), additionalGrants: additionalGrants)
+                issued: issued, signatures: signing,
+                session: IssuedSession(refreshToken: successor, expiresInSeconds: expiresIn))
         }
         // Three readings, each spent by another request before this one's statement: not a race a client makes.
         throw GatewayError.unavailable

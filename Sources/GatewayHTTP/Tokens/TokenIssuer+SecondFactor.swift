@@ -86,10 +86,11 @@ extension TokenIssuer {
                 deviceLabel: signIn.deviceLabel ?? asked.tokenRequest.deviceLabel, settings: settings)
         }
         if let started { issued.detail["session_id"] = started.issued.sessionID.lowercasedText }
-        try await attempt.passage.succeed(recording: issued, changing: started.map { .start($0.change) })
+        let signing = signatures(of: [grant], by: minter, asked)
+        try await succeed(&attempt, recording: issued, changing: started.map { .start($0.change) }, signing: signing)
         if let started, let firstFactor {
             try await endIfLapsed(started.issued, of: identity, verifier: firstFactor, app: app, &attempt)
         }
-        return Ready(issued: issued, minter: minter, grant: grant, session: started?.issued)
+        return Ready(issued: issued, signatures: signing, session: started?.issued)
     }
 }

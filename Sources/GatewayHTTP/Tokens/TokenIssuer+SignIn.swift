@@ -106,9 +106,11 @@ extension TokenIssuer {
                 deviceLabel: tokenRequest.deviceLabel, settings: settings)
         }
         if let started { issued.detail["session_id"] = started.issued.sessionID.lowercasedText }
-        try await attempt.passage.succeed(recording: issued, changing: started.map { SessionChange.start($0.change) })
+        let signing = signatures(of: [grant], by: minter, asked)
+        try await succeed(
+            &attempt, recording: issued, changing: started.map { SessionChange.start($0.change) }, signing: signing)
         if let started { try await endIfLapsed(started.issued, of: identity, verifier: verifier, app: app, &attempt) }
-        return .ready(Ready(issued: issued, minter: minter, grant: grant, session: started?.issued))
+        return .ready(Ready(issued: issued, signatures: signing, session: started?.issued))
     }
 
     /// Ends the session a sign-in just started when `verifier` no longer

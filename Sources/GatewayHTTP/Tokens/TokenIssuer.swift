@@ -23,8 +23,11 @@ import Tracing
 /// 4. **The session**: a sign-in of an app with sessions on starts one; a
 ///    refresh spends its token for the next.
 /// 5. **The row**: the `token.issued` row, written in one statement with the
-///    request's counters and its session change, before the token exists.
-/// 6. **The signature**, on the signing threads.
+///    request's counters and its session change, before the token leaves.
+/// 6. **The signature**, on the signing threads: beside the row's statement
+///    where every limit that counts requests allowed this one in memory,
+///    after it otherwise (``TokenSignatures``); handed out only once the row
+///    is committed.
 ///
 /// Every request leaves exactly one row: the issued one, or the denial
 /// written by ``PublicRequest/end(failing:)`` with the reason it was refused
@@ -96,10 +99,8 @@ public struct TokenIssuer: Sendable {
             case .refresh(let settings): ready = try await refresh(asked, settings: settings, &attempt)
             case .secondFactor(let kind): ready = try await completeSecondFactor(asked, kind: kind, &attempt)
             }
-            // Signed only once its row is committed: no token leaves without one.
-            let tokens = try await signers.run(
-                "token signature", attributes: ["gateway.token_profile": .string(attempt.profileLabel)]
-            ) { try ([ready.grant] + ready.additionalGrants).map { try ready.minter.mint($0) } }
+            // Its row is committed: the tokens may leave.
+            let tokens = try await ready.signatures.tokens()
             let issued = Issued(token: tokens[0], additionalTokens: Array(tokens.dropFirst()), session: ready.session)
             return attempt.outcome(.success(.token(issued)), row: ready.issued)
         } catch {
@@ -157,14 +158,12 @@ public struct TokenIssuer: Sendable {
         let requestID: String
     }
 
-    /// An attempt whose row is written, ready to be signed.
+    /// An attempt whose row is written, its tokens signed or to be.
     struct Ready {
         let issued: AuditEvent
-        let minter: any TokenMinter
-        let grant: TokenGrant
+        /// The grant's token first, then a refresh's for its `additional_nonces`.
+        let signatures: TokenSignatures
         let session: IssuedSession?
-        /// A refresh's grants for its `additional_nonces`: the same user, claims and key, each its own nonce.
-        var additionalGrants: [TokenGrant] = []
     }
 
     /// Where a first factor's sign-in got to.
@@ -258,6 +257,33 @@ public struct TokenIssuer: Sendable {
         issued.keyID = minter.keyID
         issued.detail["token_profile"] = profile
         return issued
+    }
+
+    /// The signatures of `grants` by `minter`, for ``succeed(_:recording:changing:signing:)``.
+    func signatures(of grants: [TokenGrant], by minter: any TokenMinter, _ asked: Asked) -> TokenSignatures {
+        TokenSignatures(grants, minter: minter, profile: asked.profile, signers: signers)
+    }
+
+    /// Writes `issued`, the request's success row, with `session`'s change
+    /// (``PublicRequest/succeed(recording:changing:onCountsAllowed:)``),
+    /// beginning `signatures` beside the statement where every limit that
+    /// counts requests allowed this one in memory; they are discarded when
+    /// the row is not written. Returns
+    /// whether it was (`false`: a rotation lost its race).
+    @discardableResult
+    func succeed(
+        _ attempt: inout Attempt, recording issued: AuditEvent, changing session: SessionChange?,
+        signing signatures: TokenSignatures
+    ) async throws -> Bool {
+        let made: Bool
+        do {
+            made = try await attempt.passage.succeed(recording: issued, changing: session, onCountsAllowed: signatures.start)
+        } catch {
+            signatures.discard()
+            throw error
+        }
+        if !made { signatures.discard() }
+        return made
     }
 
     var issuedAt: Int64 { Int64(now().timeIntervalSince1970) }

@@ -127,11 +127,17 @@ public struct PublicRequest: Sendable {
     /// (a 429 otherwise). Returns `false` when the row was not written
     /// because a rotation asked for was not made (another request spent the
     /// token first); the request may then read again and succeed once more.
+    /// `onCountsAllowed` is called before the statement is sent where every
+    /// policy that counts requests has allowed this one in memory
+    /// (``RequestLimits/admit(_:app:clientCounted:recording:changing:onCountsAllowed:)``):
+    /// work that waits on the admission may begin beside the statement.
     @discardableResult
-    public mutating func succeed(recording issued: AuditEvent, changing session: SessionChange? = nil) async throws(GatewayError)
-        -> Bool
-    {
-        let made = try await run(try step(.succeeded(.withItsCounters)), recording: issued, changing: session)
+    public mutating func succeed(
+        recording issued: AuditEvent, changing session: SessionChange? = nil,
+        onCountsAllowed: (@Sendable () -> Void)? = nil
+    ) async throws(GatewayError) -> Bool {
+        let made = try await run(
+            try step(.succeeded(.withItsCounters)), recording: issued, changing: session, onCountsAllowed: onCountsAllowed)
         if !made { _ = try step(.changeNotMade) }
         return made
     }
@@ -225,10 +231,12 @@ public struct PublicRequest: Sendable {
 
     /// Runs the machine's actions in order; the ones that write a row write
     /// `recording` (the request's row as it stands, without one) with
-    /// `session`'s change. Returns whether a session change asked for was made.
+    /// `session`'s change; an admission calls `onCountsAllowed` where its
+    /// counts allowed it in memory. Returns whether a session change asked for was made.
     @discardableResult
     private mutating func run(
-        _ actions: [PublicRequestMachine.Action], recording written: AuditEvent? = nil, changing session: SessionChange? = nil
+        _ actions: [PublicRequestMachine.Action], recording written: AuditEvent? = nil, changing session: SessionChange? = nil,
+        onCountsAllowed: (@Sendable () -> Void)? = nil
     ) async throws(GatewayError) -> Bool {
         var made = true
         for action in actions {
@@ -247,7 +255,9 @@ public struct PublicRequest: Sendable {
             case .admit(let subjects, let clientCounted):
                 let (app, subjects, issued) = (try foundApp(), withClient(subjects), written ?? row)
                 made = try await recording(after: limits) {
-                    try await limiter.admit(subjects, app: app, clientCounted: clientCounted, recording: issued, changing: session)
+                    try await limiter.admit(
+                        subjects, app: app, clientCounted: clientCounted, recording: issued, changing: session,
+                        onCountsAllowed: onCountsAllowed)
                 }
             case .release(let user):
                 let (app, limits, issued) = (try foundApp(), limits, written ?? row)

@@ -23,9 +23,20 @@ public protocol RequestLimits: Sendable {
     /// there too (``RequestLedger/countAndRecord(_:ifAllowed:changing:)``).
     /// The outcome refuses when a policy refused; the event was recorded
     /// exactly when nothing refused and ``Recording/sessionChangeMade``.
+    ///
+    /// `onCountsAllowed` is called, before the statement is sent, when every
+    /// policy that counts requests (`app`, `ip`, ...) has allowed this one
+    /// from this replica's blocks, or rate limiting is off: the statement
+    /// can then refuse it only for its user's failures (a `.failures`
+    /// policy's read), or write no row when a rotation loses its race. Work
+    /// that waits on the admission (a token's signature) may then begin
+    /// beside the statement; what it makes still waits for the statement's
+    /// commit. It is never called for a request a counting policy may
+    /// refuse, so such work is never done for more requests than those
+    /// policies let through.
     func admit(
         _ subjects: [String: String], app: AppSettings, clientCounted: Bool, recording event: AuditEvent,
-        changing session: SessionChange?
+        changing session: SessionChange?, onCountsAllowed: (@Sendable () -> Void)?
     ) async throws -> Recording
 
     /// Gives back the outcome's reservations and records `event` in the

@@ -75,12 +75,16 @@ public struct RateLimiter: RequestLimits {
     /// `.verified` phase and, in the same statement, records `event` (its
     /// token's audit row) only if every policy allows, with `session`'s
     /// change. The event was recorded unless a policy refused or a rotation
-    /// was not made (``Recording``).
+    /// was not made (``Recording``). `onCountsAllowed` is called before the
+    /// statement when every counting policy has allowed the request from
+    /// this replica's blocks
+    /// (``RequestLimits/admit(_:app:clientCounted:recording:changing:onCountsAllowed:)``).
     public func admit(
         _ subjects: [String: String], app: AppSettings, clientCounted: Bool = false, recording event: AuditEvent,
-        changing session: SessionChange? = nil
+        changing session: SessionChange? = nil, onCountsAllowed: (@Sendable () -> Void)? = nil
     ) async throws -> Recording {
         guard settings.isEnabled else {
+            onCountsAllowed?()
             guard let session else {
                 try await ledger.record(event)
                 return Recording(limits: .unlimited)
@@ -88,7 +92,8 @@ public struct RateLimiter: RequestLimits {
             return Self.recording([], try await ledger.countAndRecord([], ifAllowed: event, changing: session))
         }
         let touches = touches(for: subjects, app: app, phase: .verified, clientCounted: clientCounted)
-        return Self.recording(touches, try await apply(touches, recording: event, changing: session))
+        return Self.recording(
+            touches, try await apply(touches, recording: event, changing: session, onCountsAllowed: onCountsAllowed))
     }
 
     /// Gives back the outcome's reservations and records `event` in the same
@@ -188,8 +193,12 @@ public struct RateLimiter: RequestLimits {
     /// same statement if every touch allows; no statement at all when every
     /// touch was served from a block and there is no event. The readings
     /// are in the order of `touches`, each as its mode reads.
+    /// `onCountsAllowed` is called before the statement when it counts
+    /// nothing that can refuse: it only reads (a user's failures) and gives
+    /// past windows' units back.
     private func apply(
-        _ touches: [CounterTouch], recording event: AuditEvent?, changing session: SessionChange? = nil
+        _ touches: [CounterTouch], recording event: AuditEvent?, changing session: SessionChange? = nil,
+        onCountsAllowed: (@Sendable () -> Void)? = nil
     ) async throws -> Admission {
         var readings = [CounterReading?](repeating: nil, count: touches.count)
         var sent: [CounterTouch] = []
@@ -217,6 +226,7 @@ public struct RateLimiter: RequestLimits {
                 roles.append(.exact(index))
             }
         }
+        if sent.allSatisfy({ $0.mode == .read || $0.mode == .release }) { onCountsAllowed?() }
         let admission: Admission
         do {
             if let event {

@@ -101,8 +101,14 @@ import Testing
     /// is not cancelled; before 2026-11-27 a cancellation landing in the rows' iteration rolled it back, and
     /// this test failed one run in two). On a loaded machine a new connection or a stalled pool took longer
     /// than 1 s (two full runs here), so two connections are opened first and the timeout is 5 s.
+    ///
+    /// With no limit to refuse it, the token is signed while its row waits (`TokenSignatures`): the
+    /// signature is made, and dropped with the 503.
     @Test func aTokenWithheldWhileItsRowWaitsLeavesADenialBesideTheLateRow() async throws {
-        try await TestGateway.with(rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(5)) { gateway in
+        let signatures = SignatureCount()
+        try await TestGateway.with(
+            rateLimits: RateLimitSettings(isEnabled: false), auditWriteTimeout: .seconds(5), signatures: signatures
+        ) { gateway in
             let app = try await gateway.createApp()
             let ledger = gateway.ledger
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -118,6 +124,8 @@ import Testing
             }
             #expect(response.status == .serviceUnavailable)
             #expect(try errorBody(response)["error"] as? String == "unavailable")
+            #expect(!String(buffer: response.body).contains("identity_token"))
+            #expect(signatures.value == 1, "signed beside the waiting row, and withheld")
             #expect(kept == 1, "the denial waits in memory")
             let requestID = try #require(response.headers[HTTPField.Name("x-request-id")!])
 

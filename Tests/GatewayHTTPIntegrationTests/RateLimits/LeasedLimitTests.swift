@@ -9,7 +9,8 @@ import Testing
 /// A high limit spent from leased blocks (`CounterLeases`) attacked over two
 /// instances on one database: no more tokens than the limit, only a little
 /// less (each instance strands at most one block), and no token without its
-/// audit row.
+/// audit row. The requests its blocks served are signed beside their rows'
+/// statements; none that the limit refused was signed.
 @Suite struct LeasedLimitTests: ConcurrentAttack {
     /// Requests sent, 32 at a time, alternating between the instances.
     static let requests = 800
@@ -19,7 +20,8 @@ import Testing
         var settings = RateLimitSettings(leaseMinimumLimit: 640)
         // One client sends them all: its `ip` budget is set out of the way (and leased too).
         settings.policies["ip"] = RateLimitPolicy.clientIP.with(limit: 100_000, periodSeconds: 86_400)
-        try await withTwoInstances(rateLimits: settings) { gateways in
+        let signatures = SignatureCount()
+        try await withTwoInstances(rateLimits: settings, signatures: signatures) { gateways in
             // 640 a day: leased, and no window edge within the test.
             let app = try await gateways[0].createApp {
                 $0.rateLimits = ["app": RateLimitOverride(limit: 640, periodSeconds: 86_400)]
@@ -43,6 +45,9 @@ import Testing
             #expect(issued >= 640 - 2 * 10 - 2, "\(issued)")
             let rows = try await gateways[0].auditRows()
             #expect(rows.filter { $0.event == "token.issued" }.count == issued, "every token has its row")
+            // Every signature is a token that left: a refused request cost none, and no signature begun beside
+            // its row was dropped (a row not written, with nothing in the way here).
+            #expect(signatures.value == issued, "\(signatures.value) signatures for \(issued) tokens")
         }
     }
 }
