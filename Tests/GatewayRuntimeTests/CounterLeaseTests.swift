@@ -106,6 +106,27 @@ import Testing
         #expect(counters.current(at: first, period: 60) == 10, "the 14 unspent went back")
     }
 
+    /// A counter that spends less than a first block a window (an app among
+    /// many, a few tokens a minute) keeps its few unspent units counted: its
+    /// next window's first touch is one row, not that row and the past one's.
+    @Test func aPastWindowsUnspentUnitsNoMoreThanAFirstBlockStayCounted() async throws {
+        let counters = SharedCounters()
+        let clock = TestClock(now: 1_000_000 * 60)
+        let replica = Self.replica(counters, clock: clock)
+        let app = Self.settings(appLimit: 6_400, period: 60)
+        _ = try await Self.send(3, over: [replica], app: app)
+        let first = clock.now
+        // A first block of 8: 3 spent, 5 unspent.
+        #expect(counters.current(at: first, period: 60) == 8)
+        clock.now += 60
+        let touches = counters.touchesSent
+        #expect(try await Self.send(1, over: [replica], app: app) == 1)
+        #expect(counters.touchesSent == touches + 1, "the new window's block alone")
+        #expect(counters.current(at: first, period: 60) == 8, "the 5 unspent stay counted")
+        // Weighing on the new window by its overlap: at its start, 8 of its 6 400.
+        #expect(counters.current(at: clock.now, period: 60) == 8)
+    }
+
     /// Issue 56.2: a change of period neither hands a block back to a window
     /// of the new period nor starts the counter from empty.
     @Test func aChangeOfPeriodGivesABlockBackToItsOwnWindowAndStartsFromTheLimitSpent() async throws {

@@ -16,7 +16,11 @@ import Synchronization
 /// What a block costs the limit's exactness, and for how long:
 /// - Units leased and not spent are counted as spent: a limit may refuse
 ///   early, never let more through. A replica's unspent units of a past
-///   window go back with its next touch of that counter; a replica that
+///   window go back with its next touch of that counter, when they are
+///   more than a first block: a counter that spends less than a block a
+///   window (an app among ten thousand) would otherwise touch two rows at
+///   each new window, the past one and the new one, and a first block's
+///   units (1/1024 of the limit) weigh little on the next. A replica that
 ///   stops (or dies) strands at most its last block, counted in that
 ///   window and weighing on the next by the sliding window's overlap: two
 ///   periods at most.
@@ -138,7 +142,7 @@ public final class CounterLeases: Sendable {
                     Self.sweep(&state, at: window)
                     guard state.leases.count < capacity else { return (.exact, nil) }
                 }
-                if let kept = state.leases[key], kept.unused > 0 {
+                if let kept = state.leases[key], kept.unused > Self.firstBlock(of: kept.policy) {
                     // Back to the window the block came from, under the period it was granted with.
                     giveBack = CounterTouch(
                         appID: touch.appID, window: SlidingWindow(policy: kept.policy, now: Double(kept.windowStart)),
