@@ -268,8 +268,8 @@ public struct TokenIssuer: Sendable {
     /// (``PublicRequest/succeed(recording:changing:onCountsAllowed:)``),
     /// beginning `signatures` beside the statement where every limit that
     /// counts requests allowed this one in memory; they are discarded when
-    /// the row is not written. Returns
-    /// whether it was (`false`: a rotation lost its race).
+    /// the row is not written. Returns whether it was (`false`: a rotation
+    /// lost its race).
     @discardableResult
     func succeed(
         _ attempt: inout Attempt, recording issued: AuditEvent, changing session: SessionChange?,

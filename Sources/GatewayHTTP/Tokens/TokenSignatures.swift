@@ -1,5 +1,5 @@
-import GatewayCore
 import CoreMetrics
+import GatewayCore
 import Synchronization
 import Tracing
 
